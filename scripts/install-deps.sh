@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs every Debian package that the build, the tests, the local cluster and the demo need.
+# Idempotent: packages already present are left alone, and apt is not touched at all then.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake pkg-config
+  libslurm-dev slurm-wlm slurm-wlm-basic-plugins-dev munge
+  libyaml-cpp-dev libboost-dev libspdlog-dev libfmt-dev doctest-dev libcli11-dev nlohmann-json3-dev
+  python3 procps psmisc iproute2 util-linux
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

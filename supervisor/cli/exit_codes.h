@@ -1,0 +1,13 @@
+#pragma once
+// mlsup's exit codes; the README's table lists the same.
+namespace mlsup::cli {
+
+enum ExitCode : int {
+  kOk = 0,             // done: the command did what was asked
+  kRuntimeFailure = 1, // something outside the input failed (a file could not be written, ...)
+  kUsage = 2,          // the command line is wrong
+  kBadInput = 3,       // the config or the template is wrong; the message says where
+  kNotAvailable = 4,   // the verb exists in the help but not in this build
+};
+
+}  // namespace mlsup::cli

@@ -1,0 +1,100 @@
+#pragma once
+// A campaign's configuration, as loaded and validated from YAML. Plain values; no behaviour.
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "config/array_spec.h"
+#include "config/duration.h"
+
+namespace mlsup::config {
+
+struct SlurmSettings {
+  std::string partition;  // "" when the config leaves it to the script or the cluster
+  std::optional<int> nodes, ntasks_per_node, gpus_per_node, cpus_per_task;
+  std::string time;                   // Slurm time text as written; "" when not set
+  std::optional<Seconds> time_limit;  // parsed time; nullopt when unset or unlimited
+  std::string signal = "USR1";        // pre-timeout signal sent to the batch shell
+  Seconds signal_lead{300};           // how long before the time limit it is sent
+  std::string array;                  // array spec text; "" for one job per attempt
+  std::optional<ArraySpec> array_spec;
+  std::vector<std::string> extra_args;  // more sbatch options, passed as they are
+};
+
+struct CheckpointSettings {
+  std::string dir;                    // absolute
+  std::string layout = "glob";        // megatron | deepspeed | hf | glob
+  std::string glob = "*";             // entries of dir considered checkpoints (glob layout)
+  std::string step_regex = "(\\d+)$";  // the step number in an entry's name (glob layout)
+  std::string complete_marker;        // file that must exist inside a complete checkpoint; "" = none
+  int keep = 0;                       // retention: complete checkpoints kept; 0 keeps all
+};
+
+struct HeartbeatSettings {
+  bool enabled = true;
+  std::string dir;  // absolute; each attempt's heartbeat file lives here
+  Seconds startup_timeout{600};
+  Seconds steady_timeout{300};
+  Seconds save_timeout{1800};
+  bool calibrate = false;
+};
+
+struct SwitchSettings {
+  std::string kill;  // absolute path of the kill switch file
+  std::string save;  // absolute path of the save switch file
+};
+
+struct Budget {
+  int count = 0;  // restarts allowed within window; -1 = unlimited
+  Seconds window{0};
+};
+
+struct PolicySettings {
+  std::map<std::string, Budget> budgets;  // failure class -> restart budget
+  int crash_loop_restarts = 3;  // restarts in a row without step progress that stop the campaign
+  Seconds backoff_initial{10};
+  Seconds backoff_max{600};
+  Seconds exclusion_ttl{6 * 3600};
+  int exclusion_cap = 0;  // most nodes excluded at once; 0 = as many as leave the job schedulable
+  int no_retry_exit_code = 78;
+  Seconds pending_alert_after{3600};
+};
+
+struct NotifySettings {
+  std::string command;  // run through /bin/sh with MLSUP_EVENT_* in its environment; "" = none
+  std::string webhook;  // http(s) URL that receives each event as JSON; "" = none
+  Seconds cooldown{900};
+};
+
+// Where a key was written, for errors found after loading.
+struct Location {
+  int line = 0;
+  int column = 0;
+};
+
+struct Config {
+  std::string source_file;  // the YAML file, as given
+  std::string base_dir;     // its folder, absolute; relative paths resolve against it
+
+  std::string name;
+  std::string template_path;  // absolute
+  std::string state_dir;      // absolute
+  std::map<std::string, std::string> vars;
+  SlurmSettings slurm;
+  CheckpointSettings checkpoint;
+  HeartbeatSettings heartbeat;
+  SwitchSettings switches;
+  PolicySettings policy;
+  long long target_steps = 0;  // 0 = no target: a COMPLETED job completes the campaign
+  Seconds poll_interval{1};
+  NotifySettings notify;
+
+  std::map<std::string, Location> written;  // every schema key present in the file, and where
+
+  // True when the file set key (a schema path such as "slurm.signal").
+  bool is_set(const std::string& key) const { return written.contains(key); }
+};
+
+}  // namespace mlsup::config

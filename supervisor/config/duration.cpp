@@ -1,0 +1,61 @@
+#include "config/duration.h"
+
+#include <array>
+#include <cctype>
+#include <utility>
+
+#include "util/strings.h"
+
+namespace mlsup::config {
+namespace {
+
+constexpr std::array<std::pair<char, long long>, 4> kUnits{{{'d', 86400}, {'h', 3600}, {'m', 60}, {'s', 1}}};
+
+long long unit_seconds(char unit) {
+  for (const auto& [name, seconds] : kUnits)
+    if (name == unit) return seconds;
+  return 0;
+}
+
+std::string not_a_duration(std::string_view text) {
+  return "\"" + std::string(text) + "\" is not a duration (try \"90s\", \"5m\", \"2h\", \"1d\" or \"1h30m\")";
+}
+
+}  // namespace
+
+std::expected<Seconds, std::string> parse_duration(std::string_view text) {
+  const std::string_view s = util::trim(text);
+  if (s.empty()) return std::unexpected(not_a_duration(text));
+  long long total = 0;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const std::size_t digits_start = i;
+    long long value = 0;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
+      value = value * 10 + (s[i] - '0');
+      if (value > 100'000'000) return std::unexpected("\"" + std::string(text) + "\" is too long a duration");
+      ++i;
+    }
+    if (i == digits_start || i == s.size()) return std::unexpected(not_a_duration(text));
+    const long long unit = unit_seconds(s[i]);
+    if (unit == 0) return std::unexpected(not_a_duration(text));
+    total += value * unit;
+    ++i;
+  }
+  return Seconds(total);
+}
+
+std::string format_duration(Seconds d) {
+  long long left = d.count();
+  if (left == 0) return "0s";
+  std::string out;
+  for (const auto& [name, seconds] : kUnits) {
+    if (left >= seconds) {
+      out += std::to_string(left / seconds) + name;
+      left %= seconds;
+    }
+  }
+  return out;
+}
+
+}  // namespace mlsup::config

@@ -1,0 +1,158 @@
+#include "config/schema.h"
+
+#include <algorithm>
+#include <array>
+
+namespace mlsup::config {
+namespace {
+
+constexpr std::array<std::string_view, 8> kBudgetClasses{
+    "failed", "node_fail", "out_of_memory", "hang", "boot_fail", "timeout", "preempted", "planned_exit"};
+
+// The Config field of the budget for one failure class.
+template <std::size_t I>
+Field budget_field(Config& c) {
+  return &c.policy.budgets[std::string(kBudgetClasses[I])];
+}
+
+const std::vector<KeySpec>& table() {
+  static const std::vector<KeySpec> keys = {
+      {"name", Kind::String, [](Config& c) -> Field { return &c.name; },
+       "campaign name: tags its jobs, names its state; letters, digits, '.', '_', '-'"},
+      {"template", Kind::Path, [](Config& c) -> Field { return &c.template_path; },
+       "sbatch template (or a plain sbatch script) to render for each attempt"},
+      {"state_dir", Kind::Path, [](Config& c) -> Field { return &c.state_dir; },
+       "journal, events, heartbeats and switches; \"\" = .mlsup/<name> beside the config"},
+      {"vars", Kind::StringMap, [](Config& c) -> Field { return &c.vars; },
+       "your template variables, used as {{vars.KEY}}"},
+      {"slurm.partition", Kind::String, [](Config& c) -> Field { return &c.slurm.partition; },
+       "sbatch --partition; \"\" = the script's or the cluster's default"},
+      {"slurm.nodes", Kind::OptionalInt, [](Config& c) -> Field { return &c.slurm.nodes; },
+       "sbatch --nodes; null = the script's", 1},
+      {"slurm.ntasks_per_node", Kind::OptionalInt, [](Config& c) -> Field { return &c.slurm.ntasks_per_node; },
+       "sbatch --ntasks-per-node; null = the script's", 1},
+      {"slurm.gpus_per_node", Kind::OptionalInt, [](Config& c) -> Field { return &c.slurm.gpus_per_node; },
+       "sbatch --gpus-per-node; null = the script's", 0},
+      {"slurm.cpus_per_task", Kind::OptionalInt, [](Config& c) -> Field { return &c.slurm.cpus_per_task; },
+       "sbatch --cpus-per-task; null = the script's", 1},
+      {"slurm.time", Kind::SlurmTime, [](Config& c) -> Field { return &c.slurm.time; },
+       "sbatch --time as Slurm writes it (\"20:00:00\", \"1-00:00:00\"); \"\" = the script's"},
+      {"slurm.signal", Kind::Choice, [](Config& c) -> Field { return &c.slurm.signal; },
+       "pre-timeout signal sent to the batch shell (--signal=B:SIG@LEAD)", 0,
+       {"USR1", "USR2", "TERM", "INT", "HUP", "URG"}},
+      {"slurm.signal_lead", Kind::Duration, [](Config& c) -> Field { return &c.slurm.signal_lead; },
+       "how long before the time limit the signal comes"},
+      {"slurm.array", Kind::ArraySpec, [](Config& c) -> Field { return &c.slurm.array; },
+       "sbatch --array, e.g. \"1-10%1\" to chain ten jobs; \"\" = one job per attempt"},
+      {"slurm.extra_args", Kind::StringList, [](Config& c) -> Field { return &c.slurm.extra_args; },
+       "more sbatch options, each one argument, e.g. [\"--account=ml\", \"--qos=high\"]"},
+      {"checkpoint.dir", Kind::Path, [](Config& c) -> Field { return &c.checkpoint.dir; },
+       "where the training writes checkpoints; \"\" = <state_dir>/checkpoints"},
+      {"checkpoint.layout", Kind::Choice, [](Config& c) -> Field { return &c.checkpoint.layout; },
+       "how checkpoints are laid out", 0, {"megatron", "deepspeed", "hf", "glob"}},
+      {"checkpoint.glob", Kind::String, [](Config& c) -> Field { return &c.checkpoint.glob; },
+       "glob layout: entries of checkpoint.dir that are checkpoints"},
+      {"checkpoint.step_regex", Kind::String, [](Config& c) -> Field { return &c.checkpoint.step_regex; },
+       "glob layout: regex whose first group is the step number in an entry's name"},
+      {"checkpoint.complete_marker", Kind::String, [](Config& c) -> Field { return &c.checkpoint.complete_marker; },
+       "a file inside a checkpoint that marks it complete; \"\" = the layout's own rule"},
+      {"checkpoint.keep", Kind::Int, [](Config& c) -> Field { return &c.checkpoint.keep; },
+       "complete checkpoints to keep (never the newest or the one resumed from); 0 = keep all", 0},
+      {"heartbeat.enabled", Kind::Bool, [](Config& c) -> Field { return &c.heartbeat.enabled; },
+       "judge liveness from the heartbeat file (MLSUP_HEARTBEAT_FILE)"},
+      {"heartbeat.dir", Kind::Path, [](Config& c) -> Field { return &c.heartbeat.dir; },
+       "where each attempt's heartbeat file is made; \"\" = <state_dir>/heartbeats"},
+      {"heartbeat.startup_timeout", Kind::Duration, [](Config& c) -> Field { return &c.heartbeat.startup_timeout; },
+       "from the job starting to its first heartbeat"},
+      {"heartbeat.steady_timeout", Kind::Duration, [](Config& c) -> Field { return &c.heartbeat.steady_timeout; },
+       "longest silence between heartbeats once training runs"},
+      {"heartbeat.save_timeout", Kind::Duration, [](Config& c) -> Field { return &c.heartbeat.save_timeout; },
+       "longest silence while the heartbeat says \"saving\""},
+      {"heartbeat.calibrate", Kind::Bool, [](Config& c) -> Field { return &c.heartbeat.calibrate; },
+       "tighten the steady timeout from the intervals observed in this campaign"},
+      {"switches.kill", Kind::Path, [](Config& c) -> Field { return &c.switches.kill; },
+       "kill switch file (MLSUP_KILL_SWITCH); \"\" = <state_dir>/kill-switch"},
+      {"switches.save", Kind::Path, [](Config& c) -> Field { return &c.switches.save; },
+       "save switch file (MLSUP_SAVE_SWITCH); \"\" = <state_dir>/save-switch"},
+      {"policy.budgets.failed", Kind::Budget, budget_field<0>, "restarts after a non-zero exit or a fatal signal"},
+      {"policy.budgets.node_fail", Kind::Budget, budget_field<1>, "restarts after a node failure"},
+      {"policy.budgets.out_of_memory", Kind::Budget, budget_field<2>, "restarts after OUT_OF_MEMORY"},
+      {"policy.budgets.hang", Kind::Budget, budget_field<3>, "restarts after a hang (stale heartbeat)"},
+      {"policy.budgets.boot_fail", Kind::Budget, budget_field<4>, "restarts after BOOT_FAIL"},
+      {"policy.budgets.timeout", Kind::Budget, budget_field<5>, "restarts after the time limit"},
+      {"policy.budgets.preempted", Kind::Budget, budget_field<6>, "restarts after preemption"},
+      {"policy.budgets.planned_exit", Kind::Budget, budget_field<7>,
+       "restarts after a clean exit short of target.steps"},
+      {"policy.crash_loop_restarts", Kind::Int, [](Config& c) -> Field { return &c.policy.crash_loop_restarts; },
+       "restarts in a row without step progress that stop the campaign", 1},
+      {"policy.backoff_initial", Kind::Duration, [](Config& c) -> Field { return &c.policy.backoff_initial; },
+       "wait before the first resubmission after a failure; doubles each time"},
+      {"policy.backoff_max", Kind::Duration, [](Config& c) -> Field { return &c.policy.backoff_max; },
+       "longest wait between failures and resubmission"},
+      {"policy.exclusion_ttl", Kind::Duration, [](Config& c) -> Field { return &c.policy.exclusion_ttl; },
+       "how long a node blamed for a failure stays excluded"},
+      {"policy.exclusion_cap", Kind::Int, [](Config& c) -> Field { return &c.policy.exclusion_cap; },
+       "most nodes excluded at once; 0 = as many as keep the job schedulable", 0},
+      {"policy.no_retry_exit_code", Kind::Int, [](Config& c) -> Field { return &c.policy.no_retry_exit_code; },
+       "exit code by which the training says \"do not retry\"", 1},
+      {"policy.pending_alert_after", Kind::Duration, [](Config& c) -> Field { return &c.policy.pending_alert_after; },
+       "alert when a job stays pending for a reason it cannot leave for this long"},
+      {"target.steps", Kind::Long, [](Config& c) -> Field { return &c.target_steps; },
+       "step the training must reach; 0 = a COMPLETED job ends the campaign", 0},
+      {"poll_interval", Kind::Duration, [](Config& c) -> Field { return &c.poll_interval; },
+       "how often Slurm, heartbeats and switches are looked at"},
+      {"notify.command", Kind::String, [](Config& c) -> Field { return &c.notify.command; },
+       "shell command run for each alert, with MLSUP_EVENT_* set; \"\" = none"},
+      {"notify.webhook", Kind::String, [](Config& c) -> Field { return &c.notify.webhook; },
+       "http(s) URL that receives each alert as JSON; \"\" = none"},
+      {"notify.cooldown", Kind::Duration, [](Config& c) -> Field { return &c.notify.cooldown; },
+       "least time between two alerts of the same kind"},
+  };
+  return keys;
+}
+
+}  // namespace
+
+std::span<const KeySpec> schema() { return table(); }
+
+const KeySpec* find_key(std::string_view path) {
+  for (const auto& spec : table())
+    if (spec.path == path) return &spec;
+  return nullptr;
+}
+
+bool is_group(std::string_view path) {
+  if (path.empty()) return true;
+  return std::any_of(table().begin(), table().end(), [&](const KeySpec& spec) {
+    return spec.path.size() > path.size() && spec.path.substr(0, path.size()) == path && spec.path[path.size()] == '.';
+  });
+}
+
+std::vector<std::string> names_under(std::string_view group) {
+  std::vector<std::string> names;
+  const std::size_t skip = group.empty() ? 0 : group.size() + 1;
+  for (const auto& spec : table()) {
+    if (!group.empty() && !is_group(group)) break;
+    if (!group.empty() && (spec.path.size() <= skip || spec.path.substr(0, skip) != std::string(group) + ".")) continue;
+    const std::string_view rest = spec.path.substr(skip);
+    std::string name(rest.substr(0, rest.find('.')));
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(std::move(name));
+  }
+  return names;
+}
+
+Config defaults() {
+  Config c;
+  const Budget unlimited{.count = -1, .window = Seconds(0)};
+  c.policy.budgets = {
+      {"failed", {5, Seconds(6 * 3600)}},   {"node_fail", {10, Seconds(6 * 3600)}},
+      {"out_of_memory", {2, Seconds(6 * 3600)}}, {"hang", {5, Seconds(6 * 3600)}},
+      {"boot_fail", {5, Seconds(6 * 3600)}}, {"timeout", unlimited},
+      {"preempted", unlimited},              {"planned_exit", unlimited},
+  };
+  return c;
+}
+
+std::span<const std::string_view> budget_classes() { return kBudgetClasses; }
+
+}  // namespace mlsup::config

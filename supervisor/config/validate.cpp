@@ -1,0 +1,123 @@
+#include "config/validate.h"
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <regex>
+#include <unistd.h>
+
+#include "config/duration.h"
+#include "util/strings.h"
+
+namespace mlsup::config {
+namespace fs = std::filesystem;
+namespace {
+
+// One rule: the key it blames, and a check that returns what is wrong, if anything.
+struct Rule {
+  std::string_view key;
+  std::function<std::optional<std::string>(const Config&)> check;
+};
+
+std::string d(Seconds s) { return "\"" + format_duration(s) + "\""; }
+
+std::optional<std::string> check_name(const Config& c) {
+  static const std::regex ok("[A-Za-z0-9][A-Za-z0-9_.-]{0,63}");
+  if (c.name.empty()) return "is required: a short name for this campaign, e.g. `name: llama-7b`";
+  if (!std::regex_match(c.name, ok))
+    return "\"" + c.name + "\" is not a usable name (1-64 of letters, digits, '.', '_', '-', starting with a letter or digit)";
+  return std::nullopt;
+}
+
+std::optional<std::string> check_template(const Config& c) {
+  if (c.template_path.empty()) return "is required: the sbatch template or script to submit, e.g. `template: train.sbatch`";
+  std::error_code ec;
+  if (!fs::exists(c.template_path, ec)) return "\"" + c.template_path + "\" does not exist (relative paths start at the config's folder)";
+  if (!fs::is_regular_file(c.template_path, ec)) return "\"" + c.template_path + "\" is not a regular file";
+  if (::access(c.template_path.c_str(), R_OK) != 0) return "\"" + c.template_path + "\" is not readable";
+  return std::nullopt;
+}
+
+std::optional<std::string> at_least_poll(const Config& c, Seconds value, std::string_view what) {
+  if (!c.heartbeat.enabled || value >= c.poll_interval) return std::nullopt;
+  return d(value) + " is shorter than poll_interval " + d(c.poll_interval) + ": a " + std::string(what) +
+         " can only be seen once per poll; make it longer or poll more often";
+}
+
+std::optional<std::string> check_signal_lead(const Config& c) {
+  if (!c.slurm.time_limit || c.slurm.signal_lead < *c.slurm.time_limit) return std::nullopt;
+  return d(c.slurm.signal_lead) + " is not shorter than the time limit \"" + c.slurm.time +
+         "\": the signal would come before the job starts";
+}
+
+std::optional<std::string> check_step_regex(const Config& c) {
+  try {
+    if (std::regex(c.checkpoint.step_regex).mark_count() < 1)
+      return "\"" + c.checkpoint.step_regex + "\" has no group: put the step number in parentheses, e.g. \"(\\\\d+)$\"";
+  } catch (const std::regex_error& e) {
+    return "\"" + c.checkpoint.step_regex + "\" is not a valid regular expression (" + e.what() + ")";
+  }
+  return std::nullopt;
+}
+
+const std::vector<Rule>& rules() {
+  static const std::vector<Rule> table = {
+      {"name", check_name},
+      {"template", check_template},
+      {"poll_interval",
+       [](const Config& c) -> std::optional<std::string> {
+         if (c.poll_interval.count() >= 1) return std::nullopt;
+         return "must be at least \"1s\"";
+       }},
+      {"heartbeat.startup_timeout", [](const Config& c) { return at_least_poll(c, c.heartbeat.startup_timeout, "first heartbeat"); }},
+      {"heartbeat.steady_timeout", [](const Config& c) { return at_least_poll(c, c.heartbeat.steady_timeout, "silence"); }},
+      {"heartbeat.save_timeout",
+       [](const Config& c) -> std::optional<std::string> {
+         if (!c.heartbeat.enabled || c.heartbeat.save_timeout >= c.heartbeat.steady_timeout) return std::nullopt;
+         return d(c.heartbeat.save_timeout) + " is shorter than heartbeat.steady_timeout " + d(c.heartbeat.steady_timeout) +
+                ": a save may stay silent at least as long as a step";
+       }},
+      {"slurm.signal_lead", check_signal_lead},
+      {"policy.backoff_max",
+       [](const Config& c) -> std::optional<std::string> {
+         if (c.policy.backoff_max >= c.policy.backoff_initial) return std::nullopt;
+         return d(c.policy.backoff_max) + " is shorter than policy.backoff_initial " + d(c.policy.backoff_initial);
+       }},
+      {"checkpoint.step_regex", check_step_regex},
+      {"checkpoint.glob",
+       [](const Config& c) -> std::optional<std::string> {
+         if (!c.checkpoint.glob.empty()) return std::nullopt;
+         return "must not be empty (\"*\" takes every entry of checkpoint.dir)";
+       }},
+      {"notify.webhook",
+       [](const Config& c) -> std::optional<std::string> {
+         if (c.notify.webhook.empty() || util::starts_with(c.notify.webhook, "http://") ||
+             util::starts_with(c.notify.webhook, "https://"))
+           return std::nullopt;
+         return "\"" + c.notify.webhook + "\" is not an http:// or https:// URL";
+       }},
+      {"state_dir",
+       [](const Config& c) -> std::optional<std::string> {
+         if (c.state_dir != c.checkpoint.dir) return std::nullopt;
+         return "is the same folder as checkpoint.dir; give the checkpoints a folder of their own";
+       }},
+  };
+  return table;
+}
+
+}  // namespace
+
+void validate(const Config& config, Errors& errors) {
+  for (const auto& rule : rules()) {
+    const auto problem = rule.check(config);
+    if (!problem) continue;
+    util::Error e{.file = config.source_file, .subject = std::string(rule.key), .message = *problem};
+    if (const auto where = config.written.find(std::string(rule.key)); where != config.written.end()) {
+      e.line = where->second.line;
+      e.column = where->second.column;
+    }
+    errors.push_back(std::move(e));
+  }
+}
+
+}  // namespace mlsup::config

@@ -1,0 +1,67 @@
+#include "render/contract.h"
+
+#include <optional>
+
+#include "util/strings.h"
+
+namespace mlsup::render {
+namespace {
+
+struct ContractValue {
+  const char* variable;  // template name
+  const char* env;       // environment name
+  std::string (*value)(const config::Config&, const Attempt&);
+};
+
+// The contract table: one row per value handed to the training (see the README's contract section).
+const ContractValue kContract[] = {
+    {"run", "MLSUP_RUN", [](const config::Config& c, const Attempt&) { return c.name; }},
+    {"attempt", "MLSUP_ATTEMPT", [](const config::Config&, const Attempt& a) { return std::to_string(a.number); }},
+    {"state_dir", "MLSUP_STATE_DIR", [](const config::Config& c, const Attempt&) { return c.state_dir; }},
+    {"checkpoint_dir", "MLSUP_CHECKPOINT_DIR", [](const config::Config& c, const Attempt&) { return c.checkpoint.dir; }},
+    {"resume_from", "MLSUP_RESUME_FROM", [](const config::Config&, const Attempt& a) { return a.resume_from; }},
+    {"kill_switch", "MLSUP_KILL_SWITCH", [](const config::Config& c, const Attempt&) { return c.switches.kill; }},
+    {"save_switch", "MLSUP_SAVE_SWITCH", [](const config::Config& c, const Attempt&) { return c.switches.save; }},
+    {"heartbeat_file", "MLSUP_HEARTBEAT_FILE",
+     [](const config::Config& c, const Attempt& a) { return heartbeat_file(c, a.number); }},
+    {"exclude", "MLSUP_EXCLUDE", [](const config::Config&, const Attempt& a) { return util::join(a.exclude, ","); }},
+    {"no_retry_exit_code", "MLSUP_NO_RETRY_EXIT_CODE",
+     [](const config::Config& c, const Attempt&) { return std::to_string(c.policy.no_retry_exit_code); }},
+};
+
+std::string optional_int(const std::optional<int>& v) { return v ? std::to_string(*v) : ""; }
+
+}  // namespace
+
+std::string heartbeat_file(const config::Config& config, int attempt) {
+  return config.heartbeat.dir + "/attempt-" + std::to_string(attempt);
+}
+
+std::string job_tag(const config::Config& config, int attempt) {
+  return "mlsup:" + config.name + ":" + std::to_string(attempt);
+}
+
+Variables template_variables(const config::Config& config, const Attempt& attempt) {
+  Variables vars;
+  for (const auto& row : kContract) vars[row.variable] = row.value(config, attempt);
+  const auto& s = config.slurm;
+  vars["slurm.partition"] = s.partition;
+  vars["slurm.nodes"] = optional_int(s.nodes);
+  vars["slurm.ntasks_per_node"] = optional_int(s.ntasks_per_node);
+  vars["slurm.gpus_per_node"] = optional_int(s.gpus_per_node);
+  vars["slurm.cpus_per_task"] = optional_int(s.cpus_per_task);
+  vars["slurm.time"] = s.time;
+  vars["slurm.signal"] = s.signal;
+  vars["slurm.signal_lead"] = std::to_string(s.signal_lead.count());
+  vars["slurm.array"] = s.array;
+  for (const auto& [key, value] : config.vars) vars["vars." + key] = value;
+  return vars;
+}
+
+std::vector<std::pair<std::string, std::string>> job_environment(const config::Config& config, const Attempt& attempt) {
+  std::vector<std::pair<std::string, std::string>> env;
+  for (const auto& row : kContract) env.emplace_back(row.env, row.value(config, attempt));
+  return env;
+}
+
+}  // namespace mlsup::render

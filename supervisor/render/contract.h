@@ -1,0 +1,32 @@
+#pragma once
+// The values of the contract with the training job for one attempt: the same values serve as
+// template variables ({{attempt}}) and as the job's environment (MLSUP_ATTEMPT).
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "config/config.h"
+#include "render/template.h"
+
+namespace mlsup::render {
+
+// What changes from one attempt to the next.
+struct Attempt {
+  int number = 1;
+  std::string resume_from;           // newest complete checkpoint; "" = fresh start
+  std::vector<std::string> exclude;  // nodes kept out of this attempt
+};
+
+// The heartbeat file of one attempt.
+std::string heartbeat_file(const config::Config& config, int attempt);
+
+// The tag that marks every job of an attempt (sbatch --comment), by which a supervisor finds it again.
+std::string job_tag(const config::Config& config, int attempt);
+
+// Every template variable: the contract values, the Slurm settings (slurm.*) and the user's (vars.*).
+Variables template_variables(const config::Config& config, const Attempt& attempt);
+
+// The MLSUP_* environment of the job, in a fixed order.
+std::vector<std::pair<std::string, std::string>> job_environment(const config::Config& config, const Attempt& attempt);
+
+}  // namespace mlsup::render

@@ -1,0 +1,132 @@
+#include "render/submission.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "config/duration.h"
+#include "config/slurm_time.h"
+#include "render/directives.h"
+#include "render/template.h"
+#include "util/strings.h"
+
+namespace mlsup::render {
+namespace {
+
+using config::Config;
+
+util::Error script_error(const Config& c, int line, std::string subject, std::string message) {
+  return {.file = c.template_path, .line = line, .column = 1, .subject = std::move(subject), .message = std::move(message)};
+}
+
+// Options that the config sets explicitly; the script's own #SBATCH lines stand otherwise.
+void config_options(const Config& c, std::vector<std::string>& out) {
+  const auto add_int = [&](const char* name, const std::optional<int>& v) {
+    if (v) out.push_back(std::string("--") + name + "=" + std::to_string(*v));
+  };
+  if (!c.slurm.partition.empty()) out.push_back("--partition=" + c.slurm.partition);
+  add_int("nodes", c.slurm.nodes);
+  add_int("ntasks-per-node", c.slurm.ntasks_per_node);
+  add_int("gpus-per-node", c.slurm.gpus_per_node);
+  add_int("cpus-per-task", c.slurm.cpus_per_task);
+  if (!c.slurm.time.empty()) out.push_back("--time=" + c.slurm.time);
+  if (!c.slurm.array.empty()) out.push_back("--array=" + c.slurm.array);
+}
+
+// The least node count of "N" or "N-M".
+std::optional<int> min_nodes(const std::string& text) {
+  int v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || v < 1 || (ptr != text.data() + text.size() && *ptr != '-')) return std::nullopt;
+  return v;
+}
+
+// Fills nodes, time limit and array from the config, or else from the script's #SBATCH lines.
+util::Result<void> effective_shape(const Config& c, const Directives& d, Submission& s) {
+  if (c.slurm.nodes) {
+    s.nodes = *c.slurm.nodes;
+  } else if (const auto* n = d.find("nodes")) {
+    const auto v = min_nodes(n->value);
+    if (!v) return std::unexpected(script_error(c, n->line, "--nodes", "\"" + n->value + "\" is not a node count"));
+    s.nodes = *v;
+  }
+  if (!c.slurm.time.empty()) {
+    s.time_limit = c.slurm.time_limit;
+  } else if (const auto* t = d.find("time")) {
+    auto limit = config::parse_slurm_time(t->value);
+    if (!limit) return std::unexpected(script_error(c, t->line, "--time", limit.error()));
+    s.time_limit = *limit;
+    if (s.time_limit && c.slurm.signal_lead >= *s.time_limit)
+      return std::unexpected(script_error(c, t->line, "--time",
+                                          "the time limit \"" + t->value + "\" is not longer than slurm.signal_lead \"" +
+                                              config::format_duration(c.slurm.signal_lead) + "\" in the config"));
+  }
+  if (c.slurm.array_spec) {
+    s.array = c.slurm.array_spec;
+  } else if (const auto* a = d.find("array")) {
+    auto spec = config::parse_array_spec(a->value);
+    if (!spec) return std::unexpected(script_error(c, a->line, "--array", spec.error()));
+    s.array = *spec;
+  }
+  return {};
+}
+
+// sbatch --export: the job must see the MLSUP_* variables even when the script narrows the export.
+void export_option(const Directives& d, const Submission& s, std::vector<std::string>& out) {
+  const auto* e = d.find("export");
+  if (!e) return;  // sbatch's default exports the whole environment
+  std::vector<std::string> names;
+  for (const auto& [name, value] : s.environment) names.push_back(name);
+  const std::string base = (e->value == "NONE" || e->value == "NIL") ? "" : e->value + ",";
+  out.push_back("--export=" + base + util::join(names, ","));
+}
+
+// mlsup's own controls, added whatever the script says.
+void control_options(const Config& c, const Directives& d, const Attempt& attempt, Submission& s) {
+  auto& out = s.options;
+  out.push_back("--parsable");
+  if (!d.find("job-name")) out.push_back("--job-name=" + c.name);
+  out.push_back("--comment=" + s.tag);
+  const bool signal_in_config = c.is_set("slurm.signal") || c.is_set("slurm.signal_lead");
+  if (signal_in_config || !d.find("signal"))
+    out.push_back("--signal=B:" + c.slurm.signal + "@" + std::to_string(c.slurm.signal_lead.count()));
+  out.push_back("--no-requeue");
+  if (!attempt.exclude.empty()) {
+    std::vector<std::string> nodes = attempt.exclude;
+    if (const auto* x = d.find("exclude")) nodes.insert(nodes.begin(), x->value);
+    out.push_back("--exclude=" + util::join(nodes, ","));
+  }
+  if (const auto* o = d.find("output")) {
+    s.output = o->value;
+  } else {
+    s.output = c.state_dir + "/logs/" + (s.array ? "%x-%A_%a.out" : "%x-%j.out");
+    out.push_back("--output=" + s.output);
+  }
+  export_option(d, s, out);
+}
+
+}  // namespace
+
+util::Result<Submission> plan_submission(const Config& config, std::string_view template_text, const Attempt& attempt) {
+  Submission s;
+  auto script = render_template(config.template_path, template_text, template_variables(config, attempt));
+  if (!script) return std::unexpected(script.error());
+  s.script = std::move(*script);
+  auto directives = parse_directives(config.template_path, s.script);
+  if (!directives) return std::unexpected(directives.error());
+  if (auto ok = effective_shape(config, *directives, s); !ok) return std::unexpected(ok.error());
+  s.tag = job_tag(config, attempt.number);
+  s.environment = job_environment(config, attempt);
+  config_options(config, s.options);
+  control_options(config, *directives, attempt, s);
+  s.options.insert(s.options.end(), config.slurm.extra_args.begin(), config.slurm.extra_args.end());
+  return s;
+}
+
+std::vector<std::string> sbatch_argv(const Submission& s, const std::string& script_path) {
+  std::vector<std::string> argv{"sbatch"};
+  argv.insert(argv.end(), s.options.begin(), s.options.end());
+  argv.push_back(script_path);
+  return argv;
+}
+
+}  // namespace mlsup::render

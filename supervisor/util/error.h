@@ -1,0 +1,25 @@
+#pragma once
+// Recoverable errors are values: Error says where (file:line:column, any part optional) and what.
+#include <expected>
+#include <string>
+
+namespace mlsup::util {
+
+struct Error {
+  std::string file;     // config or template path; "" when not about a file
+  int line = 0;         // 1-based; 0 when unknown
+  int column = 0;       // 1-based; 0 when unknown
+  std::string subject;  // the key or variable the message is about; may be ""
+  std::string message;  // what is wrong, and what to do when that is known
+
+  // "file:line:column: subject: message", leaving out the parts that are unknown.
+  std::string str() const;
+};
+
+template <typename T>
+using Result = std::expected<T, Error>;
+
+// An Error with only a message.
+inline std::unexpected<Error> fail(std::string message) { return std::unexpected(Error{.message = std::move(message)}); }
+
+}  // namespace mlsup::util

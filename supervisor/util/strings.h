@@ -1,0 +1,30 @@
+#pragma once
+// String helpers that know nothing of mlsup.
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mlsup::util {
+
+// Removes leading and trailing ASCII whitespace.
+std::string_view trim(std::string_view s);
+
+// Splits on every occurrence of sep; "" gives one empty field.
+std::vector<std::string> split(std::string_view s, char sep);
+
+// Joins with sep between items.
+std::string join(const std::vector<std::string>& items, std::string_view sep);
+
+// True when s starts with prefix.
+bool starts_with(std::string_view s, std::string_view prefix);
+
+// Edit distance (insert, delete, substitute each cost 1).
+std::size_t edit_distance(std::string_view a, std::string_view b);
+
+// The candidate closest to word, if it is close enough to be a plausible typo; else "".
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
+
+// Quotes s for POSIX sh: bare if it only has safe characters, else in single quotes.
+std::string shell_quote(std::string_view s);
+
+}  // namespace mlsup::util
