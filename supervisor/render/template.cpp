@@ -77,7 +77,7 @@ class Lexer {
     if (close == std::string_view::npos || (newline < close && text_.substr(body_start, 1) != "!"))
       return std::unexpected(error(line, column, "", "tag opened with \"" + std::string(triple ? "{{{" : "{{") +
                                                          "\" is not closed with \"" + std::string(closer) + "\" on the same line"));
-    std::string_view body = text_.substr(body_start, close - body_start);
+    std::string_view body = util::trim(text_.substr(body_start, close - body_start));
     advance_to(close + closer.size());
     TagKind kind = triple ? TagKind::Raw : TagKind::Quoted;
     if (!triple && !body.empty()) {
