@@ -1,0 +1,126 @@
+#include "edges/process.h"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace mlsup::edges {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The environment for the child: ours, with env_add set (replacing same names).
+std::vector<std::string> child_environment(const std::vector<std::pair<std::string, std::string>>& add) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('='));
+    bool replaced = false;
+    for (const auto& [k, v] : add) replaced = replaced || k == name;
+    if (!replaced) env.push_back(entry);
+  }
+  for (const auto& [k, v] : add) env.push_back(k + "=" + v);
+  return env;
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& items) {
+  std::vector<char*> out;
+  for (auto& s : items) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+// In the child: wires the pipes and execs; never returns. Reports exec failures through err_fd.
+[[noreturn]] void exec_child(const ProcessRequest& r, int out_fd, int err_fd, std::vector<std::string>& argv,
+                             std::vector<std::string>& env) {
+  ::dup2(out_fd, STDOUT_FILENO);
+  ::dup2(err_fd, STDERR_FILENO);
+  const int devnull = ::open("/dev/null", O_RDONLY);
+  if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
+  ::setpgid(0, 0);
+  if (!r.working_dir.empty() && ::chdir(r.working_dir.c_str()) != 0) {
+    const std::string msg = "mlsup-exec: cannot enter " + r.working_dir + ": " + std::strerror(errno) + "\n";
+    [[maybe_unused]] auto n = ::write(STDERR_FILENO, msg.data(), msg.size());
+    ::_exit(127);
+  }
+  auto cargv = c_strings(argv);
+  auto cenv = c_strings(env);
+  ::execvpe(cargv[0], cargv.data(), cenv.data());
+  const std::string msg = "mlsup-exec: cannot run " + argv[0] + ": " + std::strerror(errno) + "\n";
+  [[maybe_unused]] auto n = ::write(STDERR_FILENO, msg.data(), msg.size());
+  ::_exit(127);
+}
+
+// Reads both pipes until they close or the deadline passes; returns false on timeout.
+bool drain(int out_fd, int err_fd, std::string& out, std::string& err, Clock::time_point deadline) {
+  pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
+  std::string* sinks[2] = {&out, &err};
+  int open_count = 2;
+  char buffer[4096];
+  while (open_count > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return false;
+    if (::poll(fds, 2, static_cast<int>(left)) < 0 && errno != EINTR) return false;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
+      if (n > 0) {
+        sinks[i]->append(buffer, static_cast<std::size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        fds[i].fd = -1;
+        --open_count;
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+ProcessResult run_process(const ProcessRequest& request) {
+  ProcessResult result;
+  if (request.argv.empty()) {
+    result.start_error = "no program given";
+    return result;
+  }
+  int out_pipe[2], err_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    result.start_error = std::string("pipe: ") + std::strerror(errno);
+    return result;
+  }
+  auto argv = request.argv;
+  auto env = child_environment(request.env_add);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    result.start_error = std::string("fork: ") + std::strerror(errno);
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) ::close(fd);
+    return result;
+  }
+  if (pid == 0) exec_child(request, out_pipe[1], err_pipe[1], argv, env);
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  const bool finished = drain(out_pipe[0], err_pipe[0], result.out, result.err, Clock::now() + request.timeout);
+  if (!finished) {
+    ::kill(-pid, SIGKILL);
+    ::kill(pid, SIGKILL);
+    result.timed_out = true;
+  }
+  ::close(out_pipe[0]);
+  ::close(err_pipe[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  result.started = !(WIFEXITED(status) && WEXITSTATUS(status) == 127 && result.err.rfind("mlsup-exec: ", 0) == 0);
+  if (!result.started) result.start_error = result.err;
+  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+  return result;
+}
+
+}  // namespace mlsup::edges

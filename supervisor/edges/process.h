@@ -1,0 +1,29 @@
+#pragma once
+// Runs a program with an argv vector (never through a shell) and collects what it printed.
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mlsup::edges {
+
+struct ProcessRequest {
+  std::vector<std::string> argv;                               // argv[0] is looked up in PATH
+  std::vector<std::pair<std::string, std::string>> env_add;    // set on top of this process's environment
+  std::string working_dir;                                     // "" = the current one
+  std::chrono::milliseconds timeout{std::chrono::seconds(60)};  // killed (SIGKILL) after this
+};
+
+struct ProcessResult {
+  bool started = false;     // false when the program could not be executed at all
+  bool timed_out = false;
+  int exit_code = -1;       // when it exited
+  int signal = 0;           // when a signal ended it
+  std::string out, err;
+  std::string start_error;  // why it could not start
+};
+
+// Runs the request to completion (or its timeout); blocking.
+ProcessResult run_process(const ProcessRequest& request);
+
+}  // namespace mlsup::edges

@@ -1,0 +1,141 @@
+// The command-line backend: for sites whose libslurm headers or release differ from the build's.
+// One process per request: `scontrol -o show job` answers every job in one RPC.
+#include <csignal>
+#include <unistd.h>
+
+#include "edges/process.h"
+#include "slurm/client.h"
+#include "slurm/sbatch.h"
+#include "slurm/scontrol_text.h"
+#include "util/strings.h"
+
+namespace mlsup::slurm {
+namespace {
+
+// Runs one Slurm command; its stdout, or the error its stderr describes.
+Result<std::string> command(std::vector<std::string> argv) {
+  edges::ProcessRequest request;
+  request.argv = std::move(argv);
+  request.timeout = std::chrono::seconds(60);
+  const auto r = edges::run_process(request);
+  if (!r.started) return std::unexpected(Error{ErrorKind::Other, 0, "cannot run " + request.argv[0] + ": " + r.start_error});
+  if (r.timed_out) return std::unexpected(Error{ErrorKind::Timeout, 0, request.argv[0] + " did not finish in time"});
+  if (r.exit_code != 0) {
+    const std::string message(util::trim(r.err.empty() ? r.out : r.err));
+    return std::unexpected(Error{classify_message(message), 0, message});
+  }
+  return r.out;
+}
+
+Result<void> done(const Result<std::string>& r) {
+  if (!r) return std::unexpected(r.error());
+  return {};
+}
+
+// scancel exits 0 even when it failed, and says why only when verbose: read its stderr.
+Result<void> scancel(std::vector<std::string> args) {
+  edges::ProcessRequest request;
+  request.argv = {"scancel", "--verbose"};
+  request.argv.insert(request.argv.end(), args.begin(), args.end());
+  request.timeout = std::chrono::seconds(60);
+  const auto r = edges::run_process(request);
+  if (!r.started) return std::unexpected(Error{ErrorKind::Other, 0, "cannot run scancel: " + r.start_error});
+  if (r.timed_out) return std::unexpected(Error{ErrorKind::Timeout, 0, "scancel did not finish in time"});
+  const auto at = r.err.find("error: ");
+  if (r.exit_code == 0 && at == std::string::npos) return {};
+  const std::string message(util::trim(at == std::string::npos ? r.err : r.err.substr(at)));
+  return std::unexpected(Error{classify_message(message), 0, message});
+}
+
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGUSR1: return "USR1";
+    case SIGUSR2: return "USR2";
+    case SIGTERM: return "TERM";
+    case SIGINT: return "INT";
+    case SIGHUP: return "HUP";
+    case SIGKILL: return "KILL";
+    case SIGCONT: return "CONT";
+    case SIGSTOP: return "STOP";
+    default: return nullptr;
+  }
+}
+
+class CliClient final : public Client {
+ public:
+  Result<JobId> submit(const SubmitRequest& request) override { return submit_with_sbatch(request); }
+
+  Result<std::vector<Job>> jobs(const std::vector<JobId>& ids) override {
+    auto all = all_jobs();
+    if (!all) return all;
+    std::vector<Job> wanted;
+    for (auto& job : *all)
+      for (JobId id : ids)
+        if (job.job_id == id || job.array_job_id == id) {
+          wanted.push_back(job);
+          break;
+        }
+    return wanted;
+  }
+
+  Result<std::vector<Job>> find_by_tag(const std::string& tag_prefix) override {
+    auto all = all_jobs();
+    if (!all) return all;
+    std::vector<Job> tagged;
+    for (auto& job : *all)
+      if (job.user_id == ::getuid() && util::starts_with(job.comment, tag_prefix)) tagged.push_back(job);
+    return tagged;
+  }
+
+  Result<std::vector<Node>> nodes() override {
+    auto out = command({"scontrol", "-o", "show", "node"});
+    if (!out) return std::unexpected(out.error());
+    std::vector<Node> nodes;
+    for (const auto& r : parse_records(*out)) nodes.push_back(node_from_record(r));
+    return nodes;
+  }
+
+  Result<void> cancel(JobId id) override { return scancel({std::to_string(id)}); }
+
+  Result<void> signal(JobId id, int sig, bool batch_only) override {
+    const char* name = signal_name(sig);
+    if (!name) return std::unexpected(Error{ErrorKind::Rejected, 0, "signal " + std::to_string(sig) + " has no name scancel knows"});
+    return scancel({std::string("--signal=") + name, batch_only ? "--batch" : "--full", std::to_string(id)});
+  }
+
+  Result<void> hold(JobId id) override { return done(command({"scontrol", "hold", std::to_string(id)})); }
+
+  Result<void> release(JobId id) override { return done(command({"scontrol", "release", std::to_string(id)})); }
+
+  Result<void> set_excluded(JobId id, const std::string& nodes) override {
+    return done(command({"scontrol", "update", "JobId=" + std::to_string(id), "ExcNodeList=" + nodes}));
+  }
+
+  std::string backend() const override { return "cli"; }
+
+ private:
+  Result<std::vector<Job>> all_jobs() {
+    auto out = command({"scontrol", "-o", "show", "job"});
+    if (!out) {
+      // With no job at all in the controller's memory scontrol says so on stdout and exits 0;
+      // anything else is a real error.
+      return std::unexpected(out.error());
+    }
+    std::vector<Job> jobs;
+    for (const auto& r : parse_records(*out))
+      if (r.contains("JobId")) jobs.push_back(job_from_record(r));
+    return jobs;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Client> make_cli_client() { return std::make_unique<CliClient>(); }
+
+std::unique_ptr<Client> make_client(const std::string& backend) {
+  if (backend == "libslurm" || backend == "auto") return make_libslurm_client();
+  if (backend == "cli") return make_cli_client();
+  return nullptr;
+}
+
+}  // namespace mlsup::slurm

@@ -1,0 +1,63 @@
+#pragma once
+// The one interface through which mlsup talks to Slurm. Every call is a blocking RPC or process:
+// call it from a worker thread, never from the event loop.
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "slurm/types.h"
+
+namespace mlsup::slurm {
+
+struct SubmitRequest {
+  std::vector<std::string> options;  // sbatch options (render::Submission::options)
+  std::vector<std::pair<std::string, std::string>> environment;  // added to sbatch's environment
+  std::string script_path;           // the rendered script
+  std::string working_dir;           // sbatch runs here (the job's default working directory)
+};
+
+class Client {
+ public:
+  virtual ~Client() = default;
+
+  // Submits one batch job (or array) and returns its id.
+  virtual Result<JobId> submit(const SubmitRequest& request) = 0;
+
+  // The jobs (array tasks included) whose ids, or array ids, are in ids: one request for all of them.
+  // A job Slurm has forgotten is simply absent.
+  virtual Result<std::vector<Job>> jobs(const std::vector<JobId>& ids) = 0;
+
+  // Every job of this user whose comment starts with tag_prefix: one request.
+  virtual Result<std::vector<Job>> find_by_tag(const std::string& tag_prefix) = 0;
+
+  // Every node of the cluster: one request.
+  virtual Result<std::vector<Node>> nodes() = 0;
+
+  // Cancels a job (all tasks of an array when id is the array's).
+  virtual Result<void> cancel(JobId id) = 0;
+
+  // Sends signal to the batch shell only (batch_only) or to every step and the batch shell.
+  virtual Result<void> signal(JobId id, int signal, bool batch_only) = 0;
+
+  // Holds or releases a pending job.
+  virtual Result<void> hold(JobId id) = 0;
+  virtual Result<void> release(JobId id) = 0;
+
+  // Replaces the excluded nodes of a pending job (ExcNodeList); "" clears it.
+  virtual Result<void> set_excluded(JobId id, const std::string& nodes) = 0;
+
+  // "libslurm" or "cli".
+  virtual std::string backend() const = 0;
+};
+
+// The libslurm backend (queries, signals, updates by RPC; submission through sbatch).
+std::unique_ptr<Client> make_libslurm_client();
+
+// The command-line backend: sbatch, squeue, scontrol, scancel, one process per request.
+std::unique_ptr<Client> make_cli_client();
+
+// "libslurm", "cli", or "auto" (libslurm). Returns nullptr for an unknown name.
+std::unique_ptr<Client> make_client(const std::string& backend);
+
+}  // namespace mlsup::slurm

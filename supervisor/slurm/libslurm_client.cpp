@@ -1,0 +1,174 @@
+// The libslurm backend: one RPC per query, signal, update or cancel; submission through sbatch.
+// libslurm is not documented as thread-safe: every call is serialised by one mutex.
+#include <csignal>
+#include <mutex>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern "C" {
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+// Exported by libslurm 22.05 but missing from its public header.
+char* slurm_job_reason_string(enum job_state_reason inx);
+}
+
+#include "slurm/client.h"
+#include "slurm/sbatch.h"
+#include "util/strings.h"
+
+namespace mlsup::slurm {
+namespace {
+
+constexpr const char* kNodeStates[] = {"UNKNOWN", "DOWN", "IDLE", "ALLOCATED", "ERROR", "MIXED", "FUTURE"};
+
+std::string text(const char* s) { return s ? s : ""; }
+
+Error last_error() {
+  const int code = slurm_get_errno();
+  return Error{classify_errno(code), code, text(slurm_strerror(code))};
+}
+
+JobState job_state(uint32_t state) {
+  static const JobState kStates[] = {
+      JobState::Pending, JobState::Running, JobState::Suspended, JobState::Completed, JobState::Cancelled,
+      JobState::Failed, JobState::Timeout, JobState::NodeFail, JobState::Preempted, JobState::BootFail,
+      JobState::Deadline, JobState::OutOfMemory};
+  const uint32_t base = state & JOB_STATE_BASE;
+  return base < std::size(kStates) ? kStates[base] : JobState::Unknown;
+}
+
+Job to_job(job_info_t& j) {
+  Job job;
+  job.job_id = j.job_id;
+  job.array_job_id = j.array_job_id;
+  if (j.array_job_id != 0 && j.array_task_id != NO_VAL) job.array_task_id = j.array_task_id;
+  job.array_task_pending = text(j.array_task_str);
+  job.name = text(j.name);
+  job.comment = text(j.comment);
+  job.state = job_state(j.job_state);
+  job.completing = (j.job_state & JOB_COMPLETING) != 0;
+  job.reason = text(slurm_job_reason_string(static_cast<enum job_state_reason>(j.state_reason)));
+  if (WIFEXITED(j.exit_code)) job.exit_code = WEXITSTATUS(j.exit_code);
+  if (WIFSIGNALED(j.exit_code)) job.exit_signal = WTERMSIG(j.exit_code);
+  job.nodes = text(j.nodes);
+  job.excluded_nodes = text(j.exc_nodes);
+  job.node_count = j.num_nodes;
+  job.user_id = j.user_id;
+  job.submit_time = j.submit_time;
+  job.start_time = j.start_time;
+  job.end_time = j.end_time;
+  if (j.time_limit != INFINITE && j.time_limit != NO_VAL) job.time_limit_minutes = j.time_limit;
+  char out[4096] = {};
+  slurm_get_job_stdout(out, sizeof out, &j);
+  job.std_out = out;
+  return job;
+}
+
+class LibslurmClient final : public Client {
+ public:
+  LibslurmClient() {
+    std::lock_guard lock(mutex_);
+    slurm_init(nullptr);
+  }
+
+  Result<JobId> submit(const SubmitRequest& request) override { return submit_with_sbatch(request); }
+
+  Result<std::vector<Job>> jobs(const std::vector<JobId>& ids) override {
+    auto all = user_jobs();
+    if (!all) return all;
+    std::vector<Job> wanted;
+    for (auto& job : *all) {
+      for (JobId id : ids) {
+        if (job.job_id == id || job.array_job_id == id) {
+          wanted.push_back(job);
+          break;
+        }
+      }
+    }
+    return wanted;
+  }
+
+  Result<std::vector<Job>> find_by_tag(const std::string& tag_prefix) override {
+    auto all = user_jobs();
+    if (!all) return all;
+    std::vector<Job> tagged;
+    for (auto& job : *all)
+      if (util::starts_with(job.comment, tag_prefix)) tagged.push_back(job);
+    return tagged;
+  }
+
+  Result<std::vector<Node>> nodes() override {
+    std::lock_guard lock(mutex_);
+    node_info_msg_t* msg = nullptr;
+    if (slurm_load_node(0, &msg, SHOW_ALL) != SLURM_SUCCESS) return std::unexpected(last_error());
+    std::vector<Node> out;
+    for (uint32_t i = 0; i < msg->record_count; ++i) {
+      const node_info_t& n = msg->node_array[i];
+      if (!n.name) continue;
+      const uint32_t base = n.node_state & NODE_STATE_BASE;
+      out.push_back(Node{text(n.name), base < std::size(kNodeStates) ? kNodeStates[base] : "UNKNOWN",
+                         (n.node_state & NODE_STATE_DRAIN) != 0, (n.node_state & NODE_STATE_NO_RESPOND) != 0,
+                         text(n.reason)});
+    }
+    slurm_free_node_info_msg(msg);
+    return out;
+  }
+
+  Result<void> cancel(JobId id) override {
+    std::lock_guard lock(mutex_);
+    return check(slurm_kill_job(id, SIGKILL, 0));
+  }
+
+  Result<void> signal(JobId id, int sig, bool batch_only) override {
+    std::lock_guard lock(mutex_);
+    return check(slurm_kill_job(id, static_cast<uint16_t>(sig), batch_only ? KILL_JOB_BATCH : KILL_FULL_JOB));
+  }
+
+  Result<void> hold(JobId id) override { return update(id, [](job_desc_msg_t& d) { d.priority = 0; }); }
+
+  Result<void> release(JobId id) override { return update(id, [](job_desc_msg_t& d) { d.priority = INFINITE; }); }
+
+  Result<void> set_excluded(JobId id, const std::string& nodes) override {
+    std::string copy = nodes;
+    return update(id, [&](job_desc_msg_t& d) { d.exc_nodes = copy.data(); });
+  }
+
+  std::string backend() const override { return "libslurm"; }
+
+ private:
+  // Every job of this user, in one REQUEST_JOB_USER_INFO RPC.
+  Result<std::vector<Job>> user_jobs() {
+    std::lock_guard lock(mutex_);
+    job_info_msg_t* msg = nullptr;
+    if (slurm_load_job_user(&msg, ::getuid(), SHOW_ALL) != SLURM_SUCCESS) return std::unexpected(last_error());
+    std::vector<Job> out;
+    out.reserve(msg->record_count);
+    for (uint32_t i = 0; i < msg->record_count; ++i) out.push_back(to_job(msg->job_array[i]));
+    slurm_free_job_info_msg(msg);
+    return out;
+  }
+
+  // Turns a libslurm return code into a result; call with mutex_ held (errno is per call).
+  static Result<void> check(int rc) {
+    if (rc == SLURM_SUCCESS) return {};
+    return std::unexpected(last_error());
+  }
+
+  template <typename Fill>
+  Result<void> update(JobId id, Fill fill) {
+    std::lock_guard lock(mutex_);
+    job_desc_msg_t desc;
+    slurm_init_job_desc_msg(&desc);
+    desc.job_id = id;
+    fill(desc);
+    return check(slurm_update_job(&desc));
+  }
+
+  std::mutex mutex_;
+};
+
+}  // namespace
+
+std::unique_ptr<Client> make_libslurm_client() { return std::make_unique<LibslurmClient>(); }
+
+}  // namespace mlsup::slurm

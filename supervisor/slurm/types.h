@@ -1,0 +1,90 @@
+#pragma once
+// What mlsup knows of Slurm jobs and nodes, independent of how it was asked (libslurm or commands).
+#include <cstdint>
+#include <ctime>
+#include <expected>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mlsup::slurm {
+
+using JobId = std::uint32_t;
+
+enum class JobState {
+  Pending, Running, Suspended, Completed, Cancelled, Failed, Timeout, NodeFail, Preempted, BootFail, Deadline,
+  OutOfMemory, Unknown,
+};
+
+// Slurm's upper-case name of a state ("NODE_FAIL"), and back.
+std::string_view state_name(JobState s);
+JobState state_from_name(std::string_view name);
+
+// True for the states a job does not leave (it has ended).
+bool is_final(JobState s);
+
+struct Job {
+  JobId job_id = 0;
+  JobId array_job_id = 0;                  // 0 when not part of an array
+  std::optional<std::uint32_t> array_task_id;  // set for one task of an array
+  std::string array_task_pending;          // pending tasks still in this record ("3-10%1"), "" if none
+  std::string name;
+  std::string comment;                     // mlsup's tag lives here
+  JobState state = JobState::Unknown;
+  bool completing = false;                 // the job is still releasing its nodes
+  std::string reason;                      // why it is pending or why it failed ("ReqNodeNotAvail", "NonZeroExitCode")
+  int exit_code = 0;                       // the batch script's exit code
+  int exit_signal = 0;                     // the signal that ended it, 0 if none
+  std::string nodes;                       // allocated nodes, Slurm hostlist form ("n[1-2]")
+  std::string excluded_nodes;              // ExcNodeList
+  std::uint32_t node_count = 0;
+  std::uint32_t user_id = 0;
+  std::time_t submit_time = 0, start_time = 0, end_time = 0;
+  std::optional<std::uint32_t> time_limit_minutes;  // nullopt = unlimited
+  std::string std_out;                     // the job's output path, with Slurm's patterns expanded when known
+};
+
+struct Node {
+  std::string name;
+  std::string state;   // base state as Slurm names it: IDLE, ALLOCATED, MIXED, DOWN, ...
+  bool drain = false;  // DRAIN flag set (draining or drained)
+  bool not_responding = false;
+  std::string reason;
+};
+
+// How a request to Slurm failed. Never a job state: a failed query says nothing about the job.
+enum class ErrorKind {
+  Unreachable,       // the controller did not answer (down, refused, network)
+  Timeout,           // the controller took too long
+  UnknownJob,        // Slurm does not know the job (never existed, or aged out after MinJobAge)
+  PermissionDenied,  // not allowed for this user
+  Rejected,          // the request is wrong and retrying will not help (bad partition, too many nodes, QOS)
+  Busy,              // the controller asks to come back later
+  Other,
+};
+
+std::string_view error_kind_name(ErrorKind k);
+
+struct Error {
+  ErrorKind kind = ErrorKind::Other;
+  int code = 0;         // Slurm errno when known
+  std::string message;  // Slurm's own words
+
+  // True when the same request may succeed later (retry with backoff).
+  bool transient() const;
+};
+
+template <typename T>
+using Result = std::expected<T, Error>;
+
+// Sorts a Slurm errno into an ErrorKind.
+ErrorKind classify_errno(int code);
+
+// Sorts an error message of sbatch/scontrol into an ErrorKind (for the command-line backend).
+ErrorKind classify_message(std::string_view message);
+
+// Expands a Slurm hostlist ("n[1-3,5],m2") into names.
+std::vector<std::string> expand_hostlist(std::string_view hostlist);
+
+}  // namespace mlsup::slurm

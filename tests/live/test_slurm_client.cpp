@@ -1,0 +1,188 @@
+// The Slurm client against the live local cluster (SLURM_CONF), with the backend named by
+// MLSUP_SLURM_BACKEND (libslurm or cli). A missing cluster is a failure, never a skip.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <thread>
+#include <unistd.h>
+
+#include "../unit/support.h"
+#include "slurm/client.h"
+
+using namespace mlsup::slurm;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string backend_name() {
+  const char* b = std::getenv("MLSUP_SLURM_BACKEND");
+  return b ? b : "libslurm";
+}
+
+Client& client() {
+  static std::unique_ptr<Client> c = [] {
+    REQUIRE_MESSAGE(std::getenv("SLURM_CONF") != nullptr, "SLURM_CONF must name the live test cluster");
+    return make_client(backend_name());
+  }();
+  return *c;
+}
+
+// A unique tag for the jobs of one test.
+std::string tag(const std::string& what) {
+  return "mlsup-live:" + std::to_string(::getpid()) + ":" + backend_name() + ":" + what;
+}
+
+JobId submit(const mlsup::test::TempDir& dir, const std::string& body, std::vector<std::string> options,
+             const std::string& what) {
+  const std::string script = dir.write(what + ".sbatch", "#!/bin/bash\n" + body + "\n");
+  options.insert(options.begin(), {"--parsable", "--comment=" + tag(what), "--output=" + dir.path() + "/%j.out"});
+  const auto id = client().submit({.options = options, .script_path = script, .working_dir = dir.path()});
+  REQUIRE_MESSAGE(id.has_value(), (id ? std::string() : id.error().message));
+  return *id;
+}
+
+// The job with id, polled until pred holds (or the timeout passes, which fails the test).
+Job wait_for(JobId id, const std::function<bool(const Job&)>& pred, std::chrono::seconds timeout = 60s) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  Job last;
+  while (std::chrono::steady_clock::now() < deadline) {
+    const auto jobs = client().jobs({id});
+    REQUIRE_MESSAGE(jobs.has_value(), (jobs ? std::string() : jobs.error().message));
+    for (const auto& j : *jobs)
+      if (j.job_id == id) last = j;
+    if (last.job_id == id && pred(last)) return last;
+    std::this_thread::sleep_for(200ms);
+  }
+  FAIL("job " << id << " did not reach the expected state; last seen " << state_name(last.state));
+  return last;
+}
+
+bool ended(const Job& j) { return is_final(j.state) && !j.completing; }
+
+}  // namespace
+
+TEST_CASE("nodes: every node of the cluster, idle") {
+  const auto nodes = client().nodes();
+  REQUIRE(nodes.has_value());
+  CHECK(nodes->size() >= 4);
+  for (const auto& n : *nodes) CHECK_FALSE(n.name.empty());
+}
+
+TEST_CASE("a job is seen RUNNING, then COMPLETED with exit 0, and found by its tag") {
+  mlsup::test::TempDir dir;
+  const JobId id = submit(dir, "sleep 3", {"-N1"}, "ok");
+  const Job running = wait_for(id, [](const Job& j) { return j.state == JobState::Running; });
+  CHECK_FALSE(running.nodes.empty());
+  CHECK(running.start_time >= running.submit_time);
+  const auto tagged = client().find_by_tag(tag("ok"));
+  REQUIRE(tagged.has_value());
+  REQUIRE(tagged->size() == 1);
+  CHECK(tagged->front().job_id == id);
+  const Job done = wait_for(id, ended);
+  CHECK(done.state == JobState::Completed);
+  CHECK(done.exit_code == 0);
+  CHECK(done.comment == tag("ok"));
+  CHECK(done.std_out == dir.path() + "/" + std::to_string(id) + ".out");
+}
+
+TEST_CASE("a failing job is FAILED with its exit code, a killed one with its signal") {
+  mlsup::test::TempDir dir;
+  const JobId failed = submit(dir, "exit 3", {"-N1"}, "fail");
+  const JobId killed = submit(dir, "kill -9 $$", {"-N1"}, "kill");
+  const Job f = wait_for(failed, ended);
+  CHECK(f.state == JobState::Failed);
+  CHECK(f.exit_code == 3);
+  const Job k = wait_for(killed, ended);
+  CHECK(k.state == JobState::Failed);
+  CHECK(k.exit_signal == SIGKILL);
+}
+
+TEST_CASE("array tasks are seen one by one under their array id") {
+  mlsup::test::TempDir dir;
+  const JobId id = submit(dir, "exit $((SLURM_ARRAY_TASK_ID == 2 ? 5 : 0))", {"-N1", "--array=1-3"}, "array");
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  std::vector<Job> tasks;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto jobs = client().jobs({id});
+    REQUIRE(jobs.has_value());
+    tasks = *jobs;
+    if (tasks.size() == 3 && std::all_of(tasks.begin(), tasks.end(), ended)) break;
+    std::this_thread::sleep_for(200ms);
+  }
+  REQUIRE(tasks.size() == 3);
+  for (const auto& t : tasks) {
+    CAPTURE(t.job_id);
+    CHECK(t.array_job_id == id);
+    REQUIRE(t.array_task_id.has_value());
+    CHECK(t.state == (*t.array_task_id == 2 ? JobState::Failed : JobState::Completed));
+  }
+}
+
+TEST_CASE("cancel ends a running job as CANCELLED") {
+  mlsup::test::TempDir dir;
+  const JobId id = submit(dir, "sleep 300", {"-N1"}, "cancel");
+  wait_for(id, [](const Job& j) { return j.state == JobState::Running; });
+  REQUIRE(client().cancel(id).has_value());
+  CHECK(wait_for(id, ended).state == JobState::Cancelled);
+}
+
+TEST_CASE("a signal reaches the batch shell") {
+  mlsup::test::TempDir dir;
+  const std::string mark = dir.path() + "/got-usr1";
+  const JobId id = submit(dir, "trap 'touch " + mark + "; exit 0' USR1\nfor i in $(seq 600); do sleep 0.1; done\nexit 9",
+                          {"-N1"}, "signal");
+  wait_for(id, [](const Job& j) { return j.state == JobState::Running; });
+  std::this_thread::sleep_for(1s);  // the trap must be set before the signal comes
+  REQUIRE(client().signal(id, SIGUSR1, true).has_value());
+  const Job done = wait_for(id, ended);
+  CHECK(done.state == JobState::Completed);
+  CHECK(std::filesystem::exists(mark));
+}
+
+TEST_CASE("excluded nodes of a pending job are updated in place and honoured by the scheduler") {
+  const auto nodes = client().nodes();
+  REQUIRE(nodes.has_value());
+  REQUIRE(nodes->size() >= 4);
+  std::vector<std::string> names;
+  for (const auto& n : *nodes) names.push_back(n.name);
+  const std::string keep = names.back();
+  std::string exclude;
+  for (std::size_t i = 0; i + 1 < names.size(); ++i) exclude += (i ? "," : "") + names[i];
+  mlsup::test::TempDir dir;
+  const JobId id = submit(dir, "sleep 1", {"-N1", "--hold"}, "exclude");
+  REQUIRE(client().set_excluded(id, exclude).has_value());
+  const Job pending = wait_for(id, [](const Job& j) { return j.state == JobState::Pending; });
+  CHECK_FALSE(pending.excluded_nodes.empty());
+  REQUIRE(client().release(id).has_value());
+  const Job done = wait_for(id, ended);
+  CHECK(done.state == JobState::Completed);
+  CHECK(done.nodes == keep);
+}
+
+TEST_CASE("a job Slurm does not know is simply absent; a bad request is rejected, not transient") {
+  const auto jobs = client().jobs({4'000'000'000u});
+  REQUIRE(jobs.has_value());
+  CHECK(jobs->empty());
+  mlsup::test::TempDir dir;
+  const std::string script = dir.write("x.sbatch", "#!/bin/bash\ntrue\n");
+  const auto bad = client().submit({.options = {"--parsable", "--partition=nosuchpartition"}, .script_path = script,
+                                    .working_dir = dir.path()});
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.error().kind == ErrorKind::Rejected);
+  CHECK_FALSE(bad.error().transient());
+  CHECK(client().cancel(4'000'000'000u).error().kind == ErrorKind::UnknownJob);
+}
+
+TEST_CASE("a job larger than the partition is accepted and stays pending with the reason Slurm gives") {
+  mlsup::test::TempDir dir;
+  const JobId id = submit(dir, "true", {"-N", "50"}, "too-big");
+  const Job pending = wait_for(id, [](const Job& j) { return j.state == JobState::Pending && j.reason != "None"; });
+  CHECK(pending.reason == "PartitionConfig");
+  REQUIRE(client().cancel(id).has_value());
+  CHECK(wait_for(id, ended).state == JobState::Cancelled);
+}

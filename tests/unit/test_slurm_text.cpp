@@ -1,0 +1,102 @@
+#include <doctest/doctest.h>
+
+#include <csignal>
+
+#include <slurm/slurm_errno.h>
+
+#include "slurm/sbatch.h"
+#include "slurm/scontrol_text.h"
+#include "slurm/types.h"
+
+using namespace mlsup::slurm;
+
+TEST_CASE("hostlists expand, ranges, lists and zero padding included") {
+  CHECK(expand_hostlist("n[1-3,5],m2") == std::vector<std::string>{"n1", "n2", "n3", "n5", "m2"});
+  CHECK(expand_hostlist("gpu[008-010]") == std::vector<std::string>{"gpu008", "gpu009", "gpu010"});
+  CHECK(expand_hostlist("a") == std::vector<std::string>{"a"});
+  CHECK(expand_hostlist("").empty());
+  CHECK(expand_hostlist("r[1-2]n[1-2]") == std::vector<std::string>{"r1n1", "r1n2", "r2n1", "r2n2"});
+}
+
+TEST_CASE("job state names both ways") {
+  for (auto s : {JobState::Pending, JobState::Running, JobState::NodeFail, JobState::OutOfMemory, JobState::BootFail}) {
+    CHECK(state_from_name(state_name(s)) == s);
+  }
+  CHECK(state_from_name("COMPLETING") == JobState::Unknown);
+  CHECK(is_final(JobState::Completed));
+  CHECK(is_final(JobState::NodeFail));
+  CHECK_FALSE(is_final(JobState::Pending));
+  CHECK_FALSE(is_final(JobState::Unknown));
+}
+
+TEST_CASE("controller trouble is transient, a wrong request is not, and neither is a job state") {
+  CHECK(classify_errno(SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR) == ErrorKind::Unreachable);
+  CHECK(classify_errno(SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT) == ErrorKind::Timeout);
+  CHECK(classify_errno(ESLURM_INVALID_JOB_ID) == ErrorKind::UnknownJob);
+  CHECK(classify_errno(ESLURM_ACCESS_DENIED) == ErrorKind::PermissionDenied);
+  CHECK(classify_errno(ESLURM_INVALID_PARTITION_NAME) == ErrorKind::Rejected);
+  CHECK(classify_errno(12345) == ErrorKind::Other);
+  CHECK(Error{ErrorKind::Unreachable}.transient());
+  CHECK(Error{ErrorKind::Timeout}.transient());
+  CHECK(Error{ErrorKind::Busy}.transient());
+  CHECK_FALSE(Error{ErrorKind::Rejected}.transient());
+  CHECK_FALSE(Error{ErrorKind::UnknownJob}.transient());
+  CHECK(classify_message("sbatch: error: Batch job submission failed: Invalid partition name specified") == ErrorKind::Rejected);
+  CHECK(classify_message("sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)") ==
+        ErrorKind::Unreachable);
+  CHECK(classify_message("slurm_load_jobs error: Socket timed out on send/recv operation") == ErrorKind::Timeout);
+  CHECK(classify_message("scancel: error: Invalid job id 99") == ErrorKind::UnknownJob);
+}
+
+TEST_CASE("sbatch's answer: a job id, or a sorted error") {
+  mlsup::edges::ProcessResult ok{.started = true, .exit_code = 0, .out = "4242\n"};
+  CHECK(parse_sbatch_result(ok).value() == 4242u);
+  ok.out = "77;cluster\n";
+  CHECK(parse_sbatch_result(ok).value() == 77u);
+  ok.out = "Submitted batch job 5\n";
+  CHECK(parse_sbatch_result(ok).error().message.find("printed no job id") != std::string::npos);
+  mlsup::edges::ProcessResult bad{.started = true, .exit_code = 1,
+                                  .err = "sbatch: error: Batch job submission failed: Node count specification invalid\n"};
+  CHECK(parse_sbatch_result(bad).error().kind == ErrorKind::Rejected);
+  mlsup::edges::ProcessResult slow{.started = true, .timed_out = true};
+  CHECK(parse_sbatch_result(slow).error().kind == ErrorKind::Timeout);
+  mlsup::edges::ProcessResult missing{.started = false, .start_error = "No such file"};
+  CHECK(parse_sbatch_result(missing).error().message.find("cannot run sbatch") != std::string::npos);
+}
+
+TEST_CASE("scontrol -o records become jobs and nodes") {
+  const auto records = parse_records(
+      "JobId=17 ArrayJobId=15 ArrayTaskId=2 JobName=demo UserId=root(0) JobState=FAILED Reason=NonZeroExitCode "
+      "Comment=mlsup:demo:3 ExitCode=3:0 NodeList=n[1-2] ExcNodeList=n4 NumNodes=2 TimeLimit=1-00:00:00 "
+      "SubmitTime=2026-11-29T10:00:00 StartTime=2026-11-29T10:00:05 EndTime=Unknown StdOut=/logs/demo 17.out\n"
+      "JobId=20 JobName=x UserId=alice(1001) JobState=PENDING Reason=ReqNodeNotAvail,_UnavailableNodes:n3 "
+      "Comment=(null) ExitCode=0:9 TimeLimit=UNLIMITED\n");
+  REQUIRE(records.size() == 2);
+  const Job a = job_from_record(records[0]);
+  CHECK(a.job_id == 17u);
+  CHECK(a.array_job_id == 15u);
+  CHECK(a.array_task_id == 2u);
+  CHECK(a.state == JobState::Failed);
+  CHECK(a.exit_code == 3);
+  CHECK(a.comment == "mlsup:demo:3");
+  CHECK(a.nodes == "n[1-2]");
+  CHECK(a.excluded_nodes == "n4");
+  CHECK(a.node_count == 2u);
+  CHECK(a.user_id == 0u);
+  CHECK(a.time_limit_minutes == 1440u);
+  CHECK(a.start_time - a.submit_time == 5);
+  CHECK(a.end_time == 0);
+  CHECK(a.std_out == "/logs/demo 17.out");
+  const Job b = job_from_record(records[1]);
+  CHECK(b.user_id == 1001u);
+  CHECK(b.comment == "");
+  CHECK(b.exit_signal == 9);
+  CHECK(b.reason == "ReqNodeNotAvail,_UnavailableNodes:n3");
+  CHECK_FALSE(b.time_limit_minutes.has_value());
+  const Node n = node_from_record(parse_records("NodeName=n3 Arch=x86_64 State=DOWN*+DRAIN Reason=Not responding [slurm@2026]")[0]);
+  CHECK(n.name == "n3");
+  CHECK(n.state == "DOWN");
+  CHECK(n.drain);
+  CHECK(n.not_responding);
+  CHECK(n.reason == "Not responding [slurm@2026]");
+}
