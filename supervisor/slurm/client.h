@@ -51,8 +51,12 @@ class Client {
   virtual std::string backend() const = 0;
 };
 
+// Which jobs one libslurm query loads: the user's (REQUEST_JOB_USER_INFO, always answered in full),
+// or the whole table (REQUEST_JOB_INFO, answered "no change" when nothing changed since the last).
+enum class QueryScope { User, All };
+
 // The libslurm backend (queries, signals, updates by RPC; submission through sbatch).
-std::unique_ptr<Client> make_libslurm_client();
+std::unique_ptr<Client> make_libslurm_client(QueryScope scope = QueryScope::User);
 
 // The command-line backend: sbatch, squeue, scontrol, scancel, one process per request.
 std::unique_ptr<Client> make_cli_client();

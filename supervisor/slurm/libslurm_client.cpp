@@ -19,6 +19,9 @@ char* slurm_job_reason_string(enum job_state_reason inx);
 namespace mlsup::slurm {
 namespace {
 
+// SHOW_LOCAL: this cluster only, which spares the federation lookup (one more RPC) per query.
+constexpr uint16_t kShowFlags = SHOW_ALL | SHOW_LOCAL;
+
 constexpr const char* kNodeStates[] = {"UNKNOWN", "DOWN", "IDLE", "ALLOCATED", "ERROR", "MIXED", "FUTURE"};
 
 std::string text(const char* s) { return s ? s : ""; }
@@ -66,9 +69,13 @@ Job to_job(job_info_t& j) {
 
 class LibslurmClient final : public Client {
  public:
-  LibslurmClient() {
+  explicit LibslurmClient(QueryScope scope) : scope_(scope) {
     std::lock_guard lock(mutex_);
     slurm_init(nullptr);
+  }
+
+  ~LibslurmClient() override {
+    if (table_) slurm_free_job_info_msg(table_);
   }
 
   Result<JobId> submit(const SubmitRequest& request) override { return submit_with_sbatch(request); }
@@ -136,15 +143,40 @@ class LibslurmClient final : public Client {
   std::string backend() const override { return "libslurm"; }
 
  private:
-  // Every job of this user, in one REQUEST_JOB_USER_INFO RPC.
+  // The jobs the scope covers, in one RPC.
   Result<std::vector<Job>> user_jobs() {
     std::lock_guard lock(mutex_);
+    return scope_ == QueryScope::User ? load_user() : load_all();
+  }
+
+  Result<std::vector<Job>> load_user() {
     job_info_msg_t* msg = nullptr;
-    if (slurm_load_job_user(&msg, ::getuid(), SHOW_ALL) != SLURM_SUCCESS) return std::unexpected(last_error());
-    std::vector<Job> out;
-    out.reserve(msg->record_count);
-    for (uint32_t i = 0; i < msg->record_count; ++i) out.push_back(to_job(msg->job_array[i]));
+    if (slurm_load_job_user(&msg, ::getuid(), kShowFlags) != SLURM_SUCCESS) return std::unexpected(last_error());
+    auto jobs = convert(*msg);
     slurm_free_job_info_msg(msg);
+    return jobs;
+  }
+
+  // The whole table, asked for "changes since the last answer"; an unchanged table is not resent.
+  Result<std::vector<Job>> load_all() {
+    job_info_msg_t* msg = nullptr;
+    const std::time_t since = table_ ? table_->last_update : 0;
+    if (slurm_load_jobs(since, &msg, kShowFlags) != SLURM_SUCCESS) {
+      if (slurm_get_errno() == SLURM_NO_CHANGE_IN_DATA && table_) return cached_;
+      return std::unexpected(last_error());
+    }
+    if (table_) slurm_free_job_info_msg(table_);
+    table_ = msg;
+    cached_.clear();
+    for (auto& job : convert(*msg))
+      if (job.user_id == ::getuid()) cached_.push_back(std::move(job));
+    return cached_;
+  }
+
+  static std::vector<Job> convert(job_info_msg_t& msg) {
+    std::vector<Job> out;
+    out.reserve(msg.record_count);
+    for (uint32_t i = 0; i < msg.record_count; ++i) out.push_back(to_job(msg.job_array[i]));
     return out;
   }
 
@@ -165,10 +197,13 @@ class LibslurmClient final : public Client {
   }
 
   std::mutex mutex_;
+  QueryScope scope_;
+  job_info_msg_t* table_ = nullptr;  // QueryScope::All: the last full answer
+  std::vector<Job> cached_;          // this user's jobs in table_
 };
 
 }  // namespace
 
-std::unique_ptr<Client> make_libslurm_client() { return std::make_unique<LibslurmClient>(); }
+std::unique_ptr<Client> make_libslurm_client(QueryScope scope) { return std::make_unique<LibslurmClient>(scope); }
 
 }  // namespace mlsup::slurm

@@ -1,0 +1,88 @@
+#include "slurm/fake_client.h"
+
+#include "util/strings.h"
+
+namespace mlsup::slurm {
+
+void FakeClient::set_state(JobId id, JobState state, int exit_code, const std::string& nodes) {
+  Job& j = table[id];
+  j.job_id = id;
+  j.state = state;
+  j.exit_code = exit_code;
+  if (!nodes.empty()) j.nodes = nodes;
+}
+
+std::optional<Error> FakeClient::scripted_failure(const std::string& call) {
+  calls.push_back(call);
+  if (next_errors.empty()) return std::nullopt;
+  Error e = next_errors.front();
+  next_errors.pop_front();
+  return e;
+}
+
+Result<void> FakeClient::on_known(JobId id, const std::string& call) {
+  if (auto e = scripted_failure(call + " " + std::to_string(id))) return std::unexpected(*e);
+  if (!table.contains(id)) return std::unexpected(Error{ErrorKind::UnknownJob, 0, "Invalid job id specified"});
+  return {};
+}
+
+Result<JobId> FakeClient::submit(const SubmitRequest& request) {
+  if (auto e = scripted_failure("submit")) return std::unexpected(*e);
+  submitted.push_back(request);
+  const JobId id = next_id++;
+  Job& j = table[id];
+  j.job_id = id;
+  j.state = JobState::Pending;
+  for (const auto& o : request.options)
+    if (util::starts_with(o, "--comment=")) j.comment = o.substr(10);
+  return id;
+}
+
+Result<std::vector<Job>> FakeClient::jobs(const std::vector<JobId>& ids) {
+  std::vector<std::string> names;
+  for (JobId id : ids) names.push_back(std::to_string(id));
+  if (auto e = scripted_failure("jobs " + util::join(names, ","))) return std::unexpected(*e);
+  std::vector<Job> out;
+  for (const auto& [id, job] : table)
+    for (JobId want : ids)
+      if (id == want || job.array_job_id == want) {
+        out.push_back(job);
+        break;
+      }
+  return out;
+}
+
+Result<std::vector<Job>> FakeClient::find_by_tag(const std::string& tag_prefix) {
+  if (auto e = scripted_failure("find_by_tag " + tag_prefix)) return std::unexpected(*e);
+  std::vector<Job> out;
+  for (const auto& [id, job] : table)
+    if (util::starts_with(job.comment, tag_prefix)) out.push_back(job);
+  return out;
+}
+
+Result<std::vector<Node>> FakeClient::nodes() {
+  if (auto e = scripted_failure("nodes")) return std::unexpected(*e);
+  return node_table;
+}
+
+Result<void> FakeClient::cancel(JobId id) {
+  auto ok = on_known(id, "cancel");
+  if (ok) set_state(id, JobState::Cancelled);
+  return ok;
+}
+
+Result<void> FakeClient::signal(JobId id, int signal, bool batch_only) {
+  return on_known(id, "signal " + std::to_string(signal) + (batch_only ? " batch" : " full"));
+}
+
+Result<void> FakeClient::hold(JobId id) { return on_known(id, "hold"); }
+
+Result<void> FakeClient::release(JobId id) { return on_known(id, "release"); }
+
+Result<void> FakeClient::set_excluded(JobId id, const std::string& nodes) {
+  auto ok = on_known(id, "set_excluded " + nodes);
+  if (ok) table[id].excluded_nodes = nodes;
+  return ok;
+}
+
+}  // namespace mlsup::slurm

@@ -1,0 +1,719 @@
+#!/usr/bin/env bash
+# Starts, stops and inspects a complete local Slurm cluster (own munged, one slurmctld, N slurmd)
+# on loopback, entirely contained in one directory. See tests/cluster/README.md.
+#
+# This file can also be sourced (fault.sh does) to reuse its process-finding functions;
+# main only runs when the file is executed.
+set -euo pipefail
+
+# shellcheck disable=SC2034  # used by fault.sh, which sources this file
+CLUSTER_SH_PATH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")"
+PROG="${PROG:-cluster.sh}"
+PORT_LOCK="${MLSUP_CLUSTER_PORT_LOCK:-/tmp/mlsup-cluster-ports.lock}"
+DAEMON_PATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+umask 022
+
+# Prints a message to stderr, prefixed with the script name.
+log() { echo "$PROG: $*" >&2; }
+
+# Prints an error message and exits 1.
+die() { log "error: $*"; exit 1; }
+
+# Prints usage and exits with the given status.
+usage() {
+  cat >&2 <<EOF
+usage: $PROG start --dir DIR [--nodes N] [--slurmd-timeout S] [--min-job-age S]
+                   [--plugstack FILE] [--name PREFIX] [--idle-timeout S]
+       $PROG stop --dir DIR [--clean]
+       $PROG status --dir DIR
+       $PROG stop-ctld --dir DIR
+       $PROG start-ctld --dir DIR
+       $PROG restart-ctld --dir DIR
+       $PROG reap --dir DIR
+EOF
+  exit "${1:-2}"
+}
+
+# Turns a path into an absolute, normalised one (the path need not exist).
+abs_path() { realpath -m -- "$1"; }
+
+# Sets the global path variables of the cluster living in directory $1.
+set_paths() {
+  DIR="$(abs_path "$1")"
+  CONF="$DIR/slurm.conf"
+  INFO="$DIR/cluster.info"
+  MUNGE_DIR="$DIR/munge"
+  MUNGE_SOCK="$MUNGE_DIR/munge.sock"
+}
+
+# Loads the cluster facts (names, ports, node count) written at start; fails if there are none.
+load_info() {
+  [ -f "$INFO" ] || die "no cluster was ever started in $DIR (missing $INFO)"
+  # shellcheck disable=SC1090
+  source "$INFO"
+}
+
+# Prints a short hash of a string, as 6 lowercase hex digits.
+short_hash() { printf '%s' "$1" | sha256sum | cut -c1-6; }
+
+# Prints the node names of the loaded cluster, one per line.
+node_names() {
+  local i
+  for ((i = 1; i <= NODES; i++)); do echo "${PREFIX}${i}"; done
+}
+
+# Runs a Slurm client command against this cluster, bounded in time.
+sl() { SLURM_CONF="$CONF" timeout "${SL_TIMEOUT:-15}" "$@"; }
+
+# --- process identification --------------------------------------------------------------
+
+# Reads /proc/PID/cmdline into the array ARGV; fails if the process is gone or a kernel thread.
+read_argv() {
+  ARGV=()
+  mapfile -d "" -t ARGV 2>/dev/null <"/proc/$1/cmdline" || return 1
+  [ "${#ARGV[@]}" -gt 0 ]
+}
+
+# Reads /proc/PID/environ into the associative array PENV; fails if the process is gone.
+read_env() {
+  local entries e
+  PENV=()
+  mapfile -d "" -t entries 2>/dev/null <"/proc/$1/environ" || return 1
+  for e in "${entries[@]}"; do
+    case "$e" in *=*) PENV["${e%%=*}"]="${e#*=}" ;; esac
+  done
+}
+
+# Reads /proc/PID/stat into PSTATE (state letter: R, S, T, Z, ...) and PPARENT (parent pid);
+# fails if the process is gone. No subshell, so it is cheap in loops over every process.
+read_stat() {
+  local stat rest
+  read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
+  rest="${stat##*) }"
+  PSTATE="${rest%% *}"
+  rest="${rest#* }"
+  PPARENT="${rest%% *}"
+}
+
+# Succeeds if process $1 exists and is not a zombie.
+proc_alive() {
+  local PSTATE PPARENT
+  read_stat "$1" && [ "$PSTATE" != Z ]
+}
+
+# Prints the value of option $2 (given as "$2 VALUE" or "$2VALUE") in the array ARGV.
+argv_opt() {
+  local i opt="$1"
+  for ((i = 0; i < ${#ARGV[@]}; i++)); do
+    if [ "${ARGV[$i]}" = "$opt" ]; then
+      echo "${ARGV[$((i + 1))]:-}"
+      return 0
+    fi
+  done
+  return 1
+}
+
+# Prints "INODE NODE" for every unix socket that a slurmstepd of this cluster listens on: Slurm
+# puts a step's socket at SlurmdSpoolDir/NODE_JOB.STEP, and our spool dir is DIR/spool/NODE.
+step_sockets() {
+  awk -v pre="$DIR/spool/" 'index($8, pre) == 1 {
+    rest = substr($8, length(pre) + 1); split(rest, a, "/"); print $7, a[1] }' /proc/net/unix 2>/dev/null || true
+}
+
+# Prints the node of slurmstepd $1 if it belongs to this cluster, else fails. Its command line
+# is only "slurmstepd: [JOB.STEP]", its parent is init, and its process title wipes the front of
+# its environment block (all but the last few variables), so it is recognised by what it has
+# open: its step socket in DIR/spool/NODE/ (inode looked up in SOCK_NODE) or the node's log file
+# DIR/log/slurmd-NODE.log; the MLSUP_NODE variable that slurmd passes on is the last resort.
+stepd_node() {
+  local pid="$1" link ino
+  while read -r link; do
+    case "$link" in
+      "socket:["*)
+        ino="${link#socket:[}"; ino="${ino%]}"
+        [ -z "${SOCK_NODE[$ino]:-}" ] || { echo "${SOCK_NODE[$ino]}"; return 0; } ;;
+      "$DIR/log/slurmd-"*.log)
+        link="${link#"$DIR/log/slurmd-"}"; echo "${link%.log}"; return 0 ;;
+    esac
+  done < <(find "/proc/$pid/fd" -mindepth 1 -maxdepth 1 -printf '%l\n' 2>/dev/null)
+  read_env "$pid" || return 1
+  [ "${PENV[MLSUP_CLUSTER_DIR]:-}" = "$DIR" ] && [ -n "${PENV[MLSUP_NODE]:-}" ] || return 1
+  echo "${PENV[MLSUP_NODE]}"
+}
+
+# Lists every live process of this cluster as lines "PID KIND NODE JOBID": KIND is munged,
+# slurmctld, slurmd, slurmstepd, helper (another child of a daemon, e.g. slurmscriptd) or task;
+# NODE and JOBID are "-" when unknown or not applicable. Daemons are recognised by their command
+# line (it names DIR), a slurmstepd by stepd_node, a helper by the MLSUP_CLUSTER_DIR variable
+# that every daemon of this cluster is started with, a task by SLURM_JOB_ID plus this cluster's
+# SLURM_CLUSTER_NAME (slurmstepd sets both in every task's environment; SLURM_CONF alone is not
+# enough, any shell that sourced DIR/env has it) or by descending from a slurmstepd of this
+# cluster. The caller, its ancestors and its children are never listed.
+list_procs() {
+  local pid name node job kind
+  local -A PENV KIND NODE JOB SOCK_NODE PARENT skip
+  local -a ARGV
+  local p=$$ ino PSTATE PPARENT
+  while [ -n "$p" ] && [ "$p" != 0 ] && read_stat "$p"; do skip[$p]=1; p="$PPARENT"; done
+  [ -z "${BASHPID:-}" ] || skip[$BASHPID]=1
+  while read -r ino node; do SOCK_NODE[$ino]="$node"; done < <(step_sockets)
+
+  for pid in /proc/[0-9]*; do
+    pid="${pid#/proc/}"
+    [ -z "${skip[$pid]:-}" ] || continue
+    read_stat "$pid" && [ "$PSTATE" != Z ] || continue
+    PARENT[$pid]="$PPARENT"
+    read_argv "$pid" || continue
+    name="${ARGV[0]##*/}"
+    kind="" node="-" job="-"
+    case "$name" in
+      munged)
+        [[ " ${ARGV[*]} " == *" --socket=$MUNGE_SOCK "* ]] && kind=munged ;;
+      slurmctld)
+        [ "$(argv_opt -f || true)" = "$CONF" ] && kind=slurmctld ;;
+      slurmd)
+        if [ "$(argv_opt -f || true)" = "$CONF" ]; then
+          kind=slurmd
+          node="$(argv_opt -N || echo -)"
+        fi ;;
+      slurmstepd*)
+        if node="$(stepd_node "$pid")"; then
+          kind=slurmstepd
+          job="${ARGV[0]#*[}"; job="${job%%.*}"
+          [[ "$job" =~ ^[0-9]+$ ]] || job="-"
+        else
+          node="-"
+        fi ;;
+      *)
+        read_env "$pid" || continue
+        if [ -n "${PENV[SLURM_JOB_ID]:-}" ] && [ "${PENV[SLURM_CLUSTER_NAME]:-}" = "$CLUSTER" ]; then
+          kind=task
+          node="${PENV[SLURMD_NODENAME]:--}"
+          job="${PENV[SLURM_JOB_ID]}"
+        elif [ "${PENV[MLSUP_CLUSTER_DIR]:-}" = "$DIR" ]; then
+          kind=helper
+          node="${PENV[MLSUP_NODE]:--}"
+        fi ;;
+    esac
+    [ -n "$kind" ] || continue
+    KIND[$pid]="$kind" NODE[$pid]="$node" JOB[$pid]="$job"
+  done
+
+  # Descendants of a slurmstepd are its tasks, even if they dropped the Slurm environment.
+  local changed=1 ppid
+  while [ "$changed" = 1 ]; do
+    changed=0
+    for pid in /proc/[0-9]*; do
+      pid="${pid#/proc/}"
+      [ -z "${KIND[$pid]:-}" ] && [ -z "${skip[$pid]:-}" ] || continue
+      read_stat "$pid" && [ "$PSTATE" != Z ] || continue
+      ppid="$PPARENT"
+      [ -n "${KIND[$ppid]:-}" ] || continue
+      case "${KIND[$ppid]}" in slurmstepd | task) ;; *) continue ;; esac
+      KIND[$pid]=task NODE[$pid]="${NODE[$ppid]}" JOB[$pid]="${JOB[$ppid]}"
+      changed=1
+    done
+  done
+
+  # Never list the caller's own children (its subshells share its environment).
+  local up hops
+  for pid in "${!KIND[@]}"; do
+    up="${PARENT[$pid]:-0}" hops=0
+    while [ "$up" -gt 1 ] && [ "$up" != "$$" ] && [ "$hops" -lt 64 ]; do
+      up="${PARENT[$up]:-0}" hops=$((hops + 1))
+    done
+    [ "$up" != "$$" ] || continue
+    echo "$pid ${KIND[$pid]} ${NODE[$pid]} ${JOB[$pid]}"
+  done
+}
+
+# Prints the pids of this cluster's processes matching KIND (regex) and NODE ("" = any node).
+pids_of() {
+  local kind_re="$1" node="${2:-}"
+  list_procs | awk -v k="^($kind_re)\$" -v n="$node" '$2 ~ k && (n == "" || $3 == n) { print $1 }'
+}
+
+# Sends a signal to each given pid, ignoring those already gone.
+signal_pids() {
+  local sig="$1" pid
+  shift
+  for pid in "$@"; do kill "-$sig" "$pid" 2>/dev/null || true; done
+}
+
+# Waits up to $1 seconds until none of the given pids is alive (zombies count as gone).
+wait_pids_gone() {
+  local limit="$1" deadline pid alive
+  shift
+  deadline=$((SECONDS + limit))
+  while :; do
+    alive=0
+    for pid in "$@"; do
+      if proc_alive "$pid"; then alive=1; break; fi
+    done
+    [ "$alive" = 0 ] && return 0
+    [ "$SECONDS" -lt "$deadline" ] || return 1
+    sleep 0.1
+  done
+}
+
+# --- ports ---------------------------------------------------------------------------------
+
+# Prints every local TCP port in use (any state), one per line.
+used_ports() { ss -Htan 2>/dev/null | awk '{ n = split($4, a, ":"); print a[n] }' | sort -un; }
+
+# Picks $1 consecutive free TCP ports below the ephemeral range and prints the first one.
+pick_port_block() {
+  local count="$1" lo hi base p ok tries used
+  read -r lo _ </proc/sys/net/ipv4/ip_local_port_range
+  hi=$((lo - count - 1))
+  [ "$hi" -gt 12000 ] || hi=30000
+  used=" $(used_ports | tr '\n' ' ') "
+  for ((tries = 0; tries < 200; tries++)); do
+    base=$((10000 + (RANDOM * 32768 + RANDOM) % (hi - 10000)))
+    ok=1
+    for ((p = base; p < base + count; p++)); do
+      [[ "$used" == *" $p "* ]] && { ok=0; break; }
+    done
+    [ "$ok" = 1 ] && { echo "$base"; return 0; }
+  done
+  return 1
+}
+
+# Prints the ports of this cluster that some process still listens on.
+listening_ports() {
+  local p
+  local -a ours=()
+  for ((p = SLURMD_PORT; p < SLURMD_PORT + NODES; p++)); do ours+=("$p"); done
+  ours+=("$CTLD_PORT")
+  ss -Htln 2>/dev/null | awk '{ n = split($4, a, ":"); print a[n] }' | sort -un |
+    grep -Fx -f <(printf '%s\n' "${ours[@]}") || true
+}
+
+# --- configuration -------------------------------------------------------------------------
+
+# Writes DIR/cluster.info, DIR/slurm.conf and DIR/env for a new cluster.
+write_config() {
+  cat >"$INFO" <<EOF
+# Facts about the cluster in this directory, written by cluster.sh start.
+CLUSTER=$CLUSTER
+PREFIX=$PREFIX
+NODES=$NODES
+CTLD_PORT=$CTLD_PORT
+SLURMD_PORT=$SLURMD_PORT
+EOF
+  local plug=""
+  [ -z "$PLUGSTACK" ] || plug="PlugStackConfig=$PLUGSTACK"
+  cat >"$CONF" <<EOF
+# Local test cluster, written by cluster.sh. Everything lives under $DIR.
+ClusterName=$CLUSTER
+SlurmctldHost=localhost(127.0.0.1)
+SlurmctldPort=$CTLD_PORT
+SlurmdPort=$SLURMD_PORT
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$MUNGE_SOCK
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$DIR/state
+SlurmdSpoolDir=$DIR/spool/%n
+SlurmctldPidFile=$DIR/run/slurmctld.pid
+SlurmdPidFile=$DIR/run/slurmd-%n.pid
+SlurmctldLogFile=$DIR/log/slurmctld.log
+SlurmdLogFile=$DIR/log/slurmd-%n.log
+SlurmctldDebug=info
+SlurmdDebug=info
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+MpiDefault=none
+ReturnToService=2
+SlurmdTimeout=$SLURMD_TIMEOUT
+MessageTimeout=5
+MinJobAge=$MIN_JOB_AGE
+$plug
+NodeName=${PREFIX}[1-$NODES] NodeHostname=localhost NodeAddr=127.0.0.1 Port=[$SLURMD_PORT-$((SLURMD_PORT + NODES - 1))] CPUs=2 RealMemory=2000 State=UNKNOWN
+PartitionName=debug Nodes=${PREFIX}[1-$NODES] Default=YES MaxTime=INFINITE State=UP
+EOF
+  cat >"$DIR/env" <<EOF
+# Source this file to use the cluster in $DIR.
+export SLURM_CONF=$CONF
+export MLSUP_FAULT_DIR=$DIR
+EOF
+  chmod 0644 "$INFO" "$CONF" "$DIR/env"
+}
+
+# Creates the directory tree of the cluster with permissions that let any user run jobs and
+# read the logs; a previous cluster's state and spool are removed, its logs kept.
+make_dirs() {
+  local node f p
+  mkdir -p "$DIR"
+  chmod 0755 "$DIR"
+  rm -rf "$DIR/state" "$DIR/spool" "$DIR/run" "$MUNGE_DIR"
+  mkdir -p "$DIR/state" "$DIR/spool" "$DIR/run" "$DIR/log" "$DIR/sticky-bad" "$MUNGE_DIR"
+  chmod 0755 "$DIR/state" "$DIR/spool" "$DIR/run" "$DIR/log" "$DIR/sticky-bad"
+  # Slurm creates missing log files with mode 0600; existing ones keep their mode.
+  touch "$DIR/log/slurmctld.log"
+  chmod 0644 "$DIR/log/slurmctld.log"
+  while read -r node; do
+    mkdir -p "$DIR/spool/$node"
+    chmod 0755 "$DIR/spool/$node"
+    f="$DIR/log/slurmd-$node.log"
+    touch "$f"
+    chmod 0644 "$f"
+  done < <(node_names)
+  # munged insists on owning its directory and refuses group/world-writable ones.
+  chown munge:munge "$MUNGE_DIR"
+  chmod 0755 "$MUNGE_DIR"
+  p="$DIR"
+  while [ "$p" != / ]; do
+    p="$(dirname "$p")"
+    runuser -u nobody -- test -x "$p" 2>/dev/null ||
+      log "warning: $p is not traversable by other users; jobs of non-root users will fail"
+  done
+}
+
+# --- daemons -------------------------------------------------------------------------------
+
+# Runs a command with the clean environment that every daemon of this cluster gets. The
+# MLSUP_CLUSTER_DIR marker lets list_procs find the daemons' helper processes; MLSUP_NODE (set by
+# start_slurmd) goes last because slurmstepd, which inherits slurmd's environment, wipes the
+# front of its environment block with its process title, and the last variables survive.
+daemon_env() {
+  env -i PATH="$DAEMON_PATH" LANG=C SLURM_CONF="$CONF" MLSUP_CLUSTER_DIR="$DIR" "$@"
+}
+
+# Creates a fresh munge key and starts the cluster's own munged as user munge.
+start_munged() {
+  local key="$MUNGE_DIR/munge.key"
+  head -c 1024 /dev/urandom >"$key"
+  chown munge:munge "$key"
+  chmod 0400 "$key"
+  daemon_env runuser -u munge -- munged --force --socket="$MUNGE_SOCK" --key-file="$key" \
+    --pid-file="$MUNGE_DIR/munged.pid" --log-file="$MUNGE_DIR/munged.log" \
+    --seed-file="$MUNGE_DIR/munged.seed" 9>&- ||
+    fail_start "munged did not start" "$MUNGE_DIR/munged.log"
+  local deadline=$((SECONDS + 10))
+  until [ -S "$MUNGE_SOCK" ] && munge -S "$MUNGE_SOCK" -n </dev/null >/dev/null 2>&1; do
+    [ "$SECONDS" -lt "$deadline" ] || fail_start "munged does not answer on $MUNGE_SOCK" "$MUNGE_DIR/munged.log"
+    sleep 0.1
+  done
+}
+
+# Starts slurmctld (recovering saved state) and waits until it answers.
+start_slurmctld() {
+  local limit="${1:-30}" deadline
+  daemon_env slurmctld -f "$CONF" 9>&- ||
+    fail_start "slurmctld did not start" "$DIR/log/slurmctld.log"
+  deadline=$((SECONDS + limit))
+  until SL_TIMEOUT=5 sl scontrol ping 2>/dev/null | grep -q 'is UP'; do
+    [ "$SECONDS" -lt "$deadline" ] || fail_start "slurmctld does not answer within ${limit}s" "$DIR/log/slurmctld.log"
+    sleep 0.2
+  done
+}
+
+# Waits up to $1 seconds until no node is in state UNKNOWN any more (a restarted slurmctld
+# knows a node's state only once its slurmd registers again); only warns on timeout, since a
+# crashed or frozen node never registers.
+wait_nodes_known() {
+  local limit="$1" deadline states
+  deadline=$((SECONDS + limit))
+  while states="$(node_states || true)" && grep -q ' unknown' <<<"$states"; do
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      log "warning: still unknown after ${limit}s: $(awk '$2 ~ /unknown/ { print $1 }' <<<"$states" | tr '\n' ' ')"
+      return 0
+    fi
+    sleep 0.2
+  done
+}
+
+# Starts the slurmd of node $1.
+start_slurmd() {
+  daemon_env MLSUP_NODE="$1" slurmd -f "$CONF" -N "$1" 9>&- ||
+    fail_start "slurmd of $1 did not start" "$DIR/log/slurmd-$1.log"
+}
+
+# Prints "NODE STATE" for every node of the cluster (long state names, lower case).
+node_states() { sl sinfo -h -N -o '%N %T' 2>/dev/null | sort -u; }
+
+# Waits up to $1 seconds until every node is idle; returns 1 on timeout.
+wait_all_idle() {
+  local limit="$1" deadline states
+  deadline=$((SECONDS + limit))
+  while :; do
+    states="$(node_states || true)"
+    if [ -n "$states" ] && [ "$(awk '$2 == "idle"' <<<"$states" | wc -l)" -eq "$NODES" ]; then
+      return 0
+    fi
+    [ "$SECONDS" -lt "$deadline" ] || { log "node states: $(tr '\n' ' ' <<<"$states")"; return 1; }
+    sleep 0.2
+  done
+}
+
+# Prints the last lines of each given log file to stderr.
+tail_logs() {
+  local f
+  for f in "$@"; do
+    [ -f "$f" ] || continue
+    echo "----- last lines of $f -----" >&2
+    tail -n 15 "$f" >&2 || true
+  done
+}
+
+# Reports a failed start with log tails, tears down what was started, and exits 1.
+fail_start() {
+  local msg="$1"
+  shift
+  log "error: $msg"
+  tail_logs "$@"
+  if [ "${STARTING:-0}" = 1 ]; then
+    log "stopping the partly started cluster in $DIR"
+    STARTING=0
+    kill_cluster || true
+  fi
+  exit 1
+}
+
+# Kills every process of the cluster (continuing frozen ones) and waits for its ports to close.
+kill_cluster() {
+  local round pids
+  for ((round = 0; round < 50; round++)); do
+    mapfile -t pids < <(pids_of 'slurmctld|slurmd|slurmstepd|helper|task')
+    [ "${#pids[@]}" -gt 0 ] || break
+    signal_pids KILL "${pids[@]}"
+    signal_pids CONT "${pids[@]}"
+    wait_pids_gone 5 "${pids[@]}" || true
+  done
+  mapfile -t pids < <(pids_of munged)
+  if [ "${#pids[@]}" -gt 0 ]; then
+    signal_pids TERM "${pids[@]}"
+    wait_pids_gone 5 "${pids[@]}" || { signal_pids KILL "${pids[@]}"; wait_pids_gone 5 "${pids[@]}" || true; }
+  fi
+  mapfile -t pids < <(pids_of 'munged|slurmctld|slurmd|slurmstepd|helper|task')
+  [ "${#pids[@]}" -eq 0 ] || { log "error: processes survived: ${pids[*]}"; return 1; }
+  local deadline=$((SECONDS + 10)) ports
+  while ports="$(listening_ports)" && [ -n "$ports" ]; do
+    [ "$SECONDS" -lt "$deadline" ] || { log "error: ports still listening: $(tr '\n' ' ' <<<"$ports")"; return 1; }
+    sleep 0.1
+  done
+  rm -f "$DIR"/run/*.pid
+}
+
+# --- subcommands ---------------------------------------------------------------------------
+
+# cluster.sh start: creates, configures and starts the cluster, then waits until all nodes are idle.
+cmd_start() {
+  local dir="" name="" idle_timeout=60
+  NODES=4 SLURMD_TIMEOUT=10 MIN_JOB_AGE=300 PLUGSTACK=""
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --dir) dir="${2:?}"; shift 2 ;;
+      --nodes) NODES="${2:?}"; shift 2 ;;
+      --slurmd-timeout) SLURMD_TIMEOUT="${2:?}"; shift 2 ;;
+      --min-job-age) MIN_JOB_AGE="${2:?}"; shift 2 ;;
+      --plugstack) PLUGSTACK="$(abs_path "${2:?}")"; shift 2 ;;
+      --name) name="${2:?}"; shift 2 ;;
+      --idle-timeout) idle_timeout="${2:?}"; shift 2 ;;
+      -h | --help) usage 0 ;;
+      *) log "unknown option: $1"; usage ;;
+    esac
+  done
+  [ -n "$dir" ] || { log "start needs --dir DIR"; usage; }
+  [[ "$NODES" =~ ^[1-9][0-9]*$ ]] || die "--nodes must be a positive integer"
+  [[ "$SLURMD_TIMEOUT" =~ ^[0-9]+$ ]] || die "--slurmd-timeout must be an integer"
+  [[ "$MIN_JOB_AGE" =~ ^[0-9]+$ ]] || die "--min-job-age must be an integer"
+  [ -z "$PLUGSTACK" ] || [ -f "$PLUGSTACK" ] || die "plugstack file $PLUGSTACK does not exist"
+  [ "$(id -u)" = 0 ] || die "start must run as root"
+  set_paths "$dir"
+  [ "$DIR" != / ] || die "refusing to use / as cluster directory"
+  [[ "$DIR" =~ ^[A-Za-z0-9/._+-]+$ ]] || die "DIR may hold only letters, digits and / . _ + - (slurm.conf has no quoting)"
+
+  CLUSTER="c$(short_hash "$DIR")"
+  if [ -n "$name" ]; then
+    [[ "$name" =~ ^[a-z][a-z0-9-]*$ ]] || die "--name must match [a-z][a-z0-9-]*"
+    PREFIX="$name"
+  else
+    PREFIX="${CLUSTER}n"
+  fi
+
+  if [ -f "$INFO" ]; then
+    (
+      # shellcheck disable=SC1090
+      source "$INFO"
+      CLUSTER_OLD="$CLUSTER"
+      [ -z "$(pids_of 'munged|slurmctld|slurmd|slurmstepd|helper|task')" ] ||
+        die "a cluster ($CLUSTER_OLD) is already running in $DIR; run '$PROG stop --dir $DIR' first"
+    )
+  fi
+
+  exec 9>>"$PORT_LOCK"
+  flock -w 120 9 || die "could not lock $PORT_LOCK"
+  local base
+  base="$(pick_port_block $((NODES + 1)))" || die "no block of $((NODES + 1)) free ports found"
+  CTLD_PORT="$base"
+  SLURMD_PORT=$((base + 1))
+
+  make_dirs
+  write_config
+  log "starting cluster $CLUSTER in $DIR: nodes ${PREFIX}[1-$NODES], slurmctld port $CTLD_PORT, slurmd ports $SLURMD_PORT-$((SLURMD_PORT + NODES - 1))"
+  STARTING=1
+  start_munged
+  start_slurmctld 30
+  local node
+  while read -r node; do start_slurmd "$node"; done < <(node_names)
+  if ! wait_all_idle "$idle_timeout"; then
+    local logs=("$DIR/log/slurmctld.log")
+    while read -r node; do logs+=("$DIR/log/slurmd-$node.log"); done < <(node_names)
+    fail_start "not every node became idle within ${idle_timeout}s" "${logs[@]}"
+  fi
+  STARTING=0
+  exec 9>&-
+  log "cluster $CLUSTER is up ($NODES nodes idle, ${SECONDS}s)"
+  echo "SLURM_CONF=$CONF"
+}
+
+# Parses the "--dir DIR" arguments shared by the other subcommands; sets CLEAN too.
+parse_dir_args() {
+  local dir=""
+  CLEAN=0
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --dir) dir="${2:?}"; shift 2 ;;
+      --clean) CLEAN=1; shift ;;
+      -h | --help) usage 0 ;;
+      *) log "unknown option: $1"; usage ;;
+    esac
+  done
+  [ -n "$dir" ] || { log "--dir DIR is required"; usage; }
+  set_paths "$dir"
+}
+
+# cluster.sh stop: kills every process of the cluster; with --clean also removes DIR.
+cmd_stop() {
+  parse_dir_args "$@"
+  if [ ! -f "$INFO" ]; then
+    log "no cluster in $DIR, nothing to stop"
+    return 0
+  fi
+  load_info
+  kill_cluster
+  log "cluster $CLUSTER in $DIR stopped"
+  if [ "$CLEAN" = 1 ]; then
+    rm -rf "$DIR"
+    log "removed $DIR"
+  fi
+}
+
+# cluster.sh status: prints node states; exits 0 only if slurmctld answers.
+cmd_status() {
+  parse_dir_args "$@"
+  load_info
+  if ! SL_TIMEOUT=10 sl scontrol ping 2>/dev/null | grep -q 'is UP'; then
+    log "slurmctld of $CLUSTER in $DIR does not answer"
+    return 1
+  fi
+  sl sinfo -N -o '%N %T %E'
+}
+
+# Stops slurmctld gracefully (it saves its state), killing it if it does not exit in time.
+stop_ctld() {
+  local pids
+  mapfile -t pids < <(pids_of slurmctld)
+  if [ "${#pids[@]}" -eq 0 ]; then
+    log "slurmctld of $CLUSTER is not running"
+    return 0
+  fi
+  signal_pids CONT "${pids[@]}"
+  signal_pids TERM "${pids[@]}"
+  if ! wait_pids_gone 30 "${pids[@]}"; then
+    log "slurmctld did not exit on SIGTERM, killing it"
+    signal_pids KILL "${pids[@]}"
+    wait_pids_gone 5 "${pids[@]}" || die "slurmctld ${pids[*]} does not die"
+  fi
+  local deadline=$((SECONDS + 10))
+  while ss -Htln "sport = :$CTLD_PORT" | grep -q .; do
+    [ "$SECONDS" -lt "$deadline" ] || die "port $CTLD_PORT still listening after slurmctld stopped"
+    sleep 0.1
+  done
+  rm -f "$DIR/run/slurmctld.pid"
+  log "slurmctld of $CLUSTER stopped"
+}
+
+# cluster.sh stop-ctld: stops only slurmctld; jobs and slurmd keep running.
+cmd_stop_ctld() {
+  parse_dir_args "$@"
+  load_info
+  stop_ctld
+}
+
+# cluster.sh start-ctld: starts slurmctld again from its saved state.
+cmd_start_ctld() {
+  parse_dir_args "$@"
+  load_info
+  if [ -n "$(pids_of slurmctld)" ]; then
+    log "slurmctld of $CLUSTER is already running"
+    return 0
+  fi
+  start_slurmctld 30
+  wait_nodes_known 20
+  log "slurmctld of $CLUSTER started"
+}
+
+# cluster.sh restart-ctld: stops and starts slurmctld; state and jobs survive.
+cmd_restart_ctld() {
+  parse_dir_args "$@"
+  load_info
+  stop_ctld
+  start_slurmctld 30
+  wait_nodes_known 20
+  log "slurmctld of $CLUSTER restarted"
+}
+
+# cluster.sh reap: kills leftover processes of jobs that no longer hold an allocation. With
+# proctrack/linuxproc Slurm finds a job's processes by ancestry only, so one whose parent died
+# first (e.g. an srun after its batch shell was killed) is orphaned and outlives its job.
+cmd_reap() {
+  parse_dir_args "$@"
+  load_info
+  local jobs pid kind node job
+  local -A live=()
+  jobs="$(SL_TIMEOUT=15 sl squeue -h -t all -o '%i %T')" || die "slurmctld does not answer; nothing reaped"
+  while read -r job kind; do
+    case "$kind" in RUNNING | SUSPENDED | COMPLETING | CONFIGURING | SIGNALING | STAGE_OUT | RESIZING) live[$job]=1 ;; esac
+  done <<<"$jobs"
+  local -a victims=()
+  while read -r pid kind node job; do
+    [ "$job" != - ] && [ -z "${live[$job]:-}" ] && victims+=("$pid")
+  done < <(list_procs | awk '$2 == "task" || $2 == "slurmstepd"')
+  if [ "${#victims[@]}" -gt 0 ]; then
+    signal_pids KILL "${victims[@]}"
+    signal_pids CONT "${victims[@]}"
+    wait_pids_gone 5 "${victims[@]}" || log "warning: some of ${victims[*]} did not die"
+  fi
+  log "reaped ${#victims[@]} leftover processes of ended jobs"
+}
+
+# Dispatches the subcommand.
+main() {
+  [ $# -gt 0 ] || usage
+  local cmd="$1"
+  shift
+  case "$cmd" in
+    start) cmd_start "$@" ;;
+    stop) cmd_stop "$@" ;;
+    status) cmd_status "$@" ;;
+    stop-ctld) cmd_stop_ctld "$@" ;;
+    start-ctld) cmd_start_ctld "$@" ;;
+    restart-ctld) cmd_restart_ctld "$@" ;;
+    reap) cmd_reap "$@" ;;
+    -h | --help | help) usage 0 ;;
+    *) log "unknown subcommand: $cmd"; usage ;;
+  esac
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  main "$@"
+fi
