@@ -21,6 +21,7 @@ struct SlurmSettings {
   std::string array;                  // array spec text; "" for one job per attempt
   std::optional<ArraySpec> array_spec;
   std::vector<std::string> extra_args;  // more sbatch options, passed as they are
+  std::string backend = "auto";         // how mlsup talks to Slurm: auto | libslurm | cli
 };
 
 struct CheckpointSettings {
