@@ -52,8 +52,9 @@ std::string quoted_command(const std::vector<std::string>& argv) {
 }
 
 // A POSIX sh script that submits the rendered script exactly as mlsup would.
-std::string submit_script(const render::Submission& s, const std::string& script_path) {
+std::string submit_script(const render::Submission& s, const std::string& script_path, const std::string& working_dir) {
   std::string out = "#!/bin/sh\n# Submits this attempt by hand, exactly as mlsup would.\nset -e\n";
+  out += "cd " + util::shell_quote(working_dir) + "\n";
   const auto log_dir = fs::path(s.output).parent_path().string();
   if (!log_dir.empty() && log_dir.find('%') == std::string::npos) out += "mkdir -p " + util::shell_quote(log_dir) + "\n";
   out += "exec env";
@@ -99,7 +100,7 @@ int write_files(const Planned& p, const std::string& dir) {
   const fs::path script = fs::absolute(fs::path(dir) / "job.sbatch");
   const fs::path submit = fs::absolute(fs::path(dir) / "submit.sh");
   if (ec || !write_file(script, p.submission.script, 0644) ||
-      !write_file(submit, submit_script(p.submission, script.string()), 0755)) {
+      !write_file(submit, submit_script(p.submission, script.string(), p.config.base_dir), 0755)) {
     std::cerr << "mlsup render: cannot write into " << dir << ": " << (ec ? ec.message() : "write failed") << "\n";
     return kRuntimeFailure;
   }

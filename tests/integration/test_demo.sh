@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The README's demo, in its short form (no install, no build), on the live test cluster.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+require_cluster
+out=$(mktemp /tmp/mlsup-demo-test.XXXXXX)
+MLSUP=${MLSUP:?} timeout 600 "$REPO/scripts/demo.sh" --short > "$out" 2>&1
+rc=$?
+tail -n 15 "$out"
+check "the demo exits 0" [ "$rc" -eq 0 ]
+check "the demo's job completed" grep -q "ended: COMPLETED, ExitCode=0:0" "$out"
+check "the trainer's result equals the expected chain" grep -q "^demo: completed" "$out"
+rm -f "$out"
+finish
