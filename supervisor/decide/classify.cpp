@@ -1,0 +1,56 @@
+#include "decide/classify.h"
+
+#include <array>
+#include <utility>
+
+namespace mlsup::decide {
+namespace {
+
+using slurm::JobState;
+
+constexpr std::array<std::pair<EndClass, std::string_view>, 14> kNames{{
+    {EndClass::Completed, "completed"},     {EndClass::KillSwitch, "kill_switch"},
+    {EndClass::PlannedExit, "planned_exit"}, {EndClass::NoRetry, "no_retry"},
+    {EndClass::Failed, "failed"},           {EndClass::Timeout, "timeout"},
+    {EndClass::Preempted, "preempted"},     {EndClass::NodeFail, "node_fail"},
+    {EndClass::OutOfMemory, "out_of_memory"}, {EndClass::BootFail, "boot_fail"},
+    {EndClass::Deadline, "deadline"},       {EndClass::CancelledByPerson, "cancelled"},
+    {EndClass::Hang, "hang"},               {EndClass::Lost, "lost"},
+}};
+
+// Slurm end states whose class does not depend on anything else.
+constexpr std::array<std::pair<JobState, EndClass>, 6> kByState{{
+    {JobState::Timeout, EndClass::Timeout},       {JobState::Preempted, EndClass::Preempted},
+    {JobState::NodeFail, EndClass::NodeFail},     {JobState::OutOfMemory, EndClass::OutOfMemory},
+    {JobState::BootFail, EndClass::BootFail},     {JobState::Deadline, EndClass::Deadline},
+}};
+
+}  // namespace
+
+std::string_view class_name(EndClass c) {
+  for (const auto& [cls, name] : kNames)
+    if (cls == c) return name;
+  return "unknown";
+}
+
+std::optional<EndClass> class_from_name(std::string_view name) {
+  for (const auto& [cls, n] : kNames)
+    if (n == name) return cls;
+  return std::nullopt;
+}
+
+EndClass classify(const Ending& e) {
+  if (e.cancelled_by_mlsup) return *e.cancelled_by_mlsup;
+  if (e.vanished) return e.kill_switch ? EndClass::KillSwitch : EndClass::Lost;
+  for (const auto& [state, cls] : kByState)
+    if (state == e.state) return cls;
+  if (e.state == JobState::Cancelled) return EndClass::CancelledByPerson;
+  if (e.state == JobState::Completed) {
+    if (e.kill_switch) return EndClass::KillSwitch;
+    return e.target_reached ? EndClass::Completed : EndClass::PlannedExit;
+  }
+  if (e.exit_signal == 0 && e.exit_code == e.no_retry_exit_code) return EndClass::NoRetry;
+  return EndClass::Failed;
+}
+
+}  // namespace mlsup::decide

@@ -1,0 +1,43 @@
+#pragma once
+// What to do after an ending: a table from class to action and budget, restart budgets over time
+// windows, backoff, and the crash-loop rule. Pure: every input is a value.
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "decide/classify.h"
+
+namespace mlsup::decide {
+
+enum class Action { Finish, Resubmit, Stop };
+
+// mlsup's exit codes for a campaign that ends; the README lists the same.
+enum StopCode : int {
+  kCompleted = 0,
+  kStoppedBySwitch = 10,
+  kBudgetSpent = 11,
+  kCancelledByPerson = 12,
+  kNoRetry = 13,
+  kCannotGoOn = 14,
+};
+
+// One earlier restart, as the journal records it.
+struct Restart {
+  double time = 0;              // unix seconds
+  EndClass cls = EndClass::Failed;
+  bool progressed = false;      // the attempt it ended reached a later step than it started from
+};
+
+struct Decision {
+  Action action = Action::Stop;
+  int exit_code = kCannotGoOn;  // for Finish and Stop
+  double delay_seconds = 0;     // for Resubmit: backoff before the next submission
+  std::string reason;           // one sentence for the event log and the last line of `mlsup run`
+};
+
+// Decides after an attempt ended with cls (progressed: it got past its starting step), given the
+// restarts made so far (oldest first) and the config's budgets.
+Decision decide(EndClass cls, bool progressed, const std::vector<Restart>& history, const config::Config& config,
+                double now);
+
+}  // namespace mlsup::decide

@@ -1,0 +1,49 @@
+#include <doctest/doctest.h>
+
+#include "decide/classify.h"
+
+using namespace mlsup::decide;
+using mlsup::slurm::JobState;
+
+TEST_CASE("every Slurm ending has its class") {
+  const std::pair<JobState, EndClass> table[] = {
+      {JobState::Timeout, EndClass::Timeout},         {JobState::Preempted, EndClass::Preempted},
+      {JobState::NodeFail, EndClass::NodeFail},       {JobState::OutOfMemory, EndClass::OutOfMemory},
+      {JobState::BootFail, EndClass::BootFail},       {JobState::Deadline, EndClass::Deadline},
+      {JobState::Cancelled, EndClass::CancelledByPerson}, {JobState::Failed, EndClass::Failed},
+  };
+  for (const auto& [state, cls] : table) {
+    CAPTURE(state_name(state));
+    CHECK(classify({.state = state, .exit_code = 1}) == cls);
+  }
+}
+
+TEST_CASE("a clean exit completes the campaign, falls short of the target, or obeys the kill switch") {
+  CHECK(classify({.state = JobState::Completed, .target_reached = true}) == EndClass::Completed);
+  CHECK(classify({.state = JobState::Completed, .target_reached = false}) == EndClass::PlannedExit);
+  CHECK(classify({.state = JobState::Completed, .kill_switch = true, .target_reached = false}) == EndClass::KillSwitch);
+}
+
+TEST_CASE("the do-not-retry exit code, and only as an exit code") {
+  CHECK(classify({.state = JobState::Failed, .exit_code = 78}) == EndClass::NoRetry);
+  CHECK(classify({.state = JobState::Failed, .exit_code = 42, .no_retry_exit_code = 42}) == EndClass::NoRetry);
+  CHECK(classify({.state = JobState::Failed, .exit_code = 78, .exit_signal = 9}) == EndClass::Failed);
+  CHECK(classify({.state = JobState::Failed, .exit_code = 1}) == EndClass::Failed);
+}
+
+TEST_CASE("what mlsup cancelled is classed by mlsup's reason, not as a person's cancel") {
+  CHECK(classify({.state = JobState::Cancelled, .cancelled_by_mlsup = EndClass::Hang}) == EndClass::Hang);
+  CHECK(classify({.state = JobState::Cancelled}) == EndClass::CancelledByPerson);
+}
+
+TEST_CASE("a job Slurm forgot") {
+  CHECK(classify({.vanished = true}) == EndClass::Lost);
+  CHECK(classify({.kill_switch = true, .vanished = true}) == EndClass::KillSwitch);
+}
+
+TEST_CASE("class names both ways") {
+  for (auto c : {EndClass::Completed, EndClass::NodeFail, EndClass::CancelledByPerson, EndClass::Lost}) {
+    CHECK(class_from_name(class_name(c)) == c);
+  }
+  CHECK_FALSE(class_from_name("nope").has_value());
+}
