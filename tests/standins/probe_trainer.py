@@ -51,6 +51,10 @@ def identity():
     return int(rank), os.environ.get("SLURMD_NODENAME", "")
 
 
+def say(message):
+    print(f"probe_trainer: {message}", flush=True)
+
+
 def write_heartbeat(path, text):
     # Written to a temporary file and renamed, so a reader never sees half a line.
     tmp = f"{path}.{os.getpid()}.tmp"
@@ -65,6 +69,8 @@ def main():
     sig = signal_number(args.signal)
     sig_name = sig.name[3:]
     heartbeat = os.environ.get("MLSUP_HEARTBEAT_FILE", "") if rank == 0 else ""
+    if heartbeat:
+        os.makedirs(os.path.dirname(os.path.abspath(heartbeat)), exist_ok=True)
     stop = {"signalled": False}
 
     def on_signal(signum, frame):
@@ -74,29 +80,30 @@ def main():
                 f.write(f"got {sig_name} rank={rank} node={node} pid={os.getpid()}\n")
 
     signal.signal(sig, on_signal)
-    print(f"probe_trainer: start rank={rank} node={node} pid={os.getpid()} "
-          f"world={os.environ.get('WORLD_SIZE', '')} attempt={os.environ.get('MLSUP_ATTEMPT', '')} "
-          f"resume_from={os.environ.get('MLSUP_RESUME_FROM', '')!r} kill_switch={args.kill_switch_path!r} "
-          f"save_switch={args.save_switch_path!r} extra_args={unknown}", flush=True)
+    env = os.environ.get
+    say(f"start rank={rank} node={node} pid={os.getpid()} world={env('WORLD_SIZE', '')} "
+        f"attempt={env('MLSUP_ATTEMPT', '')} resume_from={env('MLSUP_RESUME_FROM', '')!r} "
+        f"kill_switch={args.kill_switch_path!r} save_switch={args.save_switch_path!r} "
+        f"extra_args={unknown}")
 
     step = 0
     while True:
         if stop["signalled"]:
             if heartbeat:
                 write_heartbeat(heartbeat, f"{step} saving")
-            print(f"probe_trainer: rank={rank} got {sig_name} at step {step}, saved, exiting", flush=True)
+            say(f"rank={rank} got {sig_name} at step {step}, saved, exiting")
             return 0
         if args.kill_switch_path and os.path.exists(args.kill_switch_path):
-            print(f"probe_trainer: rank={rank} kill switch at step {step}, exiting", flush=True)
+            say(f"rank={rank} kill switch at step {step}, exiting")
             return 0
         if rank == 0 and args.save_switch_path and os.path.exists(args.save_switch_path):
-            print(f"probe_trainer: rank=0 save switch at step {step}, saved", flush=True)
+            say(f"rank=0 save switch at step {step}, saved")
             try:
                 os.unlink(args.save_switch_path)
             except FileNotFoundError:
                 pass
         if args.steps and step >= args.steps:
-            print(f"probe_trainer: rank={rank} done after {step} steps", flush=True)
+            say(f"rank={rank} done after {step} steps")
             return args.exit_code
         time.sleep(args.step_time)
         step += 1
