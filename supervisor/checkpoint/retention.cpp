@@ -1,0 +1,41 @@
+#include "checkpoint/retention.h"
+
+#include <algorithm>
+#include <filesystem>
+
+namespace mlsup::checkpoint {
+namespace {
+
+// A path in a form where "/a/b/", "/a//b" and "/a/./b" compare equal to "/a/b".
+std::string normal(const std::string& path) {
+  std::string out = std::filesystem::path(path).lexically_normal().string();
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
+}
+
+bool is_protected(const Checkpoint& c, const std::vector<std::string>& protected_paths) {
+  const std::string path = normal(c.path);
+  return std::any_of(protected_paths.begin(), protected_paths.end(),
+                     [&](const std::string& p) { return !p.empty() && normal(p) == path; });
+}
+
+}  // namespace
+
+std::vector<Checkpoint> deletable(const Scan& scan, int keep, const std::vector<std::string>& protected_paths) {
+  const auto& all = scan.checkpoints;
+  const auto newest = std::find_if(all.rbegin(), all.rend(), [](const Checkpoint& c) { return c.complete; });
+  if (keep <= 0 || newest == all.rend()) return {};
+  std::vector<Checkpoint> out;
+  int kept = 0;
+  for (auto it = newest; it != all.rend(); ++it) {
+    if (it->complete && kept < keep) {
+      ++kept;
+      continue;
+    }
+    if (!is_protected(*it, protected_paths)) out.push_back(*it);
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace mlsup::checkpoint
