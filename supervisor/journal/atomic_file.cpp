@@ -1,0 +1,99 @@
+#include "journal/atomic_file.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace mlsup::journal {
+namespace {
+
+std::string folder_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+// Writes all of text to fd, across short writes and interrupted calls.
+util::Result<void> write_all(int fd, std::string_view text, const std::string& path) {
+  while (!text.empty()) {
+    const ssize_t n = ::write(fd, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return std::unexpected(io_error(path, "cannot write", n == 0 ? ENOSPC : errno));
+    text.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return {};
+}
+
+// Gives the temp file its mode and content, makes it durable and closes it (fd is closed in every case).
+util::Result<void> fill_and_close(int fd, std::string_view text, mode_t mode, const std::string& path) {
+  util::Result<void> done;
+  if (::fchmod(fd, mode) != 0) done = std::unexpected(io_error(path, "cannot set the mode", errno));
+  if (done) done = write_all(fd, text, path);
+  if (done && ::fsync(fd) != 0) done = std::unexpected(io_error(path, "cannot sync", errno));
+  if (::close(fd) != 0 && done) done = std::unexpected(io_error(path, "cannot close", errno));
+  return done;
+}
+
+// Makes a rename inside folder durable; filesystems that cannot sync a folder are taken at their word.
+util::Result<void> sync_folder(const std::string& folder) {
+  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return std::unexpected(io_error(folder, "cannot open the folder to sync it", errno));
+  const bool synced = ::fsync(fd) == 0 || errno == EINVAL || errno == ENOTSUP;
+  const int err = errno;
+  ::close(fd);
+  if (!synced) return std::unexpected(io_error(folder, "cannot sync the folder", err));
+  return {};
+}
+
+}  // namespace
+
+util::Error io_error(const std::string& path, std::string_view what, int err) {
+  return util::Error{.file = path, .message = std::string(what) + ": " + std::strerror(err)};
+}
+
+util::Result<void> write_atomically(const std::string& path, std::string_view text, mode_t mode) {
+  std::string temp = path + ".tmp.XXXXXX";
+  const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
+  if (fd < 0) return std::unexpected(io_error(path, "cannot create a temporary file beside it", errno));
+  auto done = fill_and_close(fd, text, mode, path);
+  if (done && ::rename(temp.c_str(), path.c_str()) != 0) done = std::unexpected(io_error(path, "cannot rename over it", errno));
+  if (!done) {
+    ::unlink(temp.c_str());
+    return done;
+  }
+  return sync_folder(folder_of(path));
+}
+
+util::Result<std::optional<std::string>> read_file_if_exists(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) return std::optional<std::string>();
+  if (fd < 0) return std::unexpected(io_error(path, "cannot open", errno));
+  std::string text;
+  char buffer[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      return std::unexpected(io_error(path, "cannot read", err));
+    }
+    if (n == 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return std::optional<std::string>(std::move(text));
+}
+
+util::Result<std::string> read_file(const std::string& path) {
+  auto text = read_file_if_exists(path);
+  if (!text) return std::unexpected(text.error());
+  if (!*text) return std::unexpected(io_error(path, "cannot open", ENOENT));
+  return std::move(**text);
+}
+
+}  // namespace mlsup::journal

@@ -1,0 +1,243 @@
+#include "journal/journal.h"
+
+#include <cerrno>
+#include <algorithm>
+#include <cstring>
+#include <fcntl.h>
+#include <optional>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "journal/atomic_file.h"
+
+namespace mlsup::journal {
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+const char* const kReserved[] = {"seq", "time", "type"};
+
+std::string dump_line(const ordered_json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+std::string header_line(const std::string& campaign, long long last_seq) {
+  ordered_json header = {{"mlsup_journal", kJournalVersion}, {"campaign", campaign}};
+  if (last_seq > 0) header["last_seq"] = last_seq;
+  return dump_line(header);
+}
+
+// seq, time and type first, then the other fields in the order the record keeps them.
+std::string record_line(const Record& r) {
+  ordered_json line = {{"seq", r.seq}, {"time", r.time}, {"type", r.type}};
+  for (const auto& [key, value] : r.data.items())
+    if (key != "seq" && key != "time" && key != "type") line[key] = value;
+  return dump_line(line);
+}
+
+struct Lines {
+  std::vector<std::string_view> complete;  // each was followed by a newline
+  std::string_view tail;                   // bytes after the last newline
+};
+
+Lines split_lines(std::string_view text) {
+  Lines out;
+  std::size_t start = 0;
+  for (std::size_t nl = text.find('\n'); nl != std::string_view::npos; nl = text.find('\n', start)) {
+    out.complete.push_back(text.substr(start, nl - start));
+    start = nl + 1;
+  }
+  out.tail = text.substr(start);
+  return out;
+}
+
+// The record on line, if it is a well-formed one that follows prev_seq.
+std::optional<Record> parse_record(std::string_view line, long long prev_seq) {
+  json j = json::parse(line, nullptr, false);
+  if (!j.is_object()) return std::nullopt;
+  const auto seq = j.find("seq");
+  const auto time = j.find("time");
+  const auto type = j.find("type");
+  if (seq == j.end() || !seq->is_number_integer() || seq->get<long long>() <= prev_seq) return std::nullopt;
+  if (time == j.end() || !time->is_number() || type == j.end() || !type->is_string()) return std::nullopt;
+  Record r{seq->get<long long>(), time->get<double>(), type->get<std::string>(), {}};
+  r.data = std::move(j);
+  return r;
+}
+
+util::Error line_error(const std::string& path, std::size_t line, std::string message) {
+  return util::Error{.file = path, .line = static_cast<int>(line), .message = std::move(message)};
+}
+
+// The header's last_seq (0 when absent), after checking that it is this campaign's version-1 header.
+util::Result<long long> parse_header(std::string_view line, const std::string& path, const std::string& campaign) {
+  const json h = json::parse(line, nullptr, false);
+  const auto version = h.is_object() ? h.find("mlsup_journal") : h.end();
+  const bool is_header = h.is_object() && version != h.end() && version->is_number_integer() &&
+                         version->get<long long>() >= 1 && h.contains("campaign") && h["campaign"].is_string();
+  if (!is_header)
+    return std::unexpected(line_error(path, 1, "not an mlsup journal (the first line is not {\"mlsup_journal\":1,...}); "
+                                               "move the file away or give the campaign another state_dir"));
+  if (version->get<long long>() > kJournalVersion)
+    return std::unexpected(line_error(path, 1, "written by a newer mlsup (journal version " + version->dump() +
+                                                   ", this one reads " + std::to_string(kJournalVersion) + "); use that mlsup"));
+  if (h["campaign"].get<std::string>() != campaign)
+    return std::unexpected(line_error(path, 1, "belongs to campaign \"" + h["campaign"].get<std::string>() + "\", not \"" +
+                                                   campaign + "\"; give each campaign its own state_dir"));
+  const auto last = h.find("last_seq");
+  if (last == h.end()) return 0LL;
+  if (!last->is_number_integer() || last->get<long long>() < 0)
+    return std::unexpected(line_error(path, 1, "the header's last_seq is not a count"));
+  return last->get<long long>();
+}
+
+// Writes all of text to fd, continuing after a short write.
+util::Result<void> write_all(int fd, std::string_view text, const std::string& path) {
+  while (!text.empty()) {
+    const ssize_t n = ::write(fd, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return std::unexpected(io_error(path, "cannot append", n == 0 ? ENOSPC : errno));
+    text.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return {};
+}
+
+// Appends line to fd (opened with O_APPEND); on failure cuts the file back to its length before, and
+// clears intact when even that fails.
+util::Result<void> append_to(int fd, std::string_view line, bool sync, const std::string& path, bool& intact) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return std::unexpected(io_error(path, "cannot stat", errno));
+  auto written = write_all(fd, line, path);
+  if (written && sync && ::fdatasync(fd) != 0) written = std::unexpected(io_error(path, "cannot sync", errno));
+  if (!written && ::ftruncate(fd, st.st_size) != 0) {
+    intact = false;
+    written.error().message += std::string("; cutting the partial line off failed too: ") + std::strerror(errno);
+  }
+  return written;
+}
+
+// True when fd's file is empty or ends with a newline.
+bool ends_with_newline(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || st.st_size == 0) return true;
+  char last = 0;
+  return ::pread(fd, &last, 1, st.st_size - 1) == 1 && last == '\n';
+}
+
+}  // namespace
+
+util::Result<Journal> Journal::open(const std::string& path, const std::string& campaign) {
+  Journal journal(path, campaign);
+  auto text = read_file_if_exists(path);
+  if (!text) return std::unexpected(text.error());
+  if (*text && !(*text)->empty()) {
+    if (auto ok = journal.read(**text); !ok) return std::unexpected(ok.error());
+    return journal;
+  }
+  if (*text) journal.warnings_.push_back(path + ": the file was empty; its header was written again");
+  if (auto ok = journal.rewrite({}); !ok) return std::unexpected(ok.error());
+  return journal;
+}
+
+util::Result<void> Journal::read(const std::string& text) {
+  const Lines lines = split_lines(text);
+  if (lines.complete.empty())
+    return std::unexpected(line_error(path_, 1, "the header line is incomplete; move the file away"));
+  auto base = parse_header(lines.complete[0], path_, campaign_);
+  if (!base) return std::unexpected(base.error());
+  long long prev = 0;
+  for (std::size_t i = 1; i < lines.complete.size(); ++i) {
+    auto record = parse_record(lines.complete[i], prev);
+    if (record) {
+      prev = record->seq;
+      records_.push_back(std::move(*record));
+    } else if (i + 1 == lines.complete.size() && lines.tail.empty()) {
+      drop_last(i + 1, "a garbled last record", lines.complete[i].size());
+    } else {
+      return std::unexpected(line_error(path_, i + 1, "not a journal record, and records follow it; the journal is "
+                                                      "damaged: restore it or repair this line by hand"));
+    }
+  }
+  if (!lines.tail.empty())
+    drop_last(lines.complete.size() + 1, "an incomplete last record (no newline: a crash while it was written)",
+              lines.tail.size());
+  last_seq_ = std::max(*base, prev);
+  return {};
+}
+
+void Journal::drop_last(std::size_t line, const std::string& what, std::size_t bytes) {
+  warnings_.push_back(path_ + ":" + std::to_string(line) + ": dropped " + what + ", " + std::to_string(bytes) + " bytes");
+  needs_repair_ = true;
+}
+
+util::Result<void> Journal::rewrite(const std::vector<Record>& records) const {
+  std::string text = header_line(campaign_, last_seq_);
+  for (const auto& r : records) text += record_line(r);
+  return write_atomically(path_, text);
+}
+
+util::Result<Record> Journal::append(const std::string& type, json fields, double now) {
+  if (fields.is_null()) fields = json::object();
+  if (!fields.is_object())
+    return std::unexpected(util::Error{.file = path_, .subject = type, .message = "record fields must be a JSON object"});
+  for (const char* key : kReserved)
+    if (fields.contains(key))
+      return std::unexpected(util::Error{.file = path_, .subject = type, .message = std::string("a record may not set \"") +
+                                                                                    key + "\"; the journal fills it in"});
+  if (needs_repair_) {
+    if (auto ok = rewrite(records_); !ok) return std::unexpected(ok.error());
+    needs_repair_ = false;
+  }
+  Record record{last_seq_ + 1, now, type, std::move(fields)};
+  record.data["seq"] = record.seq;
+  record.data["time"] = record.time;
+  record.data["type"] = record.type;
+  const int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) return std::unexpected(io_error(path_, "cannot open to append", errno));
+  bool intact = true;
+  auto written = append_to(fd, record_line(record), true, path_, intact);
+  ::close(fd);
+  if (!written) {
+    needs_repair_ = !intact;
+    return std::unexpected(written.error());
+  }
+  records_.push_back(record);
+  last_seq_ = record.seq;
+  return record;
+}
+
+util::Result<void> Journal::compact(const std::function<bool(const Record&)>& keep) {
+  std::vector<Record> kept;
+  for (const auto& r : records_)
+    if (keep(r)) kept.push_back(r);
+  if (auto ok = rewrite(kept); !ok) return ok;
+  records_ = std::move(kept);
+  needs_repair_ = false;
+  return {};
+}
+
+util::Result<void> EventLog::append(const json& event) {
+  if (!event.is_object()) return std::unexpected(util::Error{.file = path_, .message = "an event must be a JSON object"});
+  const int fd = ::open(path_.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return std::unexpected(io_error(path_, "cannot open to append", errno));
+  std::string line = event.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  if (!ends_with_newline(fd)) line.insert(0, "\n");
+  bool intact = true;
+  auto written = append_to(fd, line, false, path_, intact);
+  ::close(fd);
+  return written;
+}
+
+std::vector<json> EventLog::read(const std::string& path) {
+  const auto text = read_file_if_exists(path);
+  if (!text || !*text) return {};
+  std::vector<json> events;
+  for (const auto line : split_lines(**text).complete) {
+    json event = json::parse(line, nullptr, false);
+    if (event.is_object()) events.push_back(std::move(event));
+  }
+  return events;
+}
+
+}  // namespace mlsup::journal

@@ -1,0 +1,81 @@
+#pragma once
+// The campaign's append-only record of intents and facts, and its event log: JSON lines.
+//
+// A line counts once its newline is on disk. Each line is handed to one write() on an O_APPEND
+// descriptor; a write that fails is cut back off the file, so no half line follows a failure.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "util/error.h"
+
+namespace mlsup::journal {
+
+// The format version written in the header; a journal of a higher version is refused.
+inline constexpr int kJournalVersion = 1;
+
+struct Record {
+  long long seq = 0;    // 1, 2, ... increasing; never reused, also across compaction
+  double time = 0;      // unix seconds, from the clock handed to append()
+  std::string type;
+  nlohmann::json data;  // the whole object, seq, time and type included
+};
+
+// <state_dir>/journal.jsonl: a header line {"mlsup_journal":1,"campaign":...}, then one Record per line.
+class Journal {
+ public:
+  // Opens path (creating it with its header if absent) and reads every record. An incomplete or garbled
+  // last line is dropped with a warning and cut off the file before the next append; any other bad line,
+  // a foreign or newer header, or another campaign's journal is an error.
+  static util::Result<Journal> open(const std::string& path, const std::string& campaign);
+
+  // Every record, oldest first.
+  const std::vector<Record>& records() const { return records_; }
+
+  // What open() dropped, one sentence each.
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+  // Appends a record of type with fields (an object without seq, time or type) and makes it durable
+  // (fdatasync). On failure the file and records() are as before.
+  util::Result<Record> append(const std::string& type, nlohmann::json fields, double now);
+
+  // Rewrites the journal atomically with only the records keep() accepts; sequence numbers go on from
+  // the highest ever written.
+  util::Result<void> compact(const std::function<bool(const Record&)>& keep);
+
+  // The journal file.
+  const std::string& path() const { return path_; }
+
+ private:
+  Journal(std::string path, std::string campaign) : path_(std::move(path)), campaign_(std::move(campaign)) {}
+  util::Result<void> read(const std::string& text);
+  void drop_last(std::size_t line, const std::string& what, std::size_t bytes);
+  util::Result<void> rewrite(const std::vector<Record>& records) const;
+
+  std::string path_;
+  std::string campaign_;
+  long long last_seq_ = 0;  // the highest seq ever written, compacted records included
+  std::vector<Record> records_;
+  std::vector<std::string> warnings_;
+  bool needs_repair_ = false;  // the file holds bytes past the last good record
+};
+
+// <state_dir>/events.jsonl: one JSON object per line, no header; for people and tools, not for replay.
+class EventLog {
+ public:
+  // The log at path; the file is created by the first append.
+  explicit EventLog(std::string path) : path_(std::move(path)) {}
+
+  // Appends event (a JSON object) as one line; on failure nothing of it stays in the file. Not synced.
+  util::Result<void> append(const nlohmann::json& event);
+
+  // Every event in path, oldest first; incomplete or garbled lines are skipped, a missing file has none.
+  static std::vector<nlohmann::json> read(const std::string& path);
+
+ private:
+  std::string path_;
+};
+
+}  // namespace mlsup::journal

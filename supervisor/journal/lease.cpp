@@ -1,0 +1,208 @@
+#include "journal/lease.h"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+#include <fcntl.h>
+#include <random>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "journal/atomic_file.h"
+#include "util/strings.h"
+
+namespace mlsup::journal {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::time_t kStaleLockSeconds = 30;
+constexpr auto kLockWait = std::chrono::seconds(1);
+constexpr auto kLockRetry = std::chrono::milliseconds(5);
+
+std::string random_token() {
+  std::random_device random;
+  char text[33];
+  std::snprintf(text, sizeof text, "%08x%08x%08x%08x", random(), random(), random(), random());
+  return text;
+}
+
+util::Error lease_error(const std::string& path, std::string message) {
+  return util::Error{.file = path, .message = std::move(message)};
+}
+
+// Removes the lock at path when its last change is older than kStaleLockSeconds (by this host's clock);
+// true when the caller should try to create it again at once.
+bool break_if_stale(const std::string& path) {
+  struct stat seen {};
+  if (::stat(path.c_str(), &seen) != 0) return errno == ENOENT;
+  if (std::time(nullptr) - seen.st_mtime <= kStaleLockSeconds) return false;
+  struct stat again {};
+  if (::stat(path.c_str(), &again) != 0) return errno == ENOENT;
+  if (again.st_ino != seen.st_ino || again.st_mtime != seen.st_mtime) return true;
+  return ::unlink(path.c_str()) == 0 || errno == ENOENT;
+}
+
+// "<lease>.lock", held around each read-check-write of the lease; removed on destruction if still ours.
+class LockFile {
+ public:
+  static util::Result<LockFile> take(const std::string& lease_path);
+  LockFile(LockFile&& other) noexcept : path_(std::move(other.path_)), token_(std::move(other.token_)) { other.path_.clear(); }
+  LockFile& operator=(LockFile&&) = delete;
+  ~LockFile();
+
+ private:
+  LockFile(std::string path, std::string token) : path_(std::move(path)), token_(std::move(token)) {}
+  std::string path_, token_;
+};
+
+// Creates the lock file holding token; false (errno set) when it cannot.
+bool create_lock(const std::string& path, const std::string& token) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  const bool written = ::write(fd, token.data(), token.size()) == static_cast<ssize_t>(token.size());
+  const int err = errno;
+  if (::close(fd) == 0 && written) return true;
+  ::unlink(path.c_str());
+  errno = written ? EIO : err;
+  return false;
+}
+
+util::Result<LockFile> LockFile::take(const std::string& lease_path) {
+  const std::string path = lease_path + ".lock";
+  const std::string token = random_token();
+  const auto deadline = std::chrono::steady_clock::now() + kLockWait;
+  for (;;) {
+    if (create_lock(path, token)) return LockFile(path, token);
+    if (errno != EEXIST) return std::unexpected(io_error(path, "cannot create the lease lock", errno));
+    if (break_if_stale(path)) continue;
+    if (std::chrono::steady_clock::now() >= deadline)
+      return std::unexpected(lease_error(path, "busy: another mlsup is taking or renewing the lease; try again (a lock "
+                                               "left by a crash is broken after " +
+                                                   std::to_string(kStaleLockSeconds) + " s)"));
+    std::this_thread::sleep_for(kLockRetry);
+  }
+}
+
+LockFile::~LockFile() {
+  if (path_.empty()) return;
+  const auto content = read_file_if_exists(path_);
+  if (content && *content && **content == token_) ::unlink(path_.c_str());
+}
+
+std::string lease_text(const LeaseInfo& l) {
+  const nlohmann::ordered_json j = {
+      {"host", l.host}, {"pid", l.pid}, {"boot_id", l.boot_id}, {"owner", l.owner}, {"expires", l.expires}};
+  return j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+std::optional<LeaseInfo> parse_lease(std::string_view text) {
+  const json j = json::parse(text, nullptr, false);
+  if (!j.is_object()) return std::nullopt;
+  for (const char* key : {"host", "boot_id", "owner"})
+    if (!j.contains(key) || !j[key].is_string()) return std::nullopt;
+  if (!j.contains("pid") || !j["pid"].is_number_integer() || !j.contains("expires") || !j["expires"].is_number())
+    return std::nullopt;
+  return LeaseInfo{j["host"].get<std::string>(), j["boot_id"].get<std::string>(), j["owner"].get<std::string>(),
+                   j["pid"].get<int>(), j["expires"].get<double>()};
+}
+
+// The lease at path: nullopt when there is none, an error when the file is not a lease.
+util::Result<std::optional<LeaseInfo>> load(const std::string& path) {
+  auto text = read_file_if_exists(path);
+  if (!text) return std::unexpected(text.error());
+  if (!*text) return std::optional<LeaseInfo>();
+  auto info = parse_lease(**text);
+  if (!info) return std::unexpected(lease_error(path, "not a lease file; remove it if no mlsup runs this campaign"));
+  return info;
+}
+
+util::Result<void> write_and_confirm(const std::string& path, const LeaseInfo& info) {
+  if (auto ok = write_atomically(path, lease_text(info)); !ok) return ok;
+  auto back = load(path);
+  if (!back) return std::unexpected(back.error());
+  if (!*back || (*back)->owner != info.owner)
+    return std::unexpected(lease_error(path, "the lease changed hands while it was being written"));
+  return {};
+}
+
+bool process_alive(int pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
+
+// True while holder's claim stands against me: not expired, and not a process known to be dead.
+bool holder_blocks(const LeaseInfo& holder, const Identity& me, double now) {
+  if (holder.expires <= now) return false;
+  if (holder.host != me.host) return true;
+  if (holder.boot_id != me.boot_id) return false;
+  return process_alive(holder.pid);
+}
+
+std::string clock_time(double unix_seconds) {
+  const auto t = static_cast<std::time_t>(unix_seconds);
+  std::tm local{};
+  ::localtime_r(&t, &local);
+  char text[16];
+  std::strftime(text, sizeof text, "%H:%M:%S", &local);
+  return text;
+}
+
+std::string held_by(const LeaseInfo& l) {
+  return "held by pid " + std::to_string(l.pid) + " on " + l.host + " until " + clock_time(l.expires);
+}
+
+}  // namespace
+
+Identity current_identity() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  Identity me{host, "", static_cast<int>(::getpid())};
+  const auto boot = read_file_if_exists("/proc/sys/kernel/random/boot_id");
+  if (boot && *boot) me.boot_id = std::string(util::trim(**boot));
+  return me;
+}
+
+util::Result<Lease> Lease::acquire(const std::string& path, const Identity& me, double now, double ttl_seconds) {
+  auto lock = LockFile::take(path);
+  if (!lock) return std::unexpected(lock.error());
+  auto holder = load(path);
+  if (!holder) return std::unexpected(holder.error());
+  if (*holder && holder_blocks(**holder, me, now))
+    return std::unexpected(lease_error(path, held_by(**holder) + "; another mlsup runs this campaign"));
+  LeaseInfo mine{me.host, me.boot_id, random_token(), me.pid, now + ttl_seconds};
+  if (auto ok = write_and_confirm(path, mine); !ok) return std::unexpected(ok.error());
+  return Lease(path, std::move(mine), ttl_seconds);
+}
+
+util::Result<void> Lease::renew(double now) {
+  auto lock = LockFile::take(path_);
+  if (!lock) return std::unexpected(lock.error());
+  auto holder = load(path_);
+  if (!holder) return std::unexpected(holder.error());
+  if (!*holder) return std::unexpected(lease_error(path_, "the lease file is gone"));
+  if ((*holder)->owner != info_.owner) return std::unexpected(lease_error(path_, "now " + held_by(**holder)));
+  LeaseInfo next = info_;
+  next.expires = now + ttl_;
+  if (auto ok = write_and_confirm(path_, next); !ok) return ok;
+  info_ = std::move(next);
+  return {};
+}
+
+void Lease::release() {
+  if (path_.empty()) return;
+  auto lock = LockFile::take(path_);
+  if (!lock) return;
+  const auto holder = load(path_);
+  if (holder && *holder && (*holder)->owner == info_.owner) ::unlink(path_.c_str());
+}
+
+std::optional<LeaseInfo> read_lease(const std::string& path) {
+  auto holder = load(path);
+  if (!holder) return std::nullopt;
+  return *holder;
+}
+
+}  // namespace mlsup::journal

@@ -1,0 +1,56 @@
+#pragma once
+// One supervisor per campaign, also across login nodes that share the state folder (over NFS).
+//
+// <state_dir>/lease.json names the holder and when its claim runs out. Every read-check-write of it
+// happens under "<path>.lock", a file created with O_CREAT|O_EXCL (NFS honours that), so two takers
+// cannot both win; the writer reads the lease back to confirm its owner token.
+#include <optional>
+#include <string>
+
+#include "util/error.h"
+
+namespace mlsup::journal {
+
+struct LeaseInfo {
+  std::string host, boot_id, owner;  // owner: a random token, new at every acquire
+  int pid = 0;
+  double expires = 0;  // unix seconds
+};
+
+// Who a process is, for telling whether a holder is still alive.
+struct Identity {
+  std::string host, boot_id;
+  int pid = 0;
+};
+
+// This process: host name, /proc/sys/kernel/random/boot_id ("" where there is none), pid.
+Identity current_identity();
+
+class Lease {
+ public:
+  // Takes the lease at path for ttl_seconds when it is free, expired, or held by a dead process on this
+  // host (its pid gone or its boot over); otherwise an error naming the holder.
+  static util::Result<Lease> acquire(const std::string& path, const Identity& me, double now, double ttl_seconds);
+
+  // Moves the expiry to now + ttl; an error (after which the caller must stop acting) when the lease no
+  // longer names this owner or cannot be written.
+  util::Result<void> renew(double now);
+
+  // Removes the lease file if it still names this owner; a lease not released runs out at its expiry.
+  void release();
+
+  // The lease as last written by this holder.
+  const LeaseInfo& info() const { return info_; }
+
+ private:
+  Lease(std::string path, LeaseInfo info, double ttl) : path_(std::move(path)), info_(std::move(info)), ttl_(ttl) {}
+
+  std::string path_;
+  LeaseInfo info_;
+  double ttl_ = 0;
+};
+
+// The lease at path, or nullopt when there is none or it cannot be read as one.
+std::optional<LeaseInfo> read_lease(const std::string& path);
+
+}  // namespace mlsup::journal

@@ -1,0 +1,134 @@
+#include <doctest/doctest.h>
+
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "journal/atomic_file.h"
+#include "support.h"
+
+using namespace mlsup::journal;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A folder whose filesystem can be made full: a 64 KiB tmpfs where this process may mount one, else
+// (no CAP_SYS_ADMIN) a file-size limit (RLIMIT_FSIZE) that makes writes past limit_bytes fail with EFBIG.
+class FullDisk {
+ public:
+  FullDisk() : folder_(tmp_.path() + "/disk") {
+    fs::create_directories(folder_);
+    mounted_ = ::mount("tmpfs", folder_.c_str(), "tmpfs", 0, "size=64k") == 0;
+  }
+  ~FullDisk() {
+    make_room();
+    if (mounted_) ::umount2(folder_.c_str(), MNT_DETACH);
+  }
+  FullDisk(const FullDisk&) = delete;
+  FullDisk& operator=(const FullDisk&) = delete;
+
+  const std::string& folder() const { return folder_; }
+  bool mounted() const { return mounted_; }
+
+  // Uses up every free block (tmpfs), or stops files from growing past limit_bytes (fallback).
+  void fill(rlim_t limit_bytes) {
+    if (mounted_) {
+      std::ofstream filler(folder_ + "/filler", std::ios::binary);
+      const std::string block(4096, 'x');
+      while (filler.write(block.data(), static_cast<std::streamsize>(block.size())) && filler.flush()) {
+      }
+      return;
+    }
+    std::signal(SIGXFSZ, SIG_IGN);
+    ::getrlimit(RLIMIT_FSIZE, &saved_);
+    const rlimit limited{limit_bytes, saved_.rlim_max};
+    limited_ = ::setrlimit(RLIMIT_FSIZE, &limited) == 0;
+  }
+
+  // Undoes fill().
+  void make_room() {
+    if (mounted_) fs::remove(folder_ + "/filler");
+    if (limited_) ::setrlimit(RLIMIT_FSIZE, &saved_);
+    limited_ = false;
+  }
+
+ private:
+  mlsup::test::TempDir tmp_;
+  std::string folder_;
+  bool mounted_ = false;
+  bool limited_ = false;
+  rlimit saved_{};
+};
+
+std::vector<std::string> names_in(const std::string& folder) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(folder)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("atomic_file: write_atomically replaces the content and leaves no temporary file") {
+  mlsup::test::TempDir tmp;
+  const std::string path = tmp.path() + "/state.json";
+  REQUIRE(write_atomically(path, "one\n"));
+  CHECK(*read_file(path) == "one\n");
+  REQUIRE(write_atomically(path, "two\n", 0600));
+  CHECK(*read_file(path) == "two\n");
+  CHECK((fs::status(path).permissions() & fs::perms::all) == (fs::perms::owner_read | fs::perms::owner_write));
+  CHECK(names_in(tmp.path()) == std::vector<std::string>{"state.json"});
+}
+
+TEST_CASE("atomic_file: an empty text gives an empty file") {
+  mlsup::test::TempDir tmp;
+  const std::string path = tmp.path() + "/empty";
+  REQUIRE(write_atomically(path, ""));
+  CHECK(*read_file(path) == "");
+}
+
+TEST_CASE("atomic_file: read_file tells a missing file apart only through read_file_if_exists") {
+  mlsup::test::TempDir tmp;
+  const std::string path = tmp.path() + "/absent";
+  const auto missing = read_file(path);
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().file == path);
+  CHECK(missing.error().message.find("No such file") != std::string::npos);
+  const auto maybe = read_file_if_exists(path);
+  REQUIRE(maybe);
+  CHECK_FALSE(maybe->has_value());
+}
+
+TEST_CASE("atomic_file: a folder that does not exist is an error naming the path") {
+  mlsup::test::TempDir tmp;
+  const std::string path = tmp.path() + "/no/such/folder/file";
+  const auto written = write_atomically(path, "x");
+  REQUIRE_FALSE(written);
+  CHECK(written.error().str().find(path) == 0);
+}
+
+TEST_CASE("atomic_file: on a full disk the write fails, the old content stays and no temporary file is left") {
+  FullDisk disk;
+  MESSAGE(std::string(disk.mounted() ? "full disk: a 64 KiB tmpfs" : "full disk: simulated with RLIMIT_FSIZE (mount not permitted)"));
+  const std::string path = disk.folder() + "/state.json";
+  REQUIRE(write_atomically(path, "old\n"));
+  const auto before = names_in(disk.folder());
+  disk.fill(100);
+  const auto written = write_atomically(path, std::string(8192, 'n'));
+  disk.make_room();
+  REQUIRE_FALSE(written);
+  CHECK(written.error().file == path);
+  CHECK(written.error().message.find(disk.mounted() ? "No space left on device" : "File too large") != std::string::npos);
+  CHECK(*read_file(path) == "old\n");
+  CHECK(names_in(disk.folder()) == before);
+  REQUIRE(write_atomically(path, "new\n"));
+  CHECK(*read_file(path) == "new\n");
+}
