@@ -1,38 +1,31 @@
 #include "cli/app.h"
 
 #include <functional>
+#include <map>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/exit_codes.h"
+#include "cli/campaign_verbs.h"
 #include "cli/verbs.h"
 #include "util/strings.h"
 
 namespace mlsup::cli {
 namespace {
 
-// Verbs that the help lists but this build does not carry out yet.
-struct PlannedVerb {
-  const char* name;
-  const char* summary;
-};
-
-constexpr PlannedVerb kPlannedVerbs[] = {
-    {"run", "supervise a campaign until it completes or stops (not in this build yet)"},
-    {"tick", "one reconcile pass, for cron (not in this build yet)"},
-    {"status", "show a campaign's state (not in this build yet)"},
-    {"stop", "create the kill switch: the training saves and exits, nothing is resubmitted (not in this build yet)"},
-    {"save", "create the save switch: the training saves a checkpoint and goes on (not in this build yet)"},
-    {"events", "print a campaign's event log (not in this build yet)"},
-};
-
 constexpr const char* kFooter = R"(Exit codes:
-  0  done
-  1  a runtime failure (a file could not be written, ...)
+  0  done; for run and tick: the campaign completed (tick: or goes on)
+  1  a runtime failure (a file could not be written, the state directory is unusable, ...)
   2  the command line is wrong
   3  the config or the template is wrong (the message says file:line:column)
-  4  the verb is not in this build
+  5  run: another supervisor is acting on this campaign
+  6  run: stopped supervising on SIGTERM/SIGINT; the jobs keep running
+  10 the campaign stopped: kill switch
+  11 the campaign stopped: a restart budget is spent, or a crash loop
+  12 the campaign stopped: its job was cancelled by a person
+  13 the campaign stopped: the training exited with the do-not-retry code
+  14 the campaign stopped: it cannot go on (Slurm refused the job, deadline, template unreadable)
 See README.md and configs/reference.yaml.)";
 
 }  // namespace
@@ -56,11 +49,26 @@ int run(int argc, char** argv) {
   render_cmd->add_option("--write", render.write_dir, "write DIR/job.sbatch and DIR/submit.sh instead of printing");
   render_cmd->add_flag("--json", render.json, "print as JSON");
 
-  std::string planned_name;
-  for (const auto& verb : kPlannedVerbs) {
+  bool json = false;
+  struct CampaignVerb {
+    const char* name;
+    const char* summary;
+    bool has_json;
+  };
+  const CampaignVerb verbs[] = {
+      {"run", "supervise the campaign until it completes or stops", false},
+      {"tick", "one reconcile pass, then exit (for cron)", false},
+      {"status", "the campaign's state", true},
+      {"stop", "set the kill switch: the training saves and exits, nothing more is submitted", false},
+      {"save", "set the save switch: the training saves a checkpoint and goes on", false},
+      {"events", "the event log: every decision and its reason", true},
+  };
+  std::map<std::string, CLI::App*> campaign_cmds;
+  for (const auto& verb : verbs) {
     auto* sub = app.add_subcommand(verb.name, verb.summary);
-    sub->allow_extras();
-    sub->callback([&planned_name, name = verb.name] { planned_name = name; });
+    sub->add_option("CONFIG", config_path, "campaign config (YAML)")->required();
+    if (verb.has_json) sub->add_flag("--json", json, "print as JSON");
+    campaign_cmds[verb.name] = sub;
   }
 
   try {
@@ -71,8 +79,17 @@ int run(int argc, char** argv) {
   }
   if (validate->parsed()) return validate_verb(config_path);
   if (render_cmd->parsed()) return render_verb(render);
-  std::cerr << "mlsup " << planned_name << ": not in this build (mlsup " MLSUP_VERSION ")\n";
-  return kNotAvailable;
+  const std::map<std::string, std::function<int()>> actions = {
+      {"run", [&] { return run_verb(config_path); }},
+      {"tick", [&] { return tick_verb(config_path); }},
+      {"status", [&] { return status_verb(config_path, json); }},
+      {"stop", [&] { return switch_verb(config_path, true); }},
+      {"save", [&] { return switch_verb(config_path, false); }},
+      {"events", [&] { return events_verb(config_path, json); }},
+  };
+  for (const auto& [name, sub] : campaign_cmds)
+    if (sub->parsed()) return actions.at(name)();
+  return kUsage;
 }
 
 }  // namespace mlsup::cli

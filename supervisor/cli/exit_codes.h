@@ -7,7 +7,6 @@ enum ExitCode : int {
   kRuntimeFailure = 1, // something outside the input failed (a file could not be written, ...)
   kUsage = 2,          // the command line is wrong
   kBadInput = 3,       // the config or the template is wrong; the message says where
-  kNotAvailable = 4,   // the verb exists in the help but not in this build
 };
 
 }  // namespace mlsup::cli

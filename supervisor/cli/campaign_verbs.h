@@ -1,0 +1,22 @@
+#pragma once
+// The verbs that act on a campaign: run, tick, status, stop, save, events.
+#include <string>
+
+namespace mlsup::cli {
+
+// `mlsup run CONFIG`: supervises until the campaign ends; prints the reason last.
+int run_verb(const std::string& config_path);
+
+// `mlsup tick CONFIG`: one reconcile pass, for cron.
+int tick_verb(const std::string& config_path);
+
+// `mlsup status CONFIG [--json]`: the campaign's state from its journal and last pass.
+int status_verb(const std::string& config_path, bool json);
+
+// `mlsup stop CONFIG` / `mlsup save CONFIG`: create the kill / save switch.
+int switch_verb(const std::string& config_path, bool kill);
+
+// `mlsup events CONFIG [--json]`: the event log, oldest first.
+int events_verb(const std::string& config_path, bool json);
+
+}  // namespace mlsup::cli

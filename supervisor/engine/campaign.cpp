@@ -1,0 +1,336 @@
+#include "engine/campaign.h"
+
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <unistd.h>
+
+#include "checkpoint/checkpoints.h"
+#include "decide/policy.h"
+#include "journal/atomic_file.h"
+#include "journal/journal.h"
+#include "render/submission.h"
+#include "util/strings.h"
+
+namespace mlsup::engine {
+namespace fs = std::filesystem;
+namespace {
+
+using nlohmann::json;
+
+// Test hook: MLSUP_CRASH_AT=<point> kills this process (SIGKILL) when it reaches that point.
+void crash_point(const char* point) {
+  const char* at = std::getenv("MLSUP_CRASH_AT");
+  if (at && std::string(at) == point) ::kill(::getpid(), SIGKILL);
+}
+
+std::string random_id() {
+  std::random_device rd;
+  std::ostringstream out;
+  out << std::hex << rd() << rd();
+  return out.str().substr(0, 8);
+}
+
+std::optional<std::string> read_small(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The last lines of a job's output file, for events.
+std::string tail(const std::string& path, std::size_t lines) {
+  const auto text = read_small(path);
+  if (!text) return "";
+  const auto all = util::split(*text, '\n');
+  std::vector<std::string> last(all.end() - static_cast<long>(std::min(lines + 1, all.size())), all.end());
+  return util::join(last, "\n");
+}
+
+util::Error error(std::string message) { return util::Error{.message = std::move(message)}; }
+
+// Claims checkpoint_dir for this campaign with a marker file; refuses one claimed by another.
+util::Result<void> claim_checkpoint_dir(const config::Config& c, const std::string& campaign_id) {
+  std::error_code ec;
+  fs::create_directories(c.checkpoint.dir, ec);
+  const std::string marker = c.checkpoint.dir + "/.mlsup-campaign";
+  if (const auto text = read_small(marker)) {
+    const auto claim = json::parse(*text, nullptr, false);
+    const std::string owner = claim.is_object() ? claim.value("campaign_id", "") : "";
+    if (owner == campaign_id) return {};
+    return std::unexpected(error("checkpoint.dir " + c.checkpoint.dir + " belongs to campaign \"" +
+                                 (claim.is_object() ? claim.value("name", "?") : "?") + "\" (state in " +
+                                 (claim.is_object() ? claim.value("state_dir", "?") : "?") +
+                                 "); give this campaign a checkpoint directory of its own"));
+  }
+  const json claim = {{"campaign_id", campaign_id}, {"name", c.name}, {"state_dir", c.state_dir}};
+  return journal::write_atomically(marker, claim.dump() + "\n");
+}
+
+}  // namespace
+
+Campaign::Campaign(config::Config config, Edges edges) : config_(std::move(config)), edges_(std::move(edges)) {}
+Campaign::~Campaign() = default;
+
+util::Result<std::unique_ptr<Campaign>> Campaign::open(config::Config config, Edges edges) {
+  std::error_code ec;
+  fs::create_directories(config.state_dir + "/logs", ec);
+  if (ec) return std::unexpected(error("cannot create the state directory " + config.state_dir + ": " + ec.message()));
+  std::unique_ptr<Campaign> c(new Campaign(std::move(config), std::move(edges)));
+  auto j = journal::Journal::open(c->config_.state_dir + "/journal.jsonl", c->config_.name);
+  if (!j) return std::unexpected(j.error());
+  c->journal_ = std::make_unique<journal::Journal>(std::move(*j));
+  c->events_ = std::make_unique<journal::EventLog>(c->config_.state_dir + "/events.jsonl");
+  for (const auto& w : c->journal_->warnings()) c->event("journal-repaired", {{"detail", w}});
+  auto state = replay(c->records());
+  if (state.campaign_id.empty()) {
+    state.campaign_id = random_id();
+    if (auto ok = c->record("campaign", {{"id", state.campaign_id}, {"name", c->config_.name}}); !ok)
+      return std::unexpected(ok.error());
+  }
+  if (auto ok = claim_checkpoint_dir(c->config_, state.campaign_id); !ok) return std::unexpected(ok.error());
+  c->campaign_id_ = state.campaign_id;
+  return c;
+}
+
+void Campaign::reload(config::Config config) {
+  event("config-reloaded", {{"file", config.source_file}});
+  config_ = std::move(config);
+}
+
+std::vector<JournalRecord> Campaign::records() const {
+  std::vector<JournalRecord> out;
+  for (const auto& r : journal_->records()) out.push_back({r.time, r.type, r.data});
+  return out;
+}
+
+util::Result<void> Campaign::record(const std::string& type, json fields) {
+  auto r = journal_->append(type, std::move(fields), edges_.now());
+  if (!r) return std::unexpected(r.error());
+  return {};
+}
+
+void Campaign::event(const std::string& what, json fields) {
+  fields["event"] = what;
+  fields["time"] = edges_.now();
+  fields["campaign"] = config_.name;
+  events_->append(fields);
+  if (edges_.on_event) edges_.on_event(fields);
+}
+
+std::string Campaign::tag(int attempt) const {
+  return "mlsup:" + config_.name + ":" + campaign_id_ + ":" + std::to_string(attempt);
+}
+
+bool Campaign::kill_switch() const {
+  std::error_code ec;
+  return fs::exists(config_.switches.kill, ec);
+}
+
+util::Result<std::optional<Outcome>> Campaign::pass() {
+  const CampaignState s = replay(records());
+  if (s.finished_code) return std::optional<Outcome>(Outcome{*s.finished_code, s.finished_reason});
+  const AttemptState* a = s.current();
+  util::Result<void> acted;
+  if (!a) {
+    acted = kill_switch() ? finish(decide::kStoppedBySwitch, "the kill switch was set before the first attempt")
+                          : submit(1);
+  } else if (!a->ended) {
+    acted = a->job_id ? watch(s, *a) : recover_submission(*a);
+  } else if (s.awaiting_submit) {
+    if (kill_switch()) {
+      acted = finish(decide::kStoppedBySwitch, "the kill switch was set: nothing more is submitted");
+    } else if (edges_.now() >= s.next_submit_at) {
+      acted = submit(a->number + 1);
+    }
+  }
+  if (!acted) return std::unexpected(acted.error());
+  const CampaignState after = replay(records());
+  if (after.finished_code) return std::optional<Outcome>(Outcome{*after.finished_code, after.finished_reason});
+  return std::optional<Outcome>();
+}
+
+util::Result<void> Campaign::finish(int code, const std::string& reason) {
+  event(code == 0 ? "completed" : "stopped", {{"exit_code", code}, {"reason", reason}, {"alert", code != 0}});
+  return record("finished", {{"code", code}, {"reason", reason}});
+}
+
+util::Result<void> Campaign::submit(int number) {
+  const auto scan = checkpoint::scan(config_.checkpoint);
+  const auto newest = checkpoint::newest_complete(scan);
+  if (!scan.pointer_problem.empty()) event("checkpoint-pointer-ignored", {{"detail", scan.pointer_problem}});
+  const std::string resume_from = newest ? newest->path : "";
+  if (auto ok = record("submit-intent", {{"attempt", number}, {"tag", tag(number)}, {"resume_from", resume_from},
+                                         {"resume_step", newest ? newest->step : 0}, {"exclude", json::array()}});
+      !ok)
+    return ok;
+  crash_point("after-intent");
+  return send(replay(records()).attempts.back());
+}
+
+util::Result<void> Campaign::recover_submission(const AttemptState& a) {
+  auto found = edges_.slurm->find_by_tag(a.tag);
+  if (!found) {
+    event("slurm-unavailable", {{"attempt", a.number}, {"detail", found.error().message}});
+    return {};
+  }
+  if (found->empty()) return send(a);
+  const auto& job = found->front();
+  const slurm::JobId id = job.array_job_id ? job.array_job_id : job.job_id;
+  event("adopted", {{"attempt", a.number}, {"job_id", id}, {"detail", "a job with this attempt's tag already exists"}});
+  return record("adopted", {{"attempt", a.number}, {"job_id", id}});
+}
+
+util::Result<void> Campaign::send(const AttemptState& a) {
+  const auto text = read_small(config_.template_path);
+  if (!text) return finish(decide::kCannotGoOn, "cannot read the template " + config_.template_path);
+  auto plan = render::plan_submission(config_, *text, {a.number, a.resume_from, a.exclude});
+  if (!plan) return finish(decide::kCannotGoOn, plan.error().str());
+  for (auto& o : plan->options)
+    if (util::starts_with(o, "--comment=")) o = "--comment=" + a.tag;
+  const std::string dir = config_.state_dir + "/attempts/" + std::to_string(a.number);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  fs::create_directories(config_.heartbeat.dir, ec);
+  const std::string script = dir + "/job.sbatch";
+  if (auto ok = journal::write_atomically(script, plan->script, 0644); !ok) return std::unexpected(ok.error());
+  auto id = edges_.slurm->submit({plan->options, plan->environment, script, config_.base_dir});
+  crash_point("after-sbatch");
+  if (!id) {
+    const auto& e = id.error();
+    event("submit-failed", {{"attempt", a.number}, {"kind", slurm::error_kind_name(e.kind)}, {"detail", e.message},
+                            {"transient", e.transient()}, {"decision", e.transient() ? "look for the job by its tag, then retry" : "stop"}});
+    if (e.transient() || e.kind == slurm::ErrorKind::Other) return {};
+    return finish(decide::kCannotGoOn, "Slurm refused the job: " + e.message);
+  }
+  if (auto ok = record("submitted", {{"attempt", a.number}, {"job_id", *id}}); !ok) return ok;
+  event("submitted", {{"attempt", a.number}, {"job_id", *id}, {"resume_from", a.resume_from}, {"exclude", a.exclude},
+                      {"script", script}, {"reason", a.number == 1 ? "first attempt" : "resubmission"}});
+  crash_point("after-submitted");
+  return {};
+}
+
+util::Result<void> Campaign::watch(const CampaignState& s, const AttemptState& a) {
+  auto jobs = edges_.slurm->jobs({*a.job_id});
+  if (!jobs) {
+    if (jobs.error().message != last_slurm_error_)
+      event("slurm-unavailable", {{"attempt", a.number}, {"job_id", *a.job_id}, {"kind", slurm::error_kind_name(jobs.error().kind)},
+                                  {"detail", jobs.error().message}, {"decision", "wait and ask again; nothing is decided"}});
+    last_slurm_error_ = jobs.error().message;
+    return {};
+  }
+  last_slurm_error_.clear();
+  load_heartbeat(a.number);
+  if (jobs->empty()) return end_attempt(s, a, slurm::Job{.job_id = *a.job_id}, true);
+  const slurm::Job& job = jobs->front();
+  write_status(s, job);
+  if (slurm::is_final(job.state)) return end_attempt(s, a, job, false);
+  if (job.state == slurm::JobState::Pending && kill_switch())
+    return cancel(a, decide::EndClass::KillSwitch, "the kill switch was set while the job was pending");
+  if (job.state == slurm::JobState::Running) return watch_running(a, job);
+  return {};
+}
+
+util::Result<void> Campaign::watch_running(const AttemptState& a, const slurm::Job& job) {
+  const double now = edges_.now();
+  if (heartbeat_.running_since <= 0) heartbeat_.running_since = now;
+  heartbeat_ = observe(heartbeat_, read_small(render::heartbeat_file(config_, a.number)), now);
+  save_heartbeat(a.number);
+  if (a.cancel_reason) return {};
+  const std::string hung = hang_reason(heartbeat_, config_.heartbeat, now);
+  if (hung.empty()) return {};
+  (void)job;
+  return cancel(a, decide::EndClass::Hang, hung);
+}
+
+util::Result<void> Campaign::cancel(const AttemptState& a, decide::EndClass why, const std::string& reason) {
+  if (a.cancel_reason) return {};
+  std::error_code ec;
+  fs::create_directories(config_.state_dir + "/fenced", ec);
+  if (auto ok = journal::write_atomically(config_.state_dir + "/fenced/" + std::to_string(a.number), reason + "\n"); !ok)
+    return ok;
+  if (auto ok = record("cancel-intent", {{"attempt", a.number}, {"job_id", *a.job_id},
+                                         {"class", std::string(decide::class_name(why))}, {"reason", reason}});
+      !ok)
+    return ok;
+  event("cancelling", {{"attempt", a.number}, {"job_id", *a.job_id}, {"class", std::string(decide::class_name(why))},
+                       {"reason", reason}, {"fenced", true}});
+  auto done = edges_.slurm->cancel(*a.job_id);
+  if (!done && done.error().kind != slurm::ErrorKind::UnknownJob)
+    event("cancel-failed", {{"attempt", a.number}, {"detail", done.error().message}, {"decision", "retry next pass"}});
+  return {};
+}
+
+util::Result<void> Campaign::end_attempt(const CampaignState& s, const AttemptState& a, const slurm::Job& job,
+                                         bool vanished) {
+  if (vanished && a.cancel_reason) vanished = false;
+  const auto newest = checkpoint::newest_complete(checkpoint::scan(config_.checkpoint));
+  const long long ck_step = newest ? newest->step : 0;
+  const long long step = std::max(ck_step, heartbeat_.step);
+  const bool target_reached = config_.target_steps == 0 || step >= config_.target_steps;
+  decide::Ending ending{job.state, job.exit_code, job.exit_signal, a.cancel_reason, kill_switch(),
+                        target_reached, config_.policy.no_retry_exit_code, vanished};
+  const auto cls = decide::classify(ending);
+  const bool progressed = ck_step > a.resume_step || (target_reached && step > a.resume_step);
+  const auto d = decide::decide(cls, progressed, s.restarts, config_, edges_.now());
+  static const char* kActions[] = {"finish", "resubmit", "stop"};
+  const json context = {{"attempt", a.number},
+                        {"job_id", job.job_id},
+                        {"class", std::string(decide::class_name(cls))},
+                        {"slurm_state", std::string(slurm::state_name(job.state))},
+                        {"exit_code", job.exit_code},
+                        {"signal", job.exit_signal},
+                        {"nodes", job.nodes},
+                        {"step", step},
+                        {"checkpoint_step", ck_step},
+                        {"resumed_from", a.resume_from},
+                        {"progressed", progressed},
+                        {"action", kActions[static_cast<int>(d.action)]},
+                        {"delay", d.delay_seconds},
+                        {"reason", d.reason}};
+  if (auto ok = record("ended", context); !ok) return ok;
+  json ev = context;
+  ev["output"] = job.std_out;
+  ev["output_tail"] = job.std_out.empty() ? "" : tail(job.std_out, 10);
+  event("attempt-ended", ev);
+  crash_point("after-ended");
+  if (d.action == decide::Action::Resubmit) return {};
+  return finish(d.exit_code, d.reason);
+}
+
+void Campaign::load_heartbeat(int attempt) {
+  if (heartbeat_attempt_ == attempt) return;
+  heartbeat_ = {};
+  heartbeat_attempt_ = attempt;
+  const auto text = read_small(config_.state_dir + "/heartbeat.json");
+  if (!text) return;
+  const auto j = json::parse(*text, nullptr, false);
+  if (!j.is_object() || j.value("attempt", 0) != attempt) return;
+  heartbeat_ = parse_heartbeat(j.value("content", ""));
+  heartbeat_.changed_at = j.value("changed_at", 0.0);
+  heartbeat_.running_since = j.value("running_since", 0.0);
+}
+
+void Campaign::save_heartbeat(int attempt) {
+  const json j = {{"attempt", attempt}, {"content", heartbeat_.content}, {"changed_at", heartbeat_.changed_at},
+                  {"running_since", heartbeat_.running_since}};
+  (void)journal::write_atomically(config_.state_dir + "/heartbeat.json", j.dump() + "\n");
+}
+
+void Campaign::write_status(const CampaignState& s, const std::optional<slurm::Job>& job) {
+  json j = {{"campaign", config_.name}, {"updated", edges_.now()}, {"attempts", s.attempts.size()}};
+  if (job) {
+    j["job_id"] = job->job_id;
+    j["job_state"] = std::string(slurm::state_name(job->state));
+    j["nodes"] = job->nodes;
+    j["reason"] = job->reason;
+  }
+  j["step"] = heartbeat_.step;
+  (void)journal::write_atomically(config_.state_dir + "/status.json", j.dump() + "\n");
+}
+
+}  // namespace mlsup::engine

@@ -1,0 +1,84 @@
+#pragma once
+// One campaign's reconcile pass: read the journal, look at Slurm, the heartbeat, the switches and
+// the checkpoints, decide from the whole picture, act, and record the intent before every act.
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "config/config.h"
+#include "engine/heartbeat.h"
+#include "engine/state.h"
+#include "slurm/client.h"
+#include "util/error.h"
+
+namespace mlsup::journal {
+class Journal;
+class EventLog;
+}  // namespace mlsup::journal
+
+namespace mlsup::engine {
+
+// The world outside the core, injected so tests can replace it.
+struct Edges {
+  slurm::Client* slurm = nullptr;
+  std::function<double()> now;  // unix seconds
+  std::function<void(const nlohmann::json&)> on_event;  // also told of every event; may be empty
+};
+
+// How a campaign ended.
+struct Outcome {
+  int exit_code = 0;
+  std::string reason;
+};
+
+class Campaign {
+ public:
+  // Opens the campaign's journal (starting it on first use) and claims the checkpoint directory.
+  static util::Result<std::unique_ptr<Campaign>> open(config::Config config, Edges edges);
+  ~Campaign();
+
+  // One reconcile pass; returns the outcome once the campaign has ended.
+  util::Result<std::optional<Outcome>> pass();
+
+  // Applies a new, already validated config from the next pass on.
+  void reload(config::Config config);
+
+  const config::Config& config() const { return config_; }
+
+ private:
+  Campaign(config::Config config, Edges edges);
+
+  util::Result<void> record(const std::string& type, nlohmann::json fields);
+  void event(const std::string& what, nlohmann::json fields);
+  std::vector<JournalRecord> records() const;
+
+  util::Result<void> submit(int number);
+  util::Result<void> recover_submission(const AttemptState& a);
+  util::Result<void> send(const AttemptState& a);
+  util::Result<void> watch(const CampaignState& s, const AttemptState& a);
+  util::Result<void> watch_running(const AttemptState& a, const slurm::Job& job);
+  util::Result<void> end_attempt(const CampaignState& s, const AttemptState& a, const slurm::Job& job, bool vanished);
+  util::Result<void> finish(int code, const std::string& reason);
+  util::Result<void> cancel(const AttemptState& a, decide::EndClass why, const std::string& reason);
+
+  std::string tag(int attempt) const;
+  bool kill_switch() const;
+  void save_heartbeat(int attempt);
+  void load_heartbeat(int attempt);
+  void write_status(const CampaignState& s, const std::optional<slurm::Job>& job);
+
+  config::Config config_;
+  Edges edges_;
+  std::unique_ptr<journal::Journal> journal_;
+  std::unique_ptr<journal::EventLog> events_;
+  std::string campaign_id_;
+  HeartbeatSeen heartbeat_;
+  int heartbeat_attempt_ = 0;
+  std::string last_slurm_error_;
+  bool pending_alerted_ = false;
+};
+
+}  // namespace mlsup::engine

@@ -1,0 +1,80 @@
+#include "engine/state.h"
+
+#include <functional>
+#include <map>
+
+namespace mlsup::engine {
+namespace {
+
+using Apply = std::function<void(CampaignState&, const JournalRecord&)>;
+
+AttemptState* attempt(CampaignState& s, const nlohmann::json& d) {
+  const int n = d.value("attempt", 0);
+  for (auto& a : s.attempts)
+    if (a.number == n) return &a;
+  return nullptr;
+}
+
+void on_submit_intent(CampaignState& s, const JournalRecord& r) {
+  AttemptState a;
+  a.number = r.data.value("attempt", 0);
+  a.tag = r.data.value("tag", "");
+  a.resume_from = r.data.value("resume_from", "");
+  a.resume_step = r.data.value("resume_step", 0LL);
+  a.exclude = r.data.value("exclude", std::vector<std::string>{});
+  a.intent_time = r.time;
+  s.attempts.push_back(std::move(a));
+  s.awaiting_submit = false;
+}
+
+void on_submitted(CampaignState& s, const JournalRecord& r) {
+  if (auto* a = attempt(s, r.data)) a->job_id = r.data.value("job_id", 0u);
+}
+
+void on_cancel_intent(CampaignState& s, const JournalRecord& r) {
+  if (auto* a = attempt(s, r.data)) a->cancel_reason = decide::class_from_name(r.data.value("class", ""));
+}
+
+void on_ended(CampaignState& s, const JournalRecord& r) {
+  auto* a = attempt(s, r.data);
+  if (!a) return;
+  a->ended = true;
+  a->end_class = decide::class_from_name(r.data.value("class", ""));
+  a->end_step = r.data.value("step", -1LL);
+  if (r.data.value("action", "") != "resubmit") return;
+  s.restarts.push_back({r.time, a->end_class.value_or(decide::EndClass::Failed), r.data.value("progressed", false)});
+  s.next_submit_at = r.time + r.data.value("delay", 0.0);
+  s.awaiting_submit = true;
+}
+
+void on_finished(CampaignState& s, const JournalRecord& r) {
+  s.finished_code = r.data.value("code", 0);
+  s.finished_reason = r.data.value("reason", "");
+  s.awaiting_submit = false;
+}
+
+const std::map<std::string, Apply>& appliers() {
+  static const std::map<std::string, Apply> table = {
+      {"campaign", [](CampaignState& s, const JournalRecord& r) { s.campaign_id = r.data.value("id", ""); }},
+      {"submit-intent", on_submit_intent},
+      {"submitted", on_submitted},
+      {"adopted", on_submitted},
+      {"cancel-intent", on_cancel_intent},
+      {"ended", on_ended},
+      {"finished", on_finished},
+  };
+  return table;
+}
+
+}  // namespace
+
+CampaignState replay(const std::vector<JournalRecord>& records) {
+  CampaignState s;
+  for (const auto& r : records) {
+    const auto it = appliers().find(r.type);
+    if (it != appliers().end()) it->second(s, r);
+  }
+  return s;
+}
+
+}  // namespace mlsup::engine

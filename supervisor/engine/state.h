@@ -1,0 +1,52 @@
+#pragma once
+// The campaign as its journal tells it: rebuilt from the records on every pass (level-based), so a
+// restarted supervisor knows exactly what the one before it did and intended.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "decide/classify.h"
+#include "decide/policy.h"
+#include "slurm/types.h"
+
+namespace mlsup::engine {
+
+struct AttemptState {
+  int number = 0;
+  std::string tag;                      // the job's --comment
+  std::string resume_from;              // the checkpoint it was given; "" = fresh start
+  long long resume_step = 0;            // that checkpoint's step
+  std::vector<std::string> exclude;
+  double intent_time = 0;               // when the submission was decided
+  std::optional<slurm::JobId> job_id;   // once submitted (or adopted)
+  std::optional<decide::EndClass> cancel_reason;  // mlsup asked Slurm to cancel it, and why
+  bool ended = false;
+  std::optional<decide::EndClass> end_class;
+  long long end_step = -1;
+};
+
+struct CampaignState {
+  std::string campaign_id;
+  std::vector<AttemptState> attempts;
+  std::vector<decide::Restart> restarts;  // every resubmission decided, oldest first
+  double next_submit_at = 0;              // backoff: no submission before this time
+  bool awaiting_submit = false;           // the last attempt ended and a resubmission was decided
+  std::optional<int> finished_code;       // the campaign ended with this exit code
+  std::string finished_reason;
+
+  // The newest attempt, or nullptr before the first.
+  const AttemptState* current() const { return attempts.empty() ? nullptr : &attempts.back(); }
+};
+
+struct JournalRecord {
+  double time = 0;
+  std::string type;
+  nlohmann::json data;
+};
+
+// Rebuilds the campaign from its journal records, in order.
+CampaignState replay(const std::vector<JournalRecord>& records);
+
+}  // namespace mlsup::engine

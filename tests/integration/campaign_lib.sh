@@ -1,0 +1,92 @@
+# Helpers for end-to-end campaign scenarios (sourced after lib.sh): a campaign folder with a config
+# that runs the test trainer through the shipped srun template on the live cluster.
+
+TRAINER="$REPO/examples/trainer/train.py"
+MLSUP=${MLSUP:?the test runner sets MLSUP}
+
+# Creates a campaign: new_campaign NAME "TRAINER ARGS" [extra YAML lines]; sets CDIR and CONF.
+new_campaign() {
+  local name=$1 args=$2 extra=${3:-}
+  CNAME="$name-$$-$RANDOM"
+  CDIR=$(mktemp -d "/tmp/mlsup-e2e-$name.XXXXXX")
+  CONF="$CDIR/campaign.yaml"
+  cat > "$CONF" <<YAML
+name: $CNAME
+template: $REPO/templates/srun.sbatch.tmpl
+vars:
+  script: $TRAINER
+  script_args: $args
+slurm:
+  nodes: 1
+  ntasks_per_node: 1
+  time: "00:10:00"
+  signal_lead: 60s
+checkpoint:
+  layout: glob
+  complete_marker: COMPLETE
+heartbeat:
+  startup_timeout: 2m
+  steady_timeout: ${STEADY_TIMEOUT:-1m}
+  save_timeout: 2m
+policy:
+  backoff_initial: 1s
+  backoff_max: 2s
+poll_interval: 1s
+$extra
+YAML
+  STATE="$CDIR/.mlsup/$CNAME"
+}
+
+# Runs mlsup run on the campaign with a hard timeout; sets RC and keeps the output in $CDIR/run.out.
+run_campaign() {
+  local limit=${1:-300}
+  local t0=$(date +%s)
+  timeout -s KILL "$limit" "$MLSUP" run "$CONF" > "$CDIR/run.out" 2>&1
+  RC=$?
+  echo "mlsup run exited $RC after $(( $(date +%s) - t0 ))s: $(tail -n 1 "$CDIR/run.out")"
+}
+
+# Jobs Slurm knows with this campaign's tag.
+jobs_of_campaign() { scontrol -o show job 2>/dev/null | grep -c "Comment=mlsup:$CNAME:" || true; }
+
+# A field of the trainer's result.
+result_field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$STATE/result.json" "$1"; }
+
+# True when the result's chain is the one an uninterrupted run with the same nonce gets.
+result_is_exact() {
+  [ -f "$STATE/result.json" ] || return 1
+  local expected
+  expected=$(python3 "$TRAINER" --expected-result --nonce "$(result_field nonce)" --steps "$(result_field steps)")
+  [ "$(result_field chain)" = "$expected" ]
+}
+
+# Steps the trainer executed over all attempts (rank 0).
+steps_executed() {
+  python3 -c 'import json,sys
+print(sum(json.loads(l)["steps_executed"] for l in open(sys.argv[1]) if l.strip() and json.loads(l)["rank"] == 0))' "$STATE/trainer-log.jsonl"
+}
+
+# True when every attempt resumed from exactly the checkpoint mlsup recorded for it.
+resumes_match() {
+  python3 - "$STATE" <<'PY'
+import json, sys
+state = sys.argv[1]
+intents = {}
+for line in open(state + "/journal.jsonl"):
+    r = json.loads(line)
+    if r.get("type") == "submit-intent":
+        intents[r["attempt"]] = r["resume_from"]
+seen = {}
+for line in open(state + "/trainer-log.jsonl"):
+    r = json.loads(line)
+    if r["rank"] == 0:
+        seen[int(r["attempt"])] = r["resumed_from"]
+bad = {a: (intents.get(a), s) for a, s in seen.items() if intents.get(a, "") != s}
+if bad:
+    print("resume mismatch (recorded, loaded):", bad)
+sys.exit(1 if bad or not seen else 0)
+PY
+}
+
+# True when the event log has an event of this kind.
+has_event() { grep -q "\"event\":\"$1\"" "$STATE/events.jsonl"; }

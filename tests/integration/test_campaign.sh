@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# End-to-end campaigns on the live cluster with the test trainer: each scenario ends with the
+# trainer's result equal to a failure-free run's, the steps executed within bounds, and the event
+# log explaining every decision. Each scenario has a hard timeout and prints its wall time.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+require_cluster
+source "$(dirname "$0")/campaign_lib.sh"
+
+scenario() { echo; echo "== $*"; SCENARIO_T0=$(date +%s); }
+scenario_done() { echo "-- $(( $(date +%s) - SCENARIO_T0 ))s"; }
+
+scenario "crash (exit 1 at step 30) -> resubmitted, resumed from the newest checkpoint"
+new_campaign crash "--steps 60 --step-seconds 0.05 --ckpt-every 10 --fail-at-step 30 --fail-attempts 1"
+run_campaign 240
+check "crash: campaign completed (exit 0)" [ "$RC" -eq 0 ]
+check "crash: result equals a failure-free run's" result_is_exact
+check "crash: two attempts, one job each" [ "$(jobs_of_campaign)" -eq 2 ]
+check "crash: steps executed <= target + one checkpoint interval" [ "$(steps_executed)" -le 70 ]
+check "crash: every attempt resumed from what mlsup recorded" resumes_match
+check "crash: the event log explains the resubmission" sh -c "grep '\"event\":\"attempt-ended\"' '$STATE/events.jsonl' | grep -q '\"class\":\"failed\".*\"action\":\"resubmit\"\|\"action\":\"resubmit\".*\"class\":\"failed\"'"
+scenario_done
+
+scenario "do-not-retry exit -> stops at once"
+new_campaign noretry "--steps 60 --step-seconds 0.05 --no-retry-at-step 5"
+run_campaign 120
+check "no-retry: exit 13" [ "$RC" -eq 13 ]
+check "no-retry: one job" [ "$(jobs_of_campaign)" -eq 1 ]
+check "no-retry: the reason is the last line" sh -c "tail -1 '$CDIR/run.out' | grep -q 'do-not-retry'"
+scenario_done
+
+scenario "crash loop -> stops with an alert after the budget"
+new_campaign loop "--steps 60 --step-seconds 0.05 --ckpt-every 10 --fail-at-step 5"
+run_campaign 240
+check "crash loop: exit 11" [ "$RC" -eq 11 ]
+check "crash loop: three attempts, no more" [ "$(jobs_of_campaign)" -eq 3 ]
+check "crash loop: the reason names the loop" sh -c "tail -1 '$CDIR/run.out' | grep -q 'made no step progress'"
+check "crash loop: an alert event" sh -c "grep '\"event\":\"stopped\"' '$STATE/events.jsonl' | grep -q '\"alert\":true'"
+scenario_done
+
+scenario "kill switch -> the training saves and stops, nothing is resubmitted"
+new_campaign kill "--steps 100000 --step-seconds 0.05 --ckpt-every 0"
+timeout -s KILL 240 "$MLSUP" run "$CONF" > "$CDIR/run.out" 2>&1 &
+runner=$!
+wait_until 90 test -s "$STATE/heartbeats/attempt-1"
+"$MLSUP" stop "$CONF" >/dev/null
+wait "$runner"; RC=$?
+echo "mlsup run exited $RC: $(tail -n 1 "$CDIR/run.out")"
+check "kill switch: exit 10" [ "$RC" -eq 10 ]
+check "kill switch: one job" [ "$(jobs_of_campaign)" -eq 1 ]
+check "kill switch: the training saved on the way out" sh -c "ls '$STATE/checkpoints' | grep -q step_"
+scenario_done
+
+scenario "a partial newest checkpoint -> resumed from the previous one"
+new_campaign partial "--steps 50 --step-seconds 0.05 --ckpt-every 10 --partial-save-at-step 30 --fail-attempts 1"
+run_campaign 240
+check "partial: campaign completed" [ "$RC" -eq 0 ]
+check "partial: result equals a failure-free run's" result_is_exact
+check "partial: attempt 2 resumed from step 20" sh -c "grep '\"type\":\"submit-intent\"' '$STATE/journal.jsonl' | grep '\"attempt\":2' | grep -q 'step_20\"'"
+check "partial: every attempt resumed from what mlsup recorded" resumes_match
+scenario_done
+
+finish

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# End-to-end campaigns through supervisor crashes, racing ticks, a controller outage, hangs, the
+# pre-timeout signal and the save switch, on the live cluster with the test trainer.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+require_cluster
+source "$(dirname "$0")/campaign_lib.sh"
+
+scenario() { echo; echo "== $*"; SCENARIO_T0=$(date +%s); }
+scenario_done() { echo "-- $(( $(date +%s) - SCENARIO_T0 ))s"; }
+shim=$(mktemp -d /tmp/mlsup-e2e-shim.XXXXXX)
+trap 'pkill -f "$shim/" 2>/dev/null; rm -rf "$shim"' EXIT
+
+# Puts an sbatch wrapper first on PATH: make_sbatch_wrapper "before" "after" (shell snippets).
+make_sbatch_wrapper() {
+  mkdir -p "$shim/bin"
+  printf '#!/bin/bash\n%s\n/usr/bin/sbatch "$@"\nrc=$?\n%s\nexit $rc\n' "$1" "$2" > "$shim/bin/sbatch"
+  chmod +x "$shim/bin/sbatch"
+}
+
+# Journal records of a type.
+journal_count() { grep -c "\"type\":\"$1\"" "$STATE/journal.jsonl" || true; }
+
+for point in after-intent after-sbatch after-submitted after-ended; do
+  scenario "kill -9 of the supervisor at $point, then run again -> one job per attempt"
+  new_campaign "crash-$point" "--steps 40 --step-seconds 0.05 --ckpt-every 10 --fail-at-step 20 --fail-attempts 1"
+  MLSUP_CRASH_AT=$point timeout -s KILL 120 "$MLSUP" run "$CONF" > "$CDIR/run1.out" 2>&1
+  echo "first run: exit $? (137 = killed at the crash point)"
+  run_campaign 180
+  check "$point: campaign completed after the restart" [ "$RC" -eq 0 ]
+  check "$point: exactly one job per attempt" [ "$(jobs_of_campaign)" -eq 2 ]
+  check "$point: result equals a failure-free run's" result_is_exact
+  scenario_done
+done
+
+scenario "an sbatch that submits and then hangs; the supervisor is killed; run again -> adopts the job"
+new_campaign hung-sbatch "--steps 40 --step-seconds 0.05 --ckpt-every 10"
+make_sbatch_wrapper "" "sleep 600"
+PATH="$shim/bin:$PATH" "$MLSUP" run "$CONF" > "$CDIR/run1.out" 2>&1 &
+runner=$!  # mlsup itself, so that kill -9 hits the supervisor
+wait_until 60 sh -c "[ \"\$(scontrol -o show job 2>/dev/null | grep -c 'Comment=mlsup:$CNAME:')\" -ge 1 ]"
+kill -9 "$runner"; wait "$runner" 2>/dev/null
+pkill -f "$shim/bin/sbatch" 2>/dev/null
+run_campaign 180
+check "hung sbatch: campaign completed" [ "$RC" -eq 0 ]
+check "hung sbatch: the job was adopted, not submitted again" [ "$(jobs_of_campaign)" -eq 1 ]
+check "hung sbatch: the adoption is in the event log" has_event adopted
+scenario_done
+
+scenario "two ticks at once with a slow sbatch -> one acts"
+new_campaign ticks "--steps 40 --step-seconds 0.05 --ckpt-every 10"
+make_sbatch_wrapper "sleep 3" ""
+PATH="$shim/bin:$PATH" "$MLSUP" tick "$CONF" > "$CDIR/tick1.out" 2>&1 &
+t1=$!
+sleep 0.3
+PATH="$shim/bin:$PATH" "$MLSUP" tick "$CONF" > "$CDIR/tick2.out" 2>&1
+wait "$t1"
+cat "$CDIR/tick1.out" "$CDIR/tick2.out" | grep '^mlsup:'
+check "ticks: one tick found the other acting" grep -q "nothing done" "$CDIR/tick2.out"
+check "ticks: one job" [ "$(jobs_of_campaign)" -eq 1 ]
+for i in $(seq 60); do
+  "$MLSUP" tick "$CONF" > "$CDIR/tick.out" 2>&1; RC=$?
+  grep -q "completed" "$CDIR/tick.out" && break
+  sleep 1
+done
+check "ticks: cron ticks complete the campaign" grep -q "the training completed" "$CDIR/tick.out"
+check "ticks: still one job" [ "$(jobs_of_campaign)" -eq 1 ]
+scenario_done
+
+scenario "slurmctld down for several polls mid-campaign -> same job, no submission, no false failure"
+new_campaign outage "--steps 200 --step-seconds 0.1 --ckpt-every 20"
+timeout -s KILL 300 "$MLSUP" run "$CONF" > "$CDIR/run.out" 2>&1 &
+runner=$!
+wait_until 60 test -s "$STATE/heartbeats/attempt-1"
+"$REPO/tests/cluster/cluster.sh" stop-ctld --dir "$CLUSTER_DIR" >/dev/null 2>&1
+sleep 8
+"$REPO/tests/cluster/cluster.sh" start-ctld --dir "$CLUSTER_DIR" >/dev/null 2>&1
+wait "$runner"; RC=$?
+echo "mlsup run exited $RC: $(tail -n 1 "$CDIR/run.out")"
+check "outage: campaign completed" [ "$RC" -eq 0 ]
+check "outage: one submission, one job" [ "$(journal_count submitted)" -eq 1 ] && [ "$(jobs_of_campaign)" -eq 1 ]
+check "outage: the outage is in the event log, no failure" has_event slurm-unavailable && \
+  [ "$(grep -c '"class":"failed"' "$STATE/events.jsonl")" -eq 0 ]
+check "outage: result equals a failure-free run's" result_is_exact
+scenario_done
+
+scenario "hang (every task SIGSTOPped) -> detected, fenced, cancelled, resubmitted"
+STEADY_TIMEOUT=5s new_campaign hang "--steps 150 --step-seconds 0.05 --ckpt-every 10"
+timeout -s KILL 300 "$MLSUP" run "$CONF" > "$CDIR/run.out" 2>&1 &
+runner=$!
+wait_until 60 sh -c "[ \"\$(cat '$STATE/heartbeats/attempt-1' 2>/dev/null | cut -d' ' -f1)\" -ge 30 ] 2>/dev/null"
+job=$(scontrol -o show job | grep "Comment=mlsup:$CNAME:" | grep -o '^JobId=[0-9]*' | cut -d= -f2 | head -1)
+hung_at=$(date +%s)
+"$REPO/tests/cluster/fault.sh" --dir "$CLUSTER_DIR" hang-job "$job" >/dev/null 2>&1
+wait_until 60 grep -q '"event":"cancelling"' "$STATE/events.jsonl"
+check "hang: found within the steady timeout plus a few polls" [ $(( $(date +%s) - hung_at )) -le 15 ]
+echo "hang detected $(( $(date +%s) - hung_at ))s after the tasks stopped (steady timeout 5s, poll 1s)"
+wait "$runner"; RC=$?
+echo "mlsup run exited $RC: $(tail -n 1 "$CDIR/run.out")"
+check "hang: campaign completed" [ "$RC" -eq 0 ]
+check "hang: the hang was classed and resubmitted" sh -c "grep '\"event\":\"attempt-ended\"' '$STATE/events.jsonl' | grep -q '\"class\":\"hang\"'"
+check "hang: the abandoned attempt was fenced" test -f "$STATE/fenced/1"
+check "hang: result equals a failure-free run's" result_is_exact
+check "hang: steps executed <= target + one checkpoint interval" [ "$(steps_executed)" -le 160 ]
+scenario_done
+
+scenario "save switch (periodic checkpoints off) -> a new checkpoint, training goes on"
+new_campaign save "--steps 300 --step-seconds 0.05 --ckpt-every 0"
+timeout -s KILL 240 "$MLSUP" run "$CONF" > "$CDIR/run.out" 2>&1 &
+runner=$!
+wait_until 60 sh -c "[ \"\$(cat '$STATE/heartbeats/attempt-1' 2>/dev/null | cut -d' ' -f1)\" -ge 50 ] 2>/dev/null"
+"$MLSUP" save "$CONF" >/dev/null
+wait_until 30 sh -c "ls '$STATE/checkpoints' 2>/dev/null | grep -q '^step_'"
+check "save: a checkpoint appeared" sh -c "ls '$STATE/checkpoints' | grep -q '^step_'"
+check "save: the training deleted the switch" wait_until 10 sh -c "[ ! -e '$STATE/save-switch' ]"
+wait "$runner"; RC=$?
+check "save: the campaign went on and completed in one job" [ "$RC" -eq 0 ] && [ "$(jobs_of_campaign)" -eq 1 ]
+scenario_done
+
+scenario "time limit with the pre-timeout signal (periodic checkpoints off) -> saved, resubmitted, no step redone"
+new_campaign timelimit "--steps 1200 --step-seconds 0.05 --ckpt-every 0" "target:
+  steps: 1200"
+sed -i 's/time: "00:10:00"/time: "00:01:00"/; s/signal_lead: 60s/signal_lead: 45s/' "$CONF"
+run_campaign 420
+check "time limit: campaign completed" [ "$RC" -eq 0 ]
+check "time limit: more than one attempt" [ "$(jobs_of_campaign)" -ge 2 ]
+check "time limit: no step redone" [ "$(steps_executed)" -eq 1200 ]
+check "time limit: result equals a failure-free run's" result_is_exact
+check "time limit: every attempt resumed from what mlsup recorded" resumes_match
+scenario_done
+
+finish
