@@ -268,6 +268,7 @@ util::Result<void> Campaign::cancel(const AttemptState& a, decide::EndClass why,
 util::Result<void> Campaign::end_attempt(const CampaignState& s, const AttemptState& a, const slurm::Job& job,
                                          bool vanished) {
   if (vanished && a.cancel_reason) vanished = false;
+  heartbeat_ = observe(heartbeat_, read_small(render::heartbeat_file(config_, a.number)), edges_.now());  // its last word
   const auto newest = checkpoint::newest_complete(checkpoint::scan(config_.checkpoint));
   const long long ck_step = newest ? newest->step : 0;
   const long long step = std::max(ck_step, heartbeat_.step);

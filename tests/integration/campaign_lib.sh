@@ -22,6 +22,7 @@ slurm:
   time: "00:10:00"
   signal_lead: 60s
 checkpoint:
+  dir: "${CKPT_DIR:-}"
   layout: glob
   complete_marker: COMPLETE
 heartbeat:

@@ -60,4 +60,35 @@ check "partial: attempt 2 resumed from step 20" sh -c "grep '\"type\":\"submit-i
 check "partial: every attempt resumed from what mlsup recorded" resumes_match
 scenario_done
 
+scenario "SIGTERM: stop supervising, the job keeps running; run again adopts it; SIGHUP with a bad config keeps the old"
+new_campaign detach "--steps 200 --step-seconds 0.05 --ckpt-every 20"
+"$MLSUP" run "$CONF" > "$CDIR/run1.out" 2>&1 &
+runner=$!
+wait_until 60 test -s "$STATE/heartbeats/attempt-1"
+cp "$CONF" "$CDIR/good.yaml"
+echo "polll_interval: 1s" >> "$CONF"
+kill -HUP "$runner"
+sleep 1
+cp "$CDIR/good.yaml" "$CONF"
+kill -TERM "$runner"; wait "$runner"; RC=$?
+echo "first run exited $RC: $(tail -n 1 "$CDIR/run1.out")"
+check "SIGHUP: the bad config was refused and the old kept" grep -q "keeping the one in use" "$CDIR/run1.out"
+check "SIGTERM: exit 6, the job left running" [ "$RC" -eq 6 ] && [ "$(job_state "$(grep -o '"job_id":[0-9]*' "$STATE/journal.jsonl" | head -1 | cut -d: -f2)")" = RUNNING ]
+check "SIGTERM: the lease was released" [ ! -e "$STATE/lease.json" ]
+run_campaign 180
+check "SIGTERM: run again completes the campaign with the same job" [ "$RC" -eq 0 ] && [ "$(jobs_of_campaign)" -eq 1 ]
+check "SIGTERM: result equals a failure-free run's" result_is_exact
+scenario_done
+
+scenario "a checkpoint directory claimed by one campaign: a second campaign refuses to start"
+new_campaign owner "--steps 5 --step-seconds 0.05"
+run_campaign 120
+shared_ckpt="$STATE/checkpoints"
+CKPT_DIR=$shared_ckpt new_campaign intruder "--steps 5 --step-seconds 0.05"
+run_campaign 60
+check "claim: the second campaign stops with a runtime failure" [ "$RC" -eq 1 ]
+check "claim: the message names the owner" grep -q "belongs to campaign \"owner-" "$CDIR/run.out"
+check "claim: nothing was submitted for it" [ "$(jobs_of_campaign)" -eq 0 ]
+scenario_done
+
 finish
