@@ -39,7 +39,6 @@ struct HeartbeatSettings {
   Seconds startup_timeout{600};
   Seconds steady_timeout{300};
   Seconds save_timeout{1800};
-  bool calibrate = false;
 };
 
 struct SwitchSettings {
@@ -65,7 +64,7 @@ struct PolicySettings {
 
 struct NotifySettings {
   std::string command;  // run through /bin/sh with MLSUP_EVENT_* in its environment; "" = none
-  std::string webhook;  // http(s) URL that receives each event as JSON; "" = none
+  std::string webhook;  // http:// URL that receives each alert as a JSON POST; "" = none
   Seconds cooldown{900};
 };
 

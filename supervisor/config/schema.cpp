@@ -71,8 +71,6 @@ const std::vector<KeySpec>& table() {
        "longest silence between heartbeats once training runs"},
       {"heartbeat.save_timeout", Kind::Duration, [](Config& c) -> Field { return &c.heartbeat.save_timeout; },
        "longest silence while the heartbeat says \"saving\""},
-      {"heartbeat.calibrate", Kind::Bool, [](Config& c) -> Field { return &c.heartbeat.calibrate; },
-       "tighten the steady timeout from the intervals observed in this campaign"},
       {"switches.kill", Kind::Path, [](Config& c) -> Field { return &c.switches.kill; },
        "kill switch file (MLSUP_KILL_SWITCH); \"\" = <state_dir>/kill-switch"},
       {"switches.save", Kind::Path, [](Config& c) -> Field { return &c.switches.save; },
@@ -107,7 +105,7 @@ const std::vector<KeySpec>& table() {
       {"notify.command", Kind::String, [](Config& c) -> Field { return &c.notify.command; },
        "shell command run for each alert, with MLSUP_EVENT_* set; \"\" = none"},
       {"notify.webhook", Kind::String, [](Config& c) -> Field { return &c.notify.webhook; },
-       "http(s) URL that receives each alert as JSON; \"\" = none"},
+       "http:// URL that receives each alert as a JSON POST; \"\" = none"},
       {"notify.cooldown", Kind::Duration, [](Config& c) -> Field { return &c.notify.cooldown; },
        "least time between two alerts of the same kind"},
   };

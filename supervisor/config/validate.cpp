@@ -91,10 +91,10 @@ const std::vector<Rule>& rules() {
        }},
       {"notify.webhook",
        [](const Config& c) -> std::optional<std::string> {
-         if (c.notify.webhook.empty() || util::starts_with(c.notify.webhook, "http://") ||
-             util::starts_with(c.notify.webhook, "https://"))
-           return std::nullopt;
-         return "\"" + c.notify.webhook + "\" is not an http:// or https:// URL";
+         if (c.notify.webhook.empty() || util::starts_with(c.notify.webhook, "http://")) return std::nullopt;
+         if (util::starts_with(c.notify.webhook, "https://"))
+           return "https webhooks are not supported by this build; use notify.command with curl, or an http:// relay";
+         return "\"" + c.notify.webhook + "\" is not an http:// URL";
        }},
       {"state_dir",
        [](const Config& c) -> std::optional<std::string> {

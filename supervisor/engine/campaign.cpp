@@ -1,5 +1,6 @@
 #include "engine/campaign.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "checkpoint/checkpoints.h"
+#include "checkpoint/retention.h"
 #include "decide/policy.h"
 #include "journal/atomic_file.h"
 #include "journal/journal.h"
@@ -73,7 +75,8 @@ util::Result<void> claim_checkpoint_dir(const config::Config& c, const std::stri
 
 }  // namespace
 
-Campaign::Campaign(config::Config config, Edges edges) : config_(std::move(config)), edges_(std::move(edges)) {}
+Campaign::Campaign(config::Config config, Edges edges)
+    : config_(std::move(config)), edges_(std::move(edges)), notifier_(config_.notify, config_.state_dir, config_.base_dir) {}
 Campaign::~Campaign() = default;
 
 util::Result<std::unique_ptr<Campaign>> Campaign::open(config::Config config, Edges edges) {
@@ -100,6 +103,7 @@ util::Result<std::unique_ptr<Campaign>> Campaign::open(config::Config config, Ed
 void Campaign::reload(config::Config config) {
   event("config-reloaded", {{"file", config.source_file}});
   config_ = std::move(config);
+  notifier_ = Notifier(config_.notify, config_.state_dir, config_.base_dir);
 }
 
 std::vector<JournalRecord> Campaign::records() const {
@@ -118,8 +122,14 @@ void Campaign::event(const std::string& what, json fields) {
   fields["event"] = what;
   fields["time"] = edges_.now();
   fields["campaign"] = config_.name;
-  events_->append(fields);
+  (void)events_->append(fields);
   if (edges_.on_event) edges_.on_event(fields);
+  if (!fields.value("alert", false)) return;
+  const std::string outcome = notifier_.alert(fields, edges_.now());
+  if (outcome == "none configured") return;
+  const json told = {{"event", "notified"}, {"time", edges_.now()}, {"campaign", config_.name}, {"about", what}, {"outcome", outcome}};
+  (void)events_->append(told);
+  if (edges_.on_event) edges_.on_event(told);
 }
 
 std::string Campaign::tag(int attempt) const {
@@ -155,7 +165,7 @@ util::Result<std::optional<Outcome>> Campaign::pass() {
 }
 
 util::Result<void> Campaign::finish(int code, const std::string& reason) {
-  event(code == 0 ? "completed" : "stopped", {{"exit_code", code}, {"reason", reason}, {"alert", code != 0}});
+  event(code == 0 ? "completed" : "stopped", {{"exit_code", code}, {"reason", reason}, {"alert", true}});
   return record("finished", {{"code", code}, {"reason", reason}});
 }
 
@@ -164,12 +174,23 @@ util::Result<void> Campaign::submit(int number) {
   const auto newest = checkpoint::newest_complete(scan);
   if (!scan.pointer_problem.empty()) event("checkpoint-pointer-ignored", {{"detail", scan.pointer_problem}});
   const std::string resume_from = newest ? newest->path : "";
+  prune_checkpoints(scan, resume_from);
   if (auto ok = record("submit-intent", {{"attempt", number}, {"tag", tag(number)}, {"resume_from", resume_from},
                                          {"resume_step", newest ? newest->step : 0}, {"exclude", json::array()}});
       !ok)
     return ok;
   crash_point("after-intent");
   return send(replay(records()).attempts.back());
+}
+
+void Campaign::prune_checkpoints(const checkpoint::Scan& scan, const std::string& resume_from) {
+  for (const auto& old : checkpoint::deletable(scan, config_.checkpoint.keep, {resume_from})) {
+    std::error_code ec;
+    std::filesystem::remove_all(old.path, ec);
+    event("checkpoint-deleted", {{"path", old.path}, {"step", old.step},
+                                 {"reason", ec ? "could not delete: " + ec.message()
+                                               : "checkpoint.keep is " + std::to_string(config_.checkpoint.keep)}});
+  }
 }
 
 util::Result<void> Campaign::recover_submission(const AttemptState& a) {
@@ -229,9 +250,27 @@ util::Result<void> Campaign::watch(const CampaignState& s, const AttemptState& a
   const slurm::Job& job = jobs->front();
   write_status(s, job);
   if (slurm::is_final(job.state)) return end_attempt(s, a, job, false);
-  if (job.state == slurm::JobState::Pending && kill_switch())
-    return cancel(a, decide::EndClass::KillSwitch, "the kill switch was set while the job was pending");
+  if (job.state == slurm::JobState::Pending) return watch_pending(a, job);
   if (job.state == slurm::JobState::Running) return watch_running(a, job);
+  return {};
+}
+
+util::Result<void> Campaign::watch_pending(const AttemptState& a, const slurm::Job& job) {
+  if (kill_switch()) return cancel(a, decide::EndClass::KillSwitch, "the kill switch was set while the job was pending");
+  // Reasons a job does not leave by waiting: a limit, a hold, a bad request.
+  static const std::vector<std::string> kStuck = {
+      "PartitionConfig", "PartitionNodeLimit", "PartitionTimeLimit", "PartitionDown", "PartitionInactive",
+      "JobHeldUser", "JobHeldAdmin", "InvalidQOS", "InvalidAccount", "BadConstraints", "DependencyNeverSatisfied",
+      "QOSMaxWallDurationPerJobLimit", "QOSMaxNodePerJobLimit", "QOSMaxCpuPerJobLimit", "AssocMaxWallDurationPerJobLimit",
+      "AssocMaxNodesPerJobLimit", "AssocMaxCpuPerJobLimit"};
+  const double waited = edges_.now() - a.intent_time;
+  if (a.pending_alerted || waited < static_cast<double>(config_.policy.pending_alert_after.count())) return {};
+  if (std::find(kStuck.begin(), kStuck.end(), job.reason) == kStuck.end()) return {};
+  if (auto ok = record("pending-alert", {{"attempt", a.number}, {"job_id", job.job_id}, {"reason", job.reason}}); !ok) return ok;
+  event("pending-stuck", {{"attempt", a.number}, {"job_id", job.job_id}, {"slurm_reason", job.reason}, {"alert", true},
+                          {"reason", "job " + std::to_string(job.job_id) + " has been pending " +
+                                         std::to_string(static_cast<long long>(waited)) + "s for " + job.reason +
+                                         ", which waiting does not end: fix the request or the limit, or `mlsup stop`"}});
   return {};
 }
 
@@ -276,7 +315,7 @@ util::Result<void> Campaign::end_attempt(const CampaignState& s, const AttemptSt
   decide::Ending ending{job.state, job.exit_code, job.exit_signal, a.cancel_reason, kill_switch(),
                         target_reached, config_.policy.no_retry_exit_code, vanished};
   const auto cls = decide::classify(ending);
-  const bool progressed = ck_step > a.resume_step || (target_reached && step > a.resume_step);
+  const bool progressed = ck_step > a.resume_step;  // what a resume keeps: work past the last checkpoint is lost
   const auto d = decide::decide(cls, progressed, s.restarts, config_, edges_.now());
   static const char* kActions[] = {"finish", "resubmit", "stop"};
   const json context = {{"attempt", a.number},

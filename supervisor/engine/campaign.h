@@ -10,9 +10,14 @@
 
 #include "config/config.h"
 #include "engine/heartbeat.h"
+#include "engine/notify.h"
 #include "engine/state.h"
 #include "slurm/client.h"
 #include "util/error.h"
+
+namespace mlsup::checkpoint {
+struct Scan;
+}  // namespace mlsup::checkpoint
 
 namespace mlsup::journal {
 class Journal;
@@ -58,8 +63,10 @@ class Campaign {
   util::Result<void> submit(int number);
   util::Result<void> recover_submission(const AttemptState& a);
   util::Result<void> send(const AttemptState& a);
+  void prune_checkpoints(const checkpoint::Scan& scan, const std::string& resume_from);
   util::Result<void> watch(const CampaignState& s, const AttemptState& a);
   util::Result<void> watch_running(const AttemptState& a, const slurm::Job& job);
+  util::Result<void> watch_pending(const AttemptState& a, const slurm::Job& job);
   util::Result<void> end_attempt(const CampaignState& s, const AttemptState& a, const slurm::Job& job, bool vanished);
   util::Result<void> finish(int code, const std::string& reason);
   util::Result<void> cancel(const AttemptState& a, decide::EndClass why, const std::string& reason);
@@ -78,7 +85,7 @@ class Campaign {
   HeartbeatSeen heartbeat_;
   int heartbeat_attempt_ = 0;
   std::string last_slurm_error_;
-  bool pending_alerted_ = false;
+  Notifier notifier_;
 };
 
 }  // namespace mlsup::engine

@@ -60,6 +60,10 @@ const std::map<std::string, Apply>& appliers() {
       {"submitted", on_submitted},
       {"adopted", on_submitted},
       {"cancel-intent", on_cancel_intent},
+      {"pending-alert",
+       [](CampaignState& s, const JournalRecord& r) {
+         if (auto* a = attempt(s, r.data)) a->pending_alerted = true;
+       }},
       {"ended", on_ended},
       {"finished", on_finished},
   };

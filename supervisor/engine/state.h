@@ -22,6 +22,7 @@ struct AttemptState {
   double intent_time = 0;               // when the submission was decided
   std::optional<slurm::JobId> job_id;   // once submitted (or adopted)
   std::optional<decide::EndClass> cancel_reason;  // mlsup asked Slurm to cancel it, and why
+  bool pending_alerted = false;                   // people were told it is stuck pending
   bool ended = false;
   std::optional<decide::EndClass> end_class;
   long long end_step = -1;

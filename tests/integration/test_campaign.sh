@@ -91,4 +91,22 @@ check "claim: the message names the owner" grep -q "belongs to campaign \"owner-
 check "claim: nothing was submitted for it" [ "$(jobs_of_campaign)" -eq 0 ]
 scenario_done
 
+scenario "a job that cannot start (more nodes than the partition) -> alerted after the wait; the kill switch cancels it"
+new_campaign stuck "--steps 5 --step-seconds 0.05" "notify:
+  command: echo \"\$MLSUP_EVENT \$MLSUP_EVENT_JOB_ID\" >> notified"
+sed -i 's/^  nodes: 1$/  nodes: 50/; s/^  backoff_max: 2s$/  backoff_max: 2s\n  pending_alert_after: 3s/' "$CONF"
+"$MLSUP" run "$CONF" > "$CDIR/run.out" 2>&1 &
+runner=$!
+wait_until 60 grep -q pending-stuck "$CDIR/notified"
+check "stuck: the notify command was told" grep -q "^pending-stuck [0-9]" "$CDIR/notified"
+check "stuck: the event names Slurm's reason" sh -c "grep '\"event\":\"pending-stuck\"' '$STATE/events.jsonl' | grep -q PartitionConfig"
+"$MLSUP" stop "$CONF" >/dev/null
+wait_until 60 sh -c "! kill -0 $runner 2>/dev/null"
+wait "$runner"; RC=$?
+echo "mlsup run exited $RC: $(tail -n 1 "$CDIR/run.out")"
+check "stuck: stopped by the kill switch (exit 10)" [ "$RC" -eq 10 ]
+check "stuck: the pending job was cancelled" [ "$(job_state "$(grep -o '"job_id":[0-9]*' "$STATE/journal.jsonl" | head -1 | cut -d: -f2)")" = CANCELLED ]
+check "stuck: the stop was notified too" grep -q "^stopped" "$CDIR/notified"
+scenario_done
+
 finish

@@ -87,7 +87,7 @@ policy:
   exclusion_cap: 2
 target: {steps: 100000}
 poll_interval: 2s
-notify: {webhook: "https://hooks.example/x", cooldown: 1h}
+notify: {webhook: "http://hooks.example/x", cooldown: 1h}
 )").value();
   CHECK(c.state_dir == dir.path() + "/state");
   CHECK(c.vars.at("lr") == "3e-4");
@@ -175,7 +175,8 @@ TEST_CASE("missing requirements and impossible combinations") {
   check_error(m + "checkpoint:\n  step_regex: \"(\"\n", "4:3: checkpoint.step_regex: ", "not a valid regular expression");
   check_error(m + "checkpoint:\n  step_regex: \"\\\\d+\"\n", "4:3: checkpoint.step_regex: ", "has no group");
   check_error(m + "checkpoint:\n  glob: \"\"\n", "4:3: checkpoint.glob: ", "must not be empty");
-  check_error(m + "notify:\n  webhook: ftp://x\n", "4:3: notify.webhook: ", "is not an http:// or https:// URL");
+  check_error(m + "notify:\n  webhook: ftp://x\n", "4:3: notify.webhook: ", "is not an http:// URL");
+  check_error(m + "notify:\n  webhook: https://x\n", "4:3: notify.webhook: ", "https webhooks are not supported");
   check_error(m + "state_dir: s\ncheckpoint:\n  dir: s\n", "3:1: state_dir: ", "same folder as checkpoint.dir");
 }
 

@@ -1,0 +1,31 @@
+#pragma once
+// Alerts to people: a shell command and/or an HTTP webhook per alert, with a cooldown per kind of
+// alert so that a flapping campaign does not page anyone a hundred times.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "config/config.h"
+
+namespace mlsup::engine {
+
+class Notifier {
+ public:
+  // Remembers the last alert of each kind in <state_dir>/notify.json (so ticks share the cooldown);
+  // the command runs in working_dir (the config's folder).
+  Notifier(config::NotifySettings settings, std::string state_dir, std::string working_dir);
+
+  // Sends event (it has "event" and "reason") unless one of its kind went out within the cooldown.
+  // Returns what happened, for the event log: "sent", "cooldown", "none configured", or the error.
+  std::string alert(const nlohmann::json& event, double now);
+
+ private:
+  std::string run_command(const nlohmann::json& event) const;
+  std::string post_webhook(const nlohmann::json& event) const;
+
+  config::NotifySettings settings_;
+  std::string state_file_;
+  std::string working_dir_;
+};
+
+}  // namespace mlsup::engine

@@ -1,0 +1,175 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "config/load.h"
+#include "engine/campaign.h"
+#include "slurm/fake_client.h"
+#include "support.h"
+
+using namespace mlsup;
+using slurm::ErrorKind;
+using slurm::JobState;
+
+namespace {
+
+// A campaign in a temporary folder, driven by a fake Slurm and a hand-moved clock.
+struct Fixture {
+  mlsup::test::TempDir dir;
+  slurm::FakeClient fake;
+  double clock = 1000;
+  config::Config config;
+
+  // policy: more keys of the policy mapping; extra: more top-level YAML.
+  explicit Fixture(const std::string& policy = "", const std::string& extra = "") {
+    dir.write("job.sbatch", "#!/bin/bash\n#SBATCH --nodes=1\nsrun true\n");
+    config = config::load_config_file(dir.write("c.yaml", "name: t\ntemplate: job.sbatch\npoll_interval: 1s\n"
+                                                          "heartbeat: {startup_timeout: 60s, steady_timeout: 10s}\n"
+                                                          "policy: {backoff_initial: 5s, backoff_max: 5s" + policy + "}\n" + extra))
+                 .value();
+  }
+
+  std::unique_ptr<engine::Campaign> open() {
+    auto c = engine::Campaign::open(config, {&fake, [this] { return clock; }, nullptr});
+    if (!c) FAIL(c.error().str());
+    return std::move(*c);
+  }
+
+  std::optional<engine::Outcome> pass(engine::Campaign& c) {
+    auto r = c.pass();
+    if (!r) FAIL(r.error().str());
+    return *r;
+  }
+
+  std::size_t submits() const { return fake.submitted.size(); }
+};
+
+}  // namespace
+
+TEST_CASE("the first pass submits attempt 1 with its tag, once; later passes watch it") {
+  Fixture f;
+  auto c = f.open();
+  CHECK_FALSE(f.pass(*c).has_value());
+  REQUIRE(f.submits() == 1);
+  const auto& opts = f.fake.submitted[0].options;
+  CHECK(std::any_of(opts.begin(), opts.end(), [](const std::string& o) { return o.rfind("--comment=mlsup:t:", 0) == 0 && o.back() == '1'; }));
+  f.pass(*c);
+  f.pass(*c);
+  CHECK(f.submits() == 1);
+}
+
+TEST_CASE("a supervisor that died between the intent and the journal's record adopts the job instead of submitting") {
+  Fixture f;
+  {
+    auto c = f.open();
+    f.fake.next_errors.push_back({ErrorKind::Timeout, 0, "sbatch did not finish in time"});
+    f.pass(*c);  // intent recorded; sbatch "timed out" (the fake submitted nothing)
+    CHECK(f.submits() == 0);
+  }
+  // The job was in fact created (a timed-out submission that went through): Slurm knows the tag.
+  const auto tag = [&] {
+    std::ifstream in(f.config.state_dir + "/journal.jsonl");
+    std::string line, found;
+    while (std::getline(in, line))
+      if (line.find("submit-intent") != std::string::npos) found = line.substr(line.find("mlsup:t:"), 19);
+    return found.substr(0, found.find('"'));
+  }();
+  f.fake.table[555] = slurm::Job{.job_id = 555, .comment = tag, .state = JobState::Running};
+  auto c = f.open();
+  f.pass(*c);
+  CHECK(f.submits() == 0);
+  CHECK(f.fake.calls.back().rfind("find_by_tag mlsup:t:", 0) == 0);
+  f.pass(*c);
+  CHECK(f.fake.calls.back() == "jobs 555");
+}
+
+TEST_CASE("a Slurm outage is never a job state: nothing is decided while queries fail") {
+  Fixture f;
+  auto c = f.open();
+  f.pass(*c);
+  const auto id = f.fake.table.begin()->first;
+  f.fake.set_state(id, JobState::Running);
+  for (int i = 0; i < 5; ++i) {
+    f.fake.next_errors.push_back({ErrorKind::Unreachable, 0, "Unable to contact slurm controller"});
+    f.clock += 1;
+    CHECK_FALSE(f.pass(*c).has_value());
+  }
+  CHECK(f.submits() == 1);
+  f.fake.set_state(id, JobState::Completed);
+  const auto done = f.pass(*c);
+  REQUIRE(done.has_value());
+  CHECK(done->exit_code == 0);
+}
+
+TEST_CASE("a failed job is resubmitted after the backoff; a permanent refusal stops the campaign") {
+  Fixture f;
+  auto c = f.open();
+  f.pass(*c);
+  f.fake.set_state(f.fake.table.begin()->first, JobState::Failed, 1);
+  f.pass(*c);  // ended, resubmission decided with a 5 s backoff
+  f.pass(*c);
+  CHECK(f.submits() == 1);
+  f.clock += 6;
+  f.fake.next_errors.push_back({ErrorKind::Rejected, 0, "Invalid partition name specified"});
+  const auto stopped = f.pass(*c);
+  REQUIRE(stopped.has_value());
+  CHECK(stopped->exit_code == 14);
+  CHECK(stopped->reason.find("Invalid partition name") != std::string::npos);
+}
+
+TEST_CASE("a silent job is a hang: fenced, cancelled with the reason journaled, then classed as a hang") {
+  Fixture f;
+  auto c = f.open();
+  f.pass(*c);
+  const auto id = f.fake.table.begin()->first;
+  f.fake.set_state(id, JobState::Running);
+  std::filesystem::create_directories(f.config.heartbeat.dir);
+  std::ofstream(f.config.heartbeat.dir + "/attempt-1") << "7\n";
+  f.pass(*c);
+  f.clock += 11;
+  f.pass(*c);
+  CHECK(std::filesystem::exists(f.config.state_dir + "/fenced/1"));
+  CHECK(f.fake.calls.back() == "cancel " + std::to_string(id));
+  f.pass(*c);  // the fake shows it CANCELLED: mlsup's own cancel, classed as a hang, resubmitted
+  f.clock += 6;
+  f.pass(*c);
+  CHECK(f.submits() == 2);
+}
+
+TEST_CASE("a person's cancel stops the campaign") {
+  Fixture f;
+  auto c = f.open();
+  f.pass(*c);
+  f.fake.set_state(f.fake.table.begin()->first, JobState::Cancelled);
+  const auto out = f.pass(*c);
+  REQUIRE(out.has_value());
+  CHECK(out->exit_code == 12);
+}
+
+TEST_CASE("a job stuck pending for a reason waiting cannot end is alerted once, after the wait") {
+  Fixture f(", pending_alert_after: 30s", "notify: {command: \"echo $MLSUP_EVENT >> notified\"}\n");
+  auto c = f.open();
+  f.pass(*c);
+  auto& job = f.fake.table.begin()->second;
+  job.reason = "PartitionConfig";
+  f.pass(*c);
+  CHECK_FALSE(std::filesystem::exists(f.config.base_dir + "/notified"));
+  f.clock += 31;
+  f.pass(*c);
+  f.clock += 1;
+  f.pass(*c);
+  std::ifstream in(f.config.base_dir + "/notified");
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(all == "pending-stuck\n");
+}
+
+TEST_CASE("a second campaign pointed at a claimed checkpoint directory refuses to start") {
+  Fixture f;
+  auto c = f.open();
+  Fixture other;
+  other.config.checkpoint.dir = f.config.checkpoint.dir;
+  auto refused = engine::Campaign::open(other.config, {&other.fake, [] { return 0.0; }, nullptr});
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().message.find("belongs to campaign \"t\"") != std::string::npos);
+}
