@@ -41,7 +41,10 @@ std::optional<EndClass> class_from_name(std::string_view name) {
 
 EndClass classify(const Ending& e) {
   if (e.cancelled_by_mlsup) return *e.cancelled_by_mlsup;
-  if (e.vanished) return e.kill_switch ? EndClass::KillSwitch : EndClass::Lost;
+  if (e.vanished) {
+    if (e.kill_switch) return EndClass::KillSwitch;
+    return e.target_reached ? EndClass::Completed : EndClass::Lost;
+  }
   for (const auto& [state, cls] : kByState)
     if (state == e.state) return cls;
   if (e.state == JobState::Cancelled) return EndClass::CancelledByPerson;

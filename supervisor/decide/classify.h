@@ -25,7 +25,7 @@ struct Ending {
   int exit_signal = 0;
   std::optional<EndClass> cancelled_by_mlsup;  // mlsup cancelled the job, and why (e.g. Hang)
   bool kill_switch = false;                    // the kill switch file exists
-  bool target_reached = false;                 // no target, or the step reached is at or past it
+  bool target_reached = false;                 // the step reached is at or past target.steps
   int no_retry_exit_code = 78;
   bool vanished = false;                       // Slurm forgot the job before mlsup saw it end
 };

@@ -311,7 +311,8 @@ util::Result<void> Campaign::end_attempt(const CampaignState& s, const AttemptSt
   const auto newest = checkpoint::newest_complete(checkpoint::scan(config_.checkpoint));
   const long long ck_step = newest ? newest->step : 0;
   const long long step = std::max(ck_step, heartbeat_.step);
-  const bool target_reached = config_.target_steps == 0 || step >= config_.target_steps;
+  // Without a target, a clean exit is the end; a job Slurm forgot needs evidence (a target reached).
+  const bool target_reached = config_.target_steps == 0 ? !vanished : step >= config_.target_steps;
   decide::Ending ending{job.state, job.exit_code, job.exit_signal, a.cancel_reason, kill_switch(),
                         target_reached, config_.policy.no_retry_exit_code, vanished};
   const auto cls = decide::classify(ending);

@@ -38,6 +38,7 @@ TEST_CASE("what mlsup cancelled is classed by mlsup's reason, not as a person's 
 
 TEST_CASE("a job Slurm forgot") {
   CHECK(classify({.vanished = true}) == EndClass::Lost);
+  CHECK(classify({.target_reached = true, .vanished = true}) == EndClass::Completed);
   CHECK(classify({.kill_switch = true, .vanished = true}) == EndClass::KillSwitch);
 }
 
