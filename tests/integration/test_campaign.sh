@@ -97,7 +97,7 @@ new_campaign stuck "--steps 5 --step-seconds 0.05" "notify:
 sed -i 's/^  nodes: 1$/  nodes: 50/; s/^  backoff_max: 2s$/  backoff_max: 2s\n  pending_alert_after: 3s/' "$CONF"
 "$MLSUP" run "$CONF" > "$CDIR/run.out" 2>&1 &
 runner=$!
-wait_until 60 grep -q pending-stuck "$CDIR/notified"
+wait_until 60 grep -qs pending-stuck "$CDIR/notified"
 check "stuck: the notify command was told" grep -q "^pending-stuck [0-9]" "$CDIR/notified"
 check "stuck: the event names Slurm's reason" sh -c "grep '\"event\":\"pending-stuck\"' '$STATE/events.jsonl' | grep -q PartitionConfig"
 "$MLSUP" stop "$CONF" >/dev/null

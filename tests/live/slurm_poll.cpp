@@ -45,7 +45,8 @@ nlohmann::json poll_once(Client& client, const std::vector<JobId>& ids, double& 
   const auto start = std::chrono::steady_clock::now();
   const auto jobs = client.jobs(ids);
   micros = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
-  nlohmann::json line = {{"us", static_cast<long>(micros)}};
+  const double t = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  nlohmann::json line = {{"us", static_cast<long>(micros)}, {"t", t}};
   if (!jobs) {
     line["ok"] = false;
     line["error"] = std::string(error_kind_name(jobs.error().kind));

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# How fast mlsup reacts, with the default poll interval: from the moment Slurm shows a job ended
+# (seen by an independent 20 ms poller) to the replacement's submission, over N endings that need
+# no backoff (the training saves on the pre-timeout signal and exits short of its target). Also
+# measures, while a job runs: job-query RPCs per pass and the supervisor's CPU use.
+#   benchmarks/reaction.sh [--endings 20]
+# Uses the cluster named by SLURM_CONF, or starts (and stops) a private one.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+endings=20
+[ "${1:-}" = "--endings" ] && endings=$2
+mlsup=build/mlsup poll=build/mlsup_slurm_poll
+[ -x "$mlsup" ] && [ -x "$poll" ] || ./scripts/build.sh >/dev/null
+
+own_cluster=""
+work=$(mktemp -d /tmp/mlsup-bench-reaction.XXXXXX)
+runner=""
+cleanup() {
+  [ -z "$runner" ] || kill "$runner" 2>/dev/null || true
+  scancel --name=bench-reaction 2>/dev/null || true
+  [ -z "$own_cluster" ] || tests/cluster/cluster.sh stop --dir "$own_cluster" --clean >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+if [ -z "${SLURM_CONF:-}" ]; then
+  own_cluster=$(mktemp -d /tmp/mlsup-bench-cluster.XXXXXX)
+  export "$(tests/cluster/cluster.sh start --dir "$own_cluster" --nodes 4)"
+fi
+
+cat > "$work/campaign.yaml" <<YAML
+name: bench-reaction
+template: $repo/templates/srun.sbatch.tmpl
+vars:
+  script: $repo/examples/trainer/train.py
+  script_args: --steps 1000000 --step-seconds 0.05 --ckpt-every 0
+slurm: {nodes: 1, ntasks_per_node: 1}
+checkpoint: {complete_marker: COMPLETE}
+target: {steps: 1000000}
+YAML
+state="$work/.mlsup/bench-reaction"
+"$mlsup" run "$work/campaign.yaml" > "$work/run.out" 2>&1 &
+runner=$!
+
+# The job id of attempt N, once submitted.
+job_of() { grep "\"type\":\"submitted\"" "$state/journal.jsonl" 2>/dev/null | grep "\"attempt\":$1," | grep -o '"job_id":[0-9]*' | cut -d: -f2; }
+# Waits until a command succeeds (at most 120 s).
+wait_for() { local end=$(( $(date +%s) + 120 )); until "$@"; do [ "$(date +%s)" -lt "$end" ] || return 1; sleep 0.1; done; }
+
+echo "-- steady state: a job running, 30 s"
+wait_for test -s "$state/heartbeats/attempt-1"
+rpc() { sdiag | awk '$1 == "REQUEST_JOB_USER_INFO" { sub("count:","",$4); print $4 }'; }
+ticks() { awk '{ print $14 + $15 }' "/proc/$runner/stat"; }
+r0=$(rpc); c0=$(ticks); t0=$(date +%s.%N)
+sleep 30
+r1=$(rpc); c1=$(ticks); t1=$(date +%s.%N)
+hz=$(getconf CLK_TCK)
+python3 - "$r0" "$r1" "$c0" "$c1" "$t0" "$t1" "$hz" <<'PY'
+import sys
+r0, r1, c0, c1, t0, t1, hz = (float(x) for x in sys.argv[1:])
+print(f"job-query RPCs: {r1 - r0:.0f} in {t1 - t0:.1f} s (poll interval 1 s)")
+print(f"supervisor CPU: {(c1 - c0) / hz:.2f} s in {t1 - t0:.1f} s = {100 * (c1 - c0) / hz / (t1 - t0):.2f}% of one core")
+PY
+
+echo "-- $endings endings"
+: > "$work/reactions"
+for n in $(seq 1 "$endings"); do
+  wait_for test -n "$(job_of "$n")"
+  job=$(job_of "$n")
+  wait_for test -s "$state/heartbeats/attempt-$n"
+  "$poll" --polls 3000 --interval-ms 20 "$job" > "$work/watch.$n" 2>/dev/null &
+  watcher=$!
+  sleep 0.5
+  scancel --batch --signal=USR1 "$job"
+  wait_for test -n "$(job_of $((n + 1)))"
+  kill "$watcher" 2>/dev/null; wait "$watcher" 2>/dev/null || true
+  python3 - "$work/watch.$n" "$state/events.jsonl" "$((n + 1))" >> "$work/reactions" <<'PY'
+import json, sys
+final = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL")
+ended = next(json.loads(l)["t"] for l in open(sys.argv[1])
+             if '"ok":true' in l and any(j["state"] in final for j in json.loads(l)["jobs"]))
+submitted = next(e["time"] for e in map(json.loads, open(sys.argv[2]))
+                 if e.get("event") == "submitted" and e.get("attempt") == int(sys.argv[3]))
+print(f"{submitted - ended:.3f}")
+PY
+done
+python3 - "$work/reactions" <<'PY'
+import sys
+r = sorted(float(x) for x in open(sys.argv[1]) if x.strip())
+p = lambda q: r[min(len(r) - 1, int(q * len(r)))]
+print(f"reaction (Slurm shows the end -> replacement submitted), {len(r)} endings: "
+      f"min {r[0]:.3f} s, p50 {p(0.5):.3f} s, p95 {p(0.95):.3f} s, max {r[-1]:.3f} s")
+PY
+"$mlsup" stop "$work/campaign.yaml" >/dev/null
+wait "$runner" || true
+runner=""
