@@ -43,6 +43,8 @@ runner=$!
 
 # The job id of attempt N, once submitted.
 job_of() { grep "\"type\":\"submitted\"" "$state/journal.jsonl" 2>/dev/null | grep "\"attempt\":$1," | grep -o '"job_id":[0-9]*' | cut -d: -f2; }
+# True once attempt N has a job.
+has_job() { [ -n "$(job_of "$1")" ]; }
 # Waits until a command succeeds (at most 120 s).
 wait_for() { local end=$(( $(date +%s) + 120 )); until "$@"; do [ "$(date +%s)" -lt "$end" ] || return 1; sleep 0.1; done; }
 
@@ -57,21 +59,21 @@ hz=$(getconf CLK_TCK)
 python3 - "$r0" "$r1" "$c0" "$c1" "$t0" "$t1" "$hz" <<'PY'
 import sys
 r0, r1, c0, c1, t0, t1, hz = (float(x) for x in sys.argv[1:])
-print(f"job-query RPCs: {r1 - r0:.0f} in {t1 - t0:.1f} s (poll interval 1 s)")
+print(f"job-query RPCs: {r1 - r0:.0f} in {t1 - t0:.1f} s (default poll_interval 500ms)")
 print(f"supervisor CPU: {(c1 - c0) / hz:.2f} s in {t1 - t0:.1f} s = {100 * (c1 - c0) / hz / (t1 - t0):.2f}% of one core")
 PY
 
 echo "-- $endings endings"
 : > "$work/reactions"
 for n in $(seq 1 "$endings"); do
-  wait_for test -n "$(job_of "$n")"
+  wait_for has_job "$n"
   job=$(job_of "$n")
   wait_for test -s "$state/heartbeats/attempt-$n"
   "$poll" --polls 3000 --interval-ms 20 "$job" > "$work/watch.$n" 2>/dev/null &
   watcher=$!
   sleep 0.5
   scancel --batch --signal=USR1 "$job"
-  wait_for test -n "$(job_of $((n + 1)))"
+  wait_for has_job $((n + 1))
   kill "$watcher" 2>/dev/null; wait "$watcher" 2>/dev/null || true
   python3 - "$work/watch.$n" "$state/events.jsonl" "$((n + 1))" >> "$work/reactions" <<'PY'
 import json, sys

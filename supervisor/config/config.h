@@ -88,7 +88,7 @@ struct Config {
   SwitchSettings switches;
   PolicySettings policy;
   long long target_steps = 0;  // 0 = no target: a COMPLETED job completes the campaign
-  Seconds poll_interval{1};
+  Millis poll_interval{500};
   NotifySettings notify;
 
   std::map<std::string, Location> written;  // every schema key present in the file, and where

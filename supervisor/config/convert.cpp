@@ -48,6 +48,12 @@ std::expected<Seconds, std::string> duration(const YAML::Node& node) {
   return parse_duration(*text);
 }
 
+std::expected<Millis, std::string> interval(const YAML::Node& node) {
+  auto text = scalar(node, "a duration such as \"500ms\" or \"2s\"");
+  if (!text) return std::unexpected(text.error());
+  return parse_interval(*text);
+}
+
 std::expected<bool, std::string> boolean(const YAML::Node& node) {
   auto text = scalar(node, "true or false");
   if (!text) return std::unexpected(text.error());
@@ -156,6 +162,8 @@ Converted convert(const KeySpec& spec, const YAML::Node& value, Config& config) 
       return store(boolean(value), std::get<bool*>(field));
     case Kind::Duration:
       return store(duration(value), std::get<Seconds*>(field));
+    case Kind::Interval:
+      return store(interval(value), std::get<Millis*>(field));
     case Kind::SlurmTime:
       return store(checked_text(value, "a Slurm time such as \"20:00:00\"", parse_slurm_time), std::get<std::string*>(field));
     case Kind::ArraySpec:

@@ -23,7 +23,7 @@ std::string not_a_duration(std::string_view text) {
 
 }  // namespace
 
-std::expected<Seconds, std::string> parse_duration(std::string_view text) {
+std::expected<Millis, std::string> parse_interval(std::string_view text) {
   const std::string_view s = util::trim(text);
   if (s.empty()) return std::unexpected(not_a_duration(text));
   long long total = 0;
@@ -37,12 +37,27 @@ std::expected<Seconds, std::string> parse_duration(std::string_view text) {
       ++i;
     }
     if (i == digits_start || i == s.size()) return std::unexpected(not_a_duration(text));
-    const long long unit = unit_seconds(s[i]);
+    const bool millis = s.substr(i, 2) == "ms";
+    const long long unit = millis ? 1 : unit_seconds(s[i]) * 1000;
     if (unit == 0) return std::unexpected(not_a_duration(text));
     total += value * unit;
-    ++i;
+    i += millis ? 2 : 1;
   }
-  return Seconds(total);
+  return Millis(total);
+}
+
+std::expected<Seconds, std::string> parse_duration(std::string_view text) {
+  const auto ms = parse_interval(text);
+  if (!ms) return std::unexpected(ms.error());
+  if (ms->count() % 1000 != 0) return std::unexpected("\"" + std::string(text) + "\" is not a whole number of seconds");
+  return std::chrono::duration_cast<Seconds>(*ms);
+}
+
+std::string format_interval(Millis d) {
+  const long long ms = d.count() % 1000;
+  const std::string whole = d.count() >= 1000 ? format_duration(std::chrono::duration_cast<Seconds>(d)) : "";
+  if (ms == 0) return whole.empty() ? "0s" : whole;
+  return whole + std::to_string(ms) + "ms";
 }
 
 std::string format_duration(Seconds d) {

@@ -100,7 +100,7 @@ const std::vector<KeySpec>& table() {
        "alert when a job stays pending for a reason it cannot leave for this long"},
       {"target.steps", Kind::Long, [](Config& c) -> Field { return &c.target_steps; },
        "step the training must reach; 0 = a COMPLETED job ends the campaign", 0},
-      {"poll_interval", Kind::Duration, [](Config& c) -> Field { return &c.poll_interval; },
+      {"poll_interval", Kind::Interval, [](Config& c) -> Field { return &c.poll_interval; },
        "how often Slurm, heartbeats and switches are looked at"},
       {"notify.command", Kind::String, [](Config& c) -> Field { return &c.notify.command; },
        "shell command run for each alert, with MLSUP_EVENT_* set; \"\" = none"},

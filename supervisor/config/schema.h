@@ -19,6 +19,7 @@ enum class Kind {
   Long,        // 64-bit integer >= min
   Bool,
   Duration,    // "90s", "5m", "2h", "1d"
+  Interval,    // a Duration that may have milliseconds: "500ms"
   SlurmTime,   // "20:00:00", "1-00:00:00", "90"
   ArraySpec,   // "1-10%1"
   Choice,      // one of choices
@@ -27,7 +28,7 @@ enum class Kind {
   Budget,      // "5/6h" (count per window) or "unlimited"
 };
 
-using Field = std::variant<std::string*, int*, std::optional<int>*, long long*, bool*, Seconds*,
+using Field = std::variant<std::string*, int*, std::optional<int>*, long long*, bool*, Seconds*, Millis*,
                            std::vector<std::string>*, std::map<std::string, std::string>*, Budget*>;
 
 struct KeySpec {

@@ -40,7 +40,7 @@ std::optional<std::string> check_template(const Config& c) {
 
 std::optional<std::string> at_least_poll(const Config& c, Seconds value, std::string_view what) {
   if (!c.heartbeat.enabled || value >= c.poll_interval) return std::nullopt;
-  return d(value) + " is shorter than poll_interval " + d(c.poll_interval) + ": a " + std::string(what) +
+  return d(value) + " is shorter than poll_interval \"" + format_interval(c.poll_interval) + "\": a " + std::string(what) +
          " can only be seen once per poll; make it longer or poll more often";
 }
 
@@ -66,8 +66,8 @@ const std::vector<Rule>& rules() {
       {"template", check_template},
       {"poll_interval",
        [](const Config& c) -> std::optional<std::string> {
-         if (c.poll_interval.count() >= 1) return std::nullopt;
-         return "must be at least \"1s\"";
+         if (c.poll_interval >= Millis(100)) return std::nullopt;
+         return "must be at least \"100ms\"";
        }},
       {"heartbeat.startup_timeout", [](const Config& c) { return at_least_poll(c, c.heartbeat.startup_timeout, "first heartbeat"); }},
       {"heartbeat.steady_timeout", [](const Config& c) { return at_least_poll(c, c.heartbeat.steady_timeout, "silence"); }},

@@ -142,26 +142,28 @@ bool Campaign::kill_switch() const {
 }
 
 util::Result<std::optional<Outcome>> Campaign::pass() {
-  const CampaignState s = replay(records());
-  if (s.finished_code) return std::optional<Outcome>(Outcome{*s.finished_code, s.finished_reason});
-  const AttemptState* a = s.current();
-  util::Result<void> acted;
-  if (!a) {
-    acted = kill_switch() ? finish(decide::kStoppedBySwitch, "the kill switch was set before the first attempt")
-                          : submit(1);
-  } else if (!a->ended) {
-    acted = a->job_id ? watch(s, *a) : recover_submission(*a);
-  } else if (s.awaiting_submit) {
-    if (kill_switch()) {
-      acted = finish(decide::kStoppedBySwitch, "the kill switch was set: nothing more is submitted");
-    } else if (edges_.now() >= s.next_submit_at) {
-      acted = submit(a->number + 1);
-    }
+  CampaignState s = replay(records());
+  for (int round = 0; round < 2 && !s.finished_code; ++round) {
+    const bool was_awaiting = s.awaiting_submit;
+    if (auto acted = act(s); !acted) return std::unexpected(acted.error());
+    s = replay(records());
+    // An ending whose resubmission needs no wait is followed by the submission in the same pass.
+    if (was_awaiting || !s.awaiting_submit || edges_.now() < s.next_submit_at) break;
   }
-  if (!acted) return std::unexpected(acted.error());
-  const CampaignState after = replay(records());
-  if (after.finished_code) return std::optional<Outcome>(Outcome{*after.finished_code, after.finished_reason});
+  if (s.finished_code) return std::optional<Outcome>(Outcome{*s.finished_code, s.finished_reason});
   return std::optional<Outcome>();
+}
+
+util::Result<void> Campaign::act(const CampaignState& s) {
+  const AttemptState* a = s.current();
+  if (!a) {
+    return kill_switch() ? finish(decide::kStoppedBySwitch, "the kill switch was set before the first attempt") : submit(1);
+  }
+  if (!a->ended) return a->job_id ? watch(s, *a) : recover_submission(*a);
+  if (!s.awaiting_submit) return {};
+  if (kill_switch()) return finish(decide::kStoppedBySwitch, "the kill switch was set: nothing more is submitted");
+  if (edges_.now() >= s.next_submit_at) return submit(a->number + 1);
+  return {};
 }
 
 util::Result<void> Campaign::finish(int code, const std::string& reason) {

@@ -60,6 +60,7 @@ class Campaign {
   void event(const std::string& what, nlohmann::json fields);
   std::vector<JournalRecord> records() const;
 
+  util::Result<void> act(const CampaignState& s);
   util::Result<void> submit(int number);
   util::Result<void> recover_submission(const AttemptState& a);
   util::Result<void> send(const AttemptState& a);

@@ -48,7 +48,9 @@ struct Opened {
   std::unique_ptr<journal::Lease> lease;
 };
 
-double lease_ttl(const config::Config& c) { return std::max(30.0, 5.0 * static_cast<double>(c.poll_interval.count())); }
+double lease_ttl(const config::Config& c) {
+  return std::max(30.0, 5.0 * std::chrono::duration<double>(c.poll_interval).count());
+}
 
 // Takes the lease, then opens the Slurm client and the campaign.
 std::variant<Opened, RunResult> open_campaign(const config::Config& config) {
@@ -116,7 +118,7 @@ RunResult run(const config::Config& initial) {
   std::string stop_signal;
 
   std::function<void()> start_pass;
-  const auto schedule = [&](std::chrono::seconds after) {
+  const auto schedule = [&](std::chrono::milliseconds after) {
     timer.expires_after(after);
     timer.async_wait([&](const boost::system::error_code& ec) {
       if (!ec && stop_signal.empty() && !result) start_pass();

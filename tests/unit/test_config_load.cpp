@@ -56,7 +56,7 @@ TEST_CASE("a minimal config gets every default, with paths beside the config") {
   CHECK(c.heartbeat.dir == c.state_dir + "/heartbeats");
   CHECK(c.switches.kill == c.state_dir + "/kill-switch");
   CHECK(c.switches.save == c.state_dir + "/save-switch");
-  CHECK(c.poll_interval == config::Seconds(1));
+  CHECK(c.poll_interval == config::Millis(500));
   CHECK(c.slurm.signal == "USR1");
   CHECK(c.policy.budgets.at("failed").count == 5);
   CHECK(c.policy.budgets.at("timeout").count == -1);
@@ -161,7 +161,8 @@ TEST_CASE("missing requirements and impossible combinations") {
   check_error("name: demo\n", "0:0: template: ", "is required");
   check_error("name: demo\ntemplate: nope.sbatch\n", "2:1: template: ", "does not exist");
   check_error("name: demo\ntemplate: .\n", "2:1: template: ", "is not a regular file");
-  check_error(m + "poll_interval: 0s\n", "3:1: poll_interval: ", "must be at least \"1s\"");
+  check_error(m + "poll_interval: 0s\n", "3:1: poll_interval: ", "must be at least \"100ms\"");
+  check_error(m + "heartbeat:\n  steady_timeout: 1500ms\n", "4:19: heartbeat.steady_timeout: ", "is not a whole number of seconds");
   check_error(m + "poll_interval: 1m\nheartbeat:\n  startup_timeout: 30s\n", "5:3: heartbeat.startup_timeout: ",
               "\"30s\" is shorter than poll_interval \"1m\"");
   check_error(m + "poll_interval: 1m\nheartbeat:\n  startup_timeout: 1h\n  steady_timeout: 30s\n",

@@ -23,6 +23,15 @@ TEST_CASE("durations need a unit and may be summed") {
   CHECK(format_duration(Seconds(5400)) == "1h30m");
   CHECK(format_duration(Seconds(0)) == "0s");
   CHECK(format_duration(Seconds(90061)) == "1d1h1m1s");
+  CHECK(parse_interval("500ms").value() == Millis(500));
+  CHECK(parse_interval("1s250ms").value() == Millis(1250));
+  CHECK(parse_interval("2m").value() == Millis(120000));
+  CHECK_FALSE(parse_interval("5mss").has_value());
+  CHECK_FALSE(parse_interval("ms").has_value());
+  CHECK(parse_duration("1000ms").value() == Seconds(1));
+  CHECK(format_interval(Millis(1250)) == "1s250ms");
+  CHECK(format_interval(Millis(500)) == "500ms");
+  CHECK(format_interval(Millis(0)) == "0s");
 }
 
 TEST_CASE("Slurm time strings in every form sbatch takes") {

@@ -173,3 +173,12 @@ TEST_CASE("a second campaign pointed at a claimed checkpoint directory refuses t
   REQUIRE_FALSE(refused.has_value());
   CHECK(refused.error().message.find("belongs to campaign \"t\"") != std::string::npos);
 }
+
+TEST_CASE("an ending that needs no backoff is followed by the resubmission in the same pass") {
+  Fixture f;
+  auto c = f.open();
+  f.pass(*c);
+  f.fake.set_state(f.fake.table.begin()->first, JobState::Timeout);
+  f.pass(*c);
+  CHECK(f.submits() == 2);
+}
