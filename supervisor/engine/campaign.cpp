@@ -365,7 +365,7 @@ void Campaign::save_heartbeat(int attempt) {
 }
 
 void Campaign::write_status(const CampaignState& s, const std::optional<slurm::Job>& job) {
-  json j = {{"campaign", config_.name}, {"updated", edges_.now()}, {"attempts", s.attempts.size()}};
+  json j = {{"version", 1}, {"campaign", config_.name}, {"updated", edges_.now()}, {"attempts", s.attempts.size()}};
   if (job) {
     j["job_id"] = job->job_id;
     j["job_state"] = std::string(slurm::state_name(job->state));

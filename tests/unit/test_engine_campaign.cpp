@@ -182,3 +182,33 @@ TEST_CASE("an ending that needs no backoff is followed by the resubmission in th
   f.pass(*c);
   CHECK(f.submits() == 2);
 }
+
+TEST_CASE("a job Slurm forgot before its end was seen is lost, and resubmitted under the failed budget") {
+  Fixture f;
+  auto c = f.open();
+  f.pass(*c);
+  f.fake.set_state(f.fake.table.begin()->first, JobState::Running);
+  f.pass(*c);
+  f.fake.table.clear();  // aged out (MinJobAge) while nobody looked
+  f.pass(*c);
+  f.clock += 6;
+  f.pass(*c);
+  CHECK(f.submits() == 2);
+  std::ifstream in(f.config.state_dir + "/journal.jsonl");
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(all.find("\"class\":\"lost\"") != std::string::npos);
+}
+
+TEST_CASE("a forgotten job whose training reached its target completes the campaign") {
+  Fixture f("", "target: {steps: 100}\n");
+  auto c = f.open();
+  f.pass(*c);
+  f.fake.set_state(f.fake.table.begin()->first, JobState::Running);
+  std::filesystem::create_directories(f.config.heartbeat.dir);
+  std::ofstream(f.config.heartbeat.dir + "/attempt-1") << "100\n";
+  f.pass(*c);
+  f.fake.table.clear();
+  const auto out = f.pass(*c);
+  REQUIRE(out.has_value());
+  CHECK(out->exit_code == 0);
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Each shipped launcher template, rendered by mlsup and run for real on the live cluster (2 nodes,
+# 2 ranks each) with stand-in torchrun/accelerate/deepspeed commands that start a probe trainer:
+# the pre-timeout signal sent to the batch shell (as --signal=B: does) must reach every training
+# process exactly once, and the job must end COMPLETED with exit code 0.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+require_cluster
+MLSUP=${MLSUP:?the test runner sets MLSUP}
+work=$(mktemp -d /tmp/mlsup-launchers.XXXXXX)
+jobs=()
+trap '[ ${#jobs[@]} -eq 0 ] || scancel "${jobs[@]}" 2>/dev/null; rm -rf "$work"' EXIT
+
+for launcher in srun torchrun accelerate megatron; do
+  t0=$(date +%s)
+  dir="$work/$launcher"
+  mkdir -p "$dir"
+  procs=2 ntasks=""
+  [ "$launcher" = srun ] && ntasks="ntasks_per_node: 2"
+  cat > "$dir/campaign.yaml" <<YAML
+name: launch-$launcher
+template: $REPO/templates/$launcher.sbatch.tmpl
+vars:
+  script: $REPO/tests/standins/probe_trainer.py
+  script_args: --out "$dir/signals" --step-time 0.1
+  nproc_per_node: $procs
+slurm:
+  nodes: 2
+  $ntasks
+  time: "00:10:00"
+YAML
+  "$MLSUP" render "$dir/campaign.yaml" --write "$dir/render" >/dev/null
+  check "$launcher: the rendered script is valid bash" bash -n "$dir/render/job.sbatch"
+  job=$(PATH="$REPO/tests/standins:$PATH" "$dir/render/submit.sh")
+  jobs+=("$job")
+  wait_until 60 sh -c "[ \"\$(scontrol -o show job $job | grep -o 'JobState=[A-Z]*')\" = JobState=RUNNING ]"
+  # Give every rank time to start and install its handler: the templates ignore an earlier signal.
+  sleep 4
+  scancel --batch --signal=USR1 "$job"
+  wait_until 60 sh -c "scontrol -o show job $job | grep -qE 'JobState=(COMPLETED|FAILED|CANCELLED|TIMEOUT)'"
+  state=$(scontrol -o show job "$job" | grep -oE 'JobState=[A-Z_]+ .*ExitCode=[0-9:]+' | sed -E 's/JobState=([A-Z_]+) .*ExitCode=/\1 /')
+  echo "$launcher: job $job ended $state; $(wc -l < "$dir/signals" 2>/dev/null || echo 0) signal line(s) in $(( $(date +%s) - t0 ))s"
+  check "$launcher: the job ended COMPLETED 0:0" [ "$state" = "COMPLETED 0:0" ]
+  check "$launcher: all 4 training processes got the signal, once each" \
+    [ "$(grep -c '^got USR1' "$dir/signals" 2>/dev/null)" -eq 4 ] && [ "$(cut -d' ' -f3 "$dir/signals" | sort -u | wc -l)" -eq 4 ]
+  check "$launcher: ranks on both nodes" [ "$(grep -o 'node=[^ ]*' "$dir/signals" | sort -u | wc -l)" -eq 2 ]
+done
+finish
