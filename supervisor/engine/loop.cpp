@@ -76,10 +76,19 @@ std::variant<Opened, RunResult> open_campaign(const config::Config& config) {
   return o;
 }
 
-// Runs one pass and renews the lease; an outcome, an error, or nothing (go on).
+// True when a lease error means another supervisor holds the campaign now (not an I/O failure).
+bool lease_taken(const util::Error& e) {
+  return e.message.find("held by") != std::string::npos || e.message.find("is gone") != std::string::npos;
+}
+
+// Renews the lease, then runs one pass; an outcome ends the run. A lease that cannot be written (a
+// full disk) skips the pass: nobody else can take it over meanwhile, and nothing is done unrenewed.
 std::optional<RunResult> one_pass(Opened& o) {
-  if (auto renewed = o.lease->renew(wall_now()); !renewed)
-    return RunResult{kLeaseHeld, "lost the lease: " + renewed.error().message};
+  if (auto renewed = o.lease->renew(wall_now()); !renewed) {
+    if (lease_taken(renewed.error())) return RunResult{kLeaseHeld, "lost the lease: " + renewed.error().message};
+    print_event({{"event", "pass-failed"}, {"time", wall_now()}, {"detail", "cannot renew the lease: " + renewed.error().str()}});
+    return std::nullopt;
+  }
   auto result = o.campaign->pass();
   if (!result) {
     print_event({{"event", "pass-failed"}, {"time", wall_now()}, {"detail", result.error().str()}});

@@ -12,6 +12,7 @@ new_campaign() {
   CONF="$CDIR/campaign.yaml"
   cat > "$CONF" <<YAML
 name: $CNAME
+state_dir: "${STATE_DIR:-}"
 template: $REPO/templates/srun.sbatch.tmpl
 vars:
   script: $TRAINER
@@ -26,6 +27,7 @@ checkpoint:
   layout: glob
   complete_marker: COMPLETE
 heartbeat:
+  dir: "${HB_DIR:-}"
   startup_timeout: 2m
   steady_timeout: ${STEADY_TIMEOUT:-1m}
   save_timeout: 2m
@@ -35,7 +37,7 @@ policy:
 poll_interval: 1s
 $extra
 YAML
-  STATE="$CDIR/.mlsup/$CNAME"
+  STATE=${STATE_DIR:-"$CDIR/.mlsup/$CNAME"}
 }
 
 # Runs mlsup run on the campaign with a hard timeout; sets RC and keeps the output in $CDIR/run.out.

@@ -109,4 +109,27 @@ check "stuck: the pending job was cancelled" [ "$(job_state "$(grep -o '"job_id"
 check "stuck: the stop was notified too" grep -q "^stopped" "$CDIR/notified"
 scenario_done
 
+scenario "a full disk under the state directory -> passes fail and are retried, nothing half-written; room again -> goes on"
+disk=$(mktemp -d /tmp/mlsup-e2e-disk.XXXXXX)
+mount -t tmpfs -o size=1m tmpfs "$disk"
+STATE_DIR=$disk CKPT_DIR=$disk.ckpt HB_DIR=$disk.hb \
+  new_campaign fulldisk "--steps 80 --step-seconds 0.1 --ckpt-every 10 --fail-at-step 40 --fail-attempts 1"
+"$MLSUP" run "$CONF" > "$CDIR/run.out" 2>&1 &
+runner=$!
+wait_until 60 sh -c "[ \"\$(cut -d' ' -f1 '$disk.hb/attempt-1' 2>/dev/null)\" -ge 20 ] 2>/dev/null"
+dd if=/dev/zero of="$disk/filler" bs=4k 2>/dev/null
+wait_until 60 grep -q "pass-failed" "$CDIR/run.out"
+sleep 3
+check "full disk: the supervisor keeps running" kill -0 "$runner"
+rm -f "$disk/filler"
+wait "$runner"; RC=$?
+echo "mlsup run exited $RC: $(tail -n 1 "$CDIR/run.out"); $(grep -c pass-failed "$CDIR/run.out") failed pass(es) while full"
+check "full disk: the failed passes were reported" grep -q "pass-failed.*No space left on device" "$CDIR/run.out"
+check "full disk: campaign completed once there was room" [ "$RC" -eq 0 ]
+check "full disk: one job per attempt" [ "$(jobs_of_campaign)" -eq 2 ]
+check "full disk: every journal line is whole JSON" python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$STATE/journal.jsonl"
+check "full disk: result equals a failure-free run's" result_is_exact
+umount "$disk"; rm -rf "$disk" "$disk.ckpt" "$disk.hb"
+scenario_done
+
 finish
