@@ -40,6 +40,32 @@ YAML
   STATE=${STATE_DIR:-"$CDIR/.mlsup/$CNAME"}
 }
 
+# Announces a scenario and starts its clock; scenario_done prints its wall time.
+scenario() { echo; echo "== $*"; SCENARIO_T0=$(date +%s); }
+scenario_done() { echo "-- $(( $(date +%s) - SCENARIO_T0 ))s"; }
+
+# Starts mlsup run on the campaign in the background; sets RUNNER (mlsup's own pid, so that
+# signals reach the supervisor). The caller ends it with wait_campaign.
+start_campaign() {
+  "$MLSUP" run "$CONF" > "$CDIR/run.out" 2>&1 &
+  RUNNER=$!
+}
+
+# Waits (at most LIMIT seconds, else kills it) for the background run; sets RC.
+wait_campaign() {
+  local limit=${1:-300}
+  timeout "$limit" tail --pid="$RUNNER" -f /dev/null || kill -9 "$RUNNER" 2>/dev/null
+  wait "$RUNNER"; RC=$?
+  echo "mlsup run exited $RC: $(tail -n 1 "$CDIR/run.out")"
+}
+
+# True once the heartbeat of attempt 1 (in HB_DIR or the state dir) names step N or later.
+heartbeat_at_least() {
+  local step
+  step=$(cut -d' ' -f1 "${HB_DIR:-$STATE/heartbeats}/attempt-1" 2>/dev/null)
+  [ -n "$step" ] && [ "$step" -ge "$1" ] 2>/dev/null
+}
+
 # Runs mlsup run on the campaign with a hard timeout; sets RC and keeps the output in $CDIR/run.out.
 run_campaign() {
   local limit=${1:-300}

@@ -7,8 +7,6 @@ source "$(dirname "$0")/lib.sh"
 require_cluster
 source "$(dirname "$0")/campaign_lib.sh"
 
-scenario() { echo; echo "== $*"; SCENARIO_T0=$(date +%s); }
-scenario_done() { echo "-- $(( $(date +%s) - SCENARIO_T0 ))s"; }
 
 scenario "crash (exit 1 at step 30) -> resubmitted, resumed from the newest checkpoint"
 new_campaign crash "--steps 60 --step-seconds 0.05 --ckpt-every 10 --fail-at-step 30 --fail-attempts 1"
@@ -40,12 +38,10 @@ scenario_done
 
 scenario "kill switch -> the training saves and stops, nothing is resubmitted"
 new_campaign kill "--steps 100000 --step-seconds 0.05 --ckpt-every 0"
-timeout -s KILL 240 "$MLSUP" run "$CONF" > "$CDIR/run.out" 2>&1 &
-runner=$!
-wait_until 90 test -s "$STATE/heartbeats/attempt-1"
+start_campaign
+wait_until 90 heartbeat_at_least 1
 "$MLSUP" stop "$CONF" >/dev/null
-wait "$runner"; RC=$?
-echo "mlsup run exited $RC: $(tail -n 1 "$CDIR/run.out")"
+wait_campaign 240
 check "kill switch: exit 10" [ "$RC" -eq 10 ]
 check "kill switch: one job" [ "$(jobs_of_campaign)" -eq 1 ]
 check "kill switch: the training saved on the way out" sh -c "ls '$STATE/checkpoints' | grep -q step_"
@@ -62,16 +58,16 @@ scenario_done
 
 scenario "SIGTERM: stop supervising, the job keeps running; run again adopts it; SIGHUP with a bad config keeps the old"
 new_campaign detach "--steps 200 --step-seconds 0.05 --ckpt-every 20"
-"$MLSUP" run "$CONF" > "$CDIR/run1.out" 2>&1 &
-runner=$!
-wait_until 60 test -s "$STATE/heartbeats/attempt-1"
+start_campaign
+wait_until 60 heartbeat_at_least 1
 cp "$CONF" "$CDIR/good.yaml"
 echo "polll_interval: 1s" >> "$CONF"
-kill -HUP "$runner"
+kill -HUP "$RUNNER"
 sleep 1
 cp "$CDIR/good.yaml" "$CONF"
-kill -TERM "$runner"; wait "$runner"; RC=$?
-echo "first run exited $RC: $(tail -n 1 "$CDIR/run1.out")"
+kill -TERM "$RUNNER"
+wait_campaign 60
+mv "$CDIR/run.out" "$CDIR/run1.out"
 check "SIGHUP: the bad config was refused and the old kept" grep -q "keeping the one in use" "$CDIR/run1.out"
 check "SIGTERM: exit 6, the job left running" [ "$RC" -eq 6 ] && [ "$(job_state "$(grep -o '"job_id":[0-9]*' "$STATE/journal.jsonl" | head -1 | cut -d: -f2)")" = RUNNING ]
 check "SIGTERM: the lease was released" [ ! -e "$STATE/lease.json" ]
@@ -95,15 +91,12 @@ scenario "a job that cannot start (more nodes than the partition) -> alerted aft
 new_campaign stuck "--steps 5 --step-seconds 0.05" "notify:
   command: echo \"\$MLSUP_EVENT \$MLSUP_EVENT_JOB_ID\" >> notified"
 sed -i 's/^  nodes: 1$/  nodes: 50/; s/^  backoff_max: 2s$/  backoff_max: 2s\n  pending_alert_after: 3s/' "$CONF"
-"$MLSUP" run "$CONF" > "$CDIR/run.out" 2>&1 &
-runner=$!
+start_campaign
 wait_until 60 grep -qs pending-stuck "$CDIR/notified"
 check "stuck: the notify command was told" grep -q "^pending-stuck [0-9]" "$CDIR/notified"
 check "stuck: the event names Slurm's reason" sh -c "grep '\"event\":\"pending-stuck\"' '$STATE/events.jsonl' | grep -q PartitionConfig"
 "$MLSUP" stop "$CONF" >/dev/null
-wait_until 60 sh -c "! kill -0 $runner 2>/dev/null"
-wait "$runner"; RC=$?
-echo "mlsup run exited $RC: $(tail -n 1 "$CDIR/run.out")"
+wait_campaign 60
 check "stuck: stopped by the kill switch (exit 10)" [ "$RC" -eq 10 ]
 check "stuck: the pending job was cancelled" [ "$(job_state "$(grep -o '"job_id":[0-9]*' "$STATE/journal.jsonl" | head -1 | cut -d: -f2)")" = CANCELLED ]
 check "stuck: the stop was notified too" grep -q "^stopped" "$CDIR/notified"
@@ -114,16 +107,15 @@ disk=$(mktemp -d /tmp/mlsup-e2e-disk.XXXXXX)
 mount -t tmpfs -o size=1m tmpfs "$disk"
 STATE_DIR=$disk CKPT_DIR=$disk.ckpt HB_DIR=$disk.hb \
   new_campaign fulldisk "--steps 80 --step-seconds 0.1 --ckpt-every 10 --fail-at-step 40 --fail-attempts 1"
-"$MLSUP" run "$CONF" > "$CDIR/run.out" 2>&1 &
-runner=$!
-wait_until 60 sh -c "[ \"\$(cut -d' ' -f1 '$disk.hb/attempt-1' 2>/dev/null)\" -ge 20 ] 2>/dev/null"
+start_campaign
+HB_DIR=$disk.hb wait_until 60 heartbeat_at_least 20
 dd if=/dev/zero of="$disk/filler" bs=4k 2>/dev/null
 wait_until 60 grep -q "pass-failed" "$CDIR/run.out"
 sleep 3
-check "full disk: the supervisor keeps running" kill -0 "$runner"
+check "full disk: the supervisor keeps running" kill -0 "$RUNNER"
 rm -f "$disk/filler"
-wait "$runner"; RC=$?
-echo "mlsup run exited $RC: $(tail -n 1 "$CDIR/run.out"); $(grep -c pass-failed "$CDIR/run.out") failed pass(es) while full"
+wait_campaign 120
+echo "$(grep -c pass-failed "$CDIR/run.out") failed pass(es) while the disk was full"
 check "full disk: the failed passes were reported" grep -q "pass-failed.*No space left on device" "$CDIR/run.out"
 check "full disk: campaign completed once there was room" [ "$RC" -eq 0 ]
 check "full disk: one job per attempt" [ "$(jobs_of_campaign)" -eq 2 ]

@@ -6,8 +6,6 @@ source "$(dirname "$0")/lib.sh"
 require_cluster
 source "$(dirname "$0")/campaign_lib.sh"
 
-scenario() { echo; echo "== $*"; SCENARIO_T0=$(date +%s); }
-scenario_done() { echo "-- $(( $(date +%s) - SCENARIO_T0 ))s"; }
 shim=$(mktemp -d /tmp/mlsup-e2e-shim.XXXXXX)
 trap 'pkill -f "$shim/" 2>/dev/null; rm -rf "$shim"' EXIT
 
@@ -69,14 +67,12 @@ scenario_done
 
 scenario "slurmctld down for several polls mid-campaign -> same job, no submission, no false failure"
 new_campaign outage "--steps 200 --step-seconds 0.1 --ckpt-every 20"
-timeout -s KILL 300 "$MLSUP" run "$CONF" > "$CDIR/run.out" 2>&1 &
-runner=$!
-wait_until 60 test -s "$STATE/heartbeats/attempt-1"
+start_campaign
+wait_until 60 heartbeat_at_least 1
 "$REPO/tests/cluster/cluster.sh" stop-ctld --dir "$CLUSTER_DIR" >/dev/null 2>&1
 sleep 8
 "$REPO/tests/cluster/cluster.sh" start-ctld --dir "$CLUSTER_DIR" >/dev/null 2>&1
-wait "$runner"; RC=$?
-echo "mlsup run exited $RC: $(tail -n 1 "$CDIR/run.out")"
+wait_campaign 300
 check "outage: campaign completed" [ "$RC" -eq 0 ]
 check "outage: one submission, one job" [ "$(journal_count submitted)" -eq 1 ] && [ "$(jobs_of_campaign)" -eq 1 ]
 check "outage: the outage is in the event log, no failure" has_event slurm-unavailable && \
@@ -86,17 +82,15 @@ scenario_done
 
 scenario "hang (every task SIGSTOPped) -> detected, fenced, cancelled, resubmitted"
 STEADY_TIMEOUT=5s new_campaign hang "--steps 150 --step-seconds 0.05 --ckpt-every 10"
-timeout -s KILL 300 "$MLSUP" run "$CONF" > "$CDIR/run.out" 2>&1 &
-runner=$!
-wait_until 60 sh -c "[ \"\$(cat '$STATE/heartbeats/attempt-1' 2>/dev/null | cut -d' ' -f1)\" -ge 30 ] 2>/dev/null"
+start_campaign
+wait_until 60 heartbeat_at_least 30
 job=$(scontrol -o show job | grep "Comment=mlsup:$CNAME:" | grep -o '^JobId=[0-9]*' | cut -d= -f2 | head -1)
 hung_at=$(date +%s)
 "$REPO/tests/cluster/fault.sh" --dir "$CLUSTER_DIR" hang-job "$job" >/dev/null 2>&1
 wait_until 60 grep -q '"event":"cancelling"' "$STATE/events.jsonl"
 check "hang: found within the steady timeout plus a few polls" [ $(( $(date +%s) - hung_at )) -le 15 ]
 echo "hang detected $(( $(date +%s) - hung_at ))s after the tasks stopped (steady timeout 5s, poll 1s)"
-wait "$runner"; RC=$?
-echo "mlsup run exited $RC: $(tail -n 1 "$CDIR/run.out")"
+wait_campaign 300
 check "hang: campaign completed" [ "$RC" -eq 0 ]
 check "hang: the hang was classed and resubmitted" sh -c "grep '\"event\":\"attempt-ended\"' '$STATE/events.jsonl' | grep -q '\"class\":\"hang\"'"
 check "hang: the abandoned attempt was fenced" test -f "$STATE/fenced/1"
@@ -106,14 +100,13 @@ scenario_done
 
 scenario "save switch (periodic checkpoints off) -> a new checkpoint, training goes on"
 new_campaign save "--steps 300 --step-seconds 0.05 --ckpt-every 0"
-timeout -s KILL 240 "$MLSUP" run "$CONF" > "$CDIR/run.out" 2>&1 &
-runner=$!
-wait_until 60 sh -c "[ \"\$(cat '$STATE/heartbeats/attempt-1' 2>/dev/null | cut -d' ' -f1)\" -ge 50 ] 2>/dev/null"
+start_campaign
+wait_until 60 heartbeat_at_least 50
 "$MLSUP" save "$CONF" >/dev/null
 wait_until 30 sh -c "ls '$STATE/checkpoints' 2>/dev/null | grep -q '^step_'"
 check "save: a checkpoint appeared" sh -c "ls '$STATE/checkpoints' | grep -q '^step_'"
 check "save: the training deleted the switch" wait_until 10 sh -c "[ ! -e '$STATE/save-switch' ]"
-wait "$runner"; RC=$?
+wait_campaign 240
 check "save: the campaign went on and completed in one job" [ "$RC" -eq 0 ] && [ "$(jobs_of_campaign)" -eq 1 ]
 scenario_done
 
