@@ -253,7 +253,7 @@ util::Result<void> Campaign::watch(const CampaignState& s, const AttemptState& a
   write_status(s, job);
   if (slurm::is_final(job.state)) return end_attempt(s, a, job, false);
   if (job.state == slurm::JobState::Pending) return watch_pending(a, job);
-  if (job.state == slurm::JobState::Running) return watch_running(a, job);
+  if (job.state == slurm::JobState::Running) return watch_running(a);
   return {};
 }
 
@@ -276,7 +276,7 @@ util::Result<void> Campaign::watch_pending(const AttemptState& a, const slurm::J
   return {};
 }
 
-util::Result<void> Campaign::watch_running(const AttemptState& a, const slurm::Job& job) {
+util::Result<void> Campaign::watch_running(const AttemptState& a) {
   const double now = edges_.now();
   if (heartbeat_.running_since <= 0) heartbeat_.running_since = now;
   heartbeat_ = observe(heartbeat_, read_small(render::heartbeat_file(config_, a.number)), now);
@@ -284,7 +284,6 @@ util::Result<void> Campaign::watch_running(const AttemptState& a, const slurm::J
   if (a.cancel_reason) return {};
   const std::string hung = hang_reason(heartbeat_, config_.heartbeat, now);
   if (hung.empty()) return {};
-  (void)job;
   return cancel(a, decide::EndClass::Hang, hung);
 }
 

@@ -66,7 +66,7 @@ class Campaign {
   util::Result<void> send(const AttemptState& a);
   void prune_checkpoints(const checkpoint::Scan& scan, const std::string& resume_from);
   util::Result<void> watch(const CampaignState& s, const AttemptState& a);
-  util::Result<void> watch_running(const AttemptState& a, const slurm::Job& job);
+  util::Result<void> watch_running(const AttemptState& a);
   util::Result<void> watch_pending(const AttemptState& a, const slurm::Job& job);
   util::Result<void> end_attempt(const CampaignState& s, const AttemptState& a, const slurm::Job& job, bool vanished);
   util::Result<void> finish(int code, const std::string& reason);
