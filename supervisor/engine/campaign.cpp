@@ -122,14 +122,16 @@ void Campaign::event(const std::string& what, json fields) {
   fields["event"] = what;
   fields["time"] = edges_.now();
   fields["campaign"] = config_.name;
-  (void)events_->append(fields);
-  if (edges_.on_event) edges_.on_event(fields);
+  emit(fields);
   if (!fields.value("alert", false)) return;
   const std::string outcome = notifier_.alert(fields, edges_.now());
   if (outcome == "none configured") return;
-  const json told = {{"event", "notified"}, {"time", edges_.now()}, {"campaign", config_.name}, {"about", what}, {"outcome", outcome}};
-  (void)events_->append(told);
-  if (edges_.on_event) edges_.on_event(told);
+  emit({{"event", "notified"}, {"time", edges_.now()}, {"campaign", config_.name}, {"about", what}, {"outcome", outcome}});
+}
+
+void Campaign::emit(const json& e) {
+  (void)events_->append(e);  // the event log is for people; a failed append must not stop a decision
+  if (edges_.on_event) edges_.on_event(e);
 }
 
 std::string Campaign::tag(int attempt) const {
@@ -211,10 +213,8 @@ util::Result<void> Campaign::recover_submission(const AttemptState& a) {
 util::Result<void> Campaign::send(const AttemptState& a) {
   const auto text = read_small(config_.template_path);
   if (!text) return finish(decide::kCannotGoOn, "cannot read the template " + config_.template_path);
-  auto plan = render::plan_submission(config_, *text, {a.number, a.resume_from, a.exclude});
+  auto plan = render::plan_submission(config_, *text, {a.number, a.resume_from, a.exclude, a.tag});
   if (!plan) return finish(decide::kCannotGoOn, plan.error().str());
-  for (auto& o : plan->options)
-    if (util::starts_with(o, "--comment=")) o = "--comment=" + a.tag;
   const std::string dir = config_.state_dir + "/attempts/" + std::to_string(a.number);
   std::error_code ec;
   fs::create_directories(dir, ec);

@@ -58,6 +58,7 @@ class Campaign {
 
   util::Result<void> record(const std::string& type, nlohmann::json fields);
   void event(const std::string& what, nlohmann::json fields);
+  void emit(const nlohmann::json& e);
   std::vector<JournalRecord> records() const;
 
   util::Result<void> act(const CampaignState& s);

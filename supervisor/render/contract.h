@@ -15,6 +15,7 @@ struct Attempt {
   int number = 1;
   std::string resume_from;           // newest complete checkpoint; "" = fresh start
   std::vector<std::string> exclude;  // nodes kept out of this attempt
+  std::string tag;                   // the job's tag; "" = job_tag(config, number)
 };
 
 // The heartbeat file of one attempt.

@@ -114,7 +114,7 @@ util::Result<Submission> plan_submission(const Config& config, std::string_view 
   auto directives = parse_directives(config.template_path, s.script);
   if (!directives) return std::unexpected(directives.error());
   if (auto ok = effective_shape(config, *directives, s); !ok) return std::unexpected(ok.error());
-  s.tag = job_tag(config, attempt.number);
+  s.tag = attempt.tag.empty() ? job_tag(config, attempt.number) : attempt.tag;
   s.environment = job_environment(config, attempt);
   config_options(config, s.options);
   control_options(config, *directives, attempt, s);

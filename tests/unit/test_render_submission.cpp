@@ -145,6 +145,13 @@ TEST_CASE("what mlsup reads from the script must make sense") {
   CHECK(Campaign("", "#!/bin/bash\necho {{nope}}\n").plan().error().str().find("nope: undefined variable") != std::string::npos);
 }
 
+TEST_CASE("a campaign's own tag replaces the default one") {
+  const auto s = Campaign("", "#!/bin/bash\n").plan({.number = 4, .tag = "mlsup:demo:ab12cd34:4"}).value();
+  CHECK(s.tag == "mlsup:demo:ab12cd34:4");
+  CHECK(has(s.options, "--comment=mlsup:demo:ab12cd34:4"));
+  CHECK(count_prefix(s.options, "--comment=") == 1);
+}
+
 TEST_CASE("sbatch_argv puts the script last") {
   const auto s = Campaign("", "#!/bin/bash\n").plan().value();
   const auto argv = render::sbatch_argv(s, "/x/job.sbatch");
