@@ -35,7 +35,7 @@ YAML
   jobs+=("$job")
   wait_until 60 sh -c "[ \"\$(scontrol -o show job $job | grep -o 'JobState=[A-Z]*')\" = JobState=RUNNING ]"
   # Give every rank time to start and install its handler: the templates ignore an earlier signal.
-  sleep 4
+  sleep 8
   scancel --batch --signal=USR1 "$job"
   wait_until 60 sh -c "scontrol -o show job $job | grep -qE 'JobState=(COMPLETED|FAILED|CANCELLED|TIMEOUT)'"
   state=$(scontrol -o show job "$job" | grep -oE 'JobState=[A-Z_]+ .*ExitCode=[0-9:]+' | sed -E 's/JobState=([A-Z_]+) .*ExitCode=/\1 /')
