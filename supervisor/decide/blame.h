@@ -1,0 +1,42 @@
+#pragma once
+// Which nodes to hold responsible for a failed attempt, from the evidence at hand: Slurm's node
+// states, active probes, and the failures before it. Pure: the engine gathers the evidence.
+#include <string>
+#include <vector>
+
+#include "decide/classify.h"
+
+namespace mlsup::decide {
+
+// What is known of one node of the job when its attempt ended.
+struct NodeEvidence {
+  std::string name;
+  bool slurm_down = false;        // Slurm shows it DOWN or DRAIN: Slurm keeps jobs off it already
+  bool not_responding = false;    // Slurm marks it not responding, or mlsup's probe got no answer
+};
+
+// An earlier failed attempt, for the rule of the node common to repeated failures.
+struct PastFailure {
+  double time = 0;
+  std::vector<std::string> nodes;
+};
+
+struct BlameInput {
+  EndClass cls = EndClass::Failed;
+  std::vector<NodeEvidence> job_nodes;   // every node of the attempt that ended
+  std::vector<PastFailure> past;         // earlier failed attempts, any order
+  double now = 0;
+  double window_seconds = 6 * 3600;      // past failures older than this do not count
+  int repeat_threshold = 2;              // failures, this one included, that a common node must share
+};
+
+struct Blamed {
+  std::string node;
+  std::string reason;  // one sentence for the event log
+};
+
+// The nodes to exclude from the next attempt; never every node of the job on circumstantial
+// evidence, never a node Slurm already keeps jobs off.
+std::vector<Blamed> blame(const BlameInput& in);
+
+}  // namespace mlsup::decide

@@ -1,0 +1,24 @@
+#pragma once
+// The exclusion ledger: nodes kept out of new jobs, each with its reason and expiry, capped so
+// that the job stays schedulable. Pure: entries come from the journal.
+#include <string>
+#include <vector>
+
+namespace mlsup::decide {
+
+struct Exclusion {
+  std::string node;
+  std::string reason;
+  double since = 0;  // unix seconds
+  double until = 0;  // expiry
+};
+
+// The nodes to pass as --exclude at now: unexpired entries, the newest first when more than cap
+// (cap < 0: no limit), one entry per node.
+std::vector<std::string> excluded_nodes(const std::vector<Exclusion>& ledger, double now, int cap);
+
+// The most nodes that may be excluded: the configured cap, or (0) as many as leave the job's node
+// count among the usable nodes of the partition.
+int exclusion_cap(int configured, int usable_nodes, int job_nodes);
+
+}  // namespace mlsup::decide
