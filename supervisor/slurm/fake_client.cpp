@@ -12,6 +12,12 @@ void FakeClient::set_state(JobId id, JobState state, int exit_code, const std::s
   if (!nodes.empty()) j.nodes = nodes;
 }
 
+std::vector<Job> FakeClient::all() const {
+  std::vector<Job> out;
+  for (const auto& [id, job] : table) out.push_back(job);
+  return out;
+}
+
 std::optional<Error> FakeClient::scripted_failure(const std::string& call) {
   calls.push_back(call);
   if (next_errors.empty()) return std::nullopt;
@@ -42,22 +48,12 @@ Result<std::vector<Job>> FakeClient::jobs(const std::vector<JobId>& ids) {
   std::vector<std::string> names;
   for (JobId id : ids) names.push_back(std::to_string(id));
   if (auto e = scripted_failure("jobs " + util::join(names, ","))) return std::unexpected(*e);
-  std::vector<Job> out;
-  for (const auto& [id, job] : table)
-    for (JobId want : ids)
-      if (id == want || job.array_job_id == want) {
-        out.push_back(job);
-        break;
-      }
-  return out;
+  return with_ids(all(), ids);
 }
 
 Result<std::vector<Job>> FakeClient::find_by_tag(const std::string& tag_prefix) {
   if (auto e = scripted_failure("find_by_tag " + tag_prefix)) return std::unexpected(*e);
-  std::vector<Job> out;
-  for (const auto& [id, job] : table)
-    if (util::starts_with(job.comment, tag_prefix)) out.push_back(job);
-  return out;
+  return with_tag(all(), tag_prefix);
 }
 
 Result<std::vector<Node>> FakeClient::nodes() {

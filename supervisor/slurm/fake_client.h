@@ -35,6 +35,7 @@ class FakeClient final : public Client {
   std::string backend() const override { return "fake"; }
 
  private:
+  std::vector<Job> all() const;
   std::optional<Error> scripted_failure(const std::string& call);
   Result<void> on_known(JobId id, const std::string& call);
 };

@@ -83,25 +83,13 @@ class LibslurmClient final : public Client {
   Result<std::vector<Job>> jobs(const std::vector<JobId>& ids) override {
     auto all = user_jobs();
     if (!all) return all;
-    std::vector<Job> wanted;
-    for (auto& job : *all) {
-      for (JobId id : ids) {
-        if (job.job_id == id || job.array_job_id == id) {
-          wanted.push_back(job);
-          break;
-        }
-      }
-    }
-    return wanted;
+    return with_ids(*all, ids);
   }
 
   Result<std::vector<Job>> find_by_tag(const std::string& tag_prefix) override {
     auto all = user_jobs();
     if (!all) return all;
-    std::vector<Job> tagged;
-    for (auto& job : *all)
-      if (util::starts_with(job.comment, tag_prefix)) tagged.push_back(job);
-    return tagged;
+    return with_tag(*all, tag_prefix);
   }
 
   Result<std::vector<Node>> nodes() override {

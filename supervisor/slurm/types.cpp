@@ -1,5 +1,6 @@
 #include "slurm/types.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <utility>
@@ -140,6 +141,21 @@ ErrorKind classify_message(std::string_view message) {
   for (const auto& [words, kind] : kMessageKinds)
     if (message.find(words) != std::string_view::npos) return kind;
   return ErrorKind::Other;
+}
+
+std::vector<Job> with_ids(const std::vector<Job>& jobs, const std::vector<JobId>& ids) {
+  std::vector<Job> out;
+  for (const auto& job : jobs)
+    if (std::any_of(ids.begin(), ids.end(), [&](JobId id) { return job.job_id == id || job.array_job_id == id; }))
+      out.push_back(job);
+  return out;
+}
+
+std::vector<Job> with_tag(const std::vector<Job>& jobs, const std::string& tag_prefix, std::optional<std::uint32_t> user_id) {
+  std::vector<Job> out;
+  for (const auto& job : jobs)
+    if (util::starts_with(job.comment, tag_prefix) && (!user_id || job.user_id == *user_id)) out.push_back(job);
+  return out;
 }
 
 std::vector<std::string> expand_hostlist(std::string_view hostlist) {

@@ -84,6 +84,13 @@ ErrorKind classify_errno(int code);
 // Sorts an error message of sbatch/scontrol into an ErrorKind (for the command-line backend).
 ErrorKind classify_message(std::string_view message);
 
+// The jobs whose id, or array id, is in ids.
+std::vector<Job> with_ids(const std::vector<Job>& jobs, const std::vector<JobId>& ids);
+
+// The jobs whose comment starts with tag_prefix (and, when given, that belong to user_id).
+std::vector<Job> with_tag(const std::vector<Job>& jobs, const std::string& tag_prefix,
+                          std::optional<std::uint32_t> user_id = std::nullopt);
+
 // Expands a Slurm hostlist ("n[1-3,5],m2") into names.
 std::vector<std::string> expand_hostlist(std::string_view hostlist);
 
