@@ -179,8 +179,11 @@ util::Result<void> Campaign::submit(int number) {
   if (!scan.pointer_problem.empty()) event("checkpoint-pointer-ignored", {{"detail", scan.pointer_problem}});
   const std::string resume_from = newest ? newest->path : "";
   prune_checkpoints(scan, resume_from);
+  const auto text = read_small(config_.template_path);
+  const auto shape = render::plan_submission(config_, text.value_or(""), {number, resume_from, {}, tag(number)});
+  const auto exclude = shape ? exclusions_for(replay(records()), shape->nodes) : std::vector<std::string>{};
   if (auto ok = record("submit-intent", {{"attempt", number}, {"tag", tag(number)}, {"resume_from", resume_from},
-                                         {"resume_step", newest ? newest->step : 0}, {"exclude", json::array()}});
+                                         {"resume_step", newest ? newest->step : 0}, {"exclude", exclude}});
       !ok)
     return ok;
   crash_point("after-intent");
@@ -253,7 +256,7 @@ util::Result<void> Campaign::watch(const CampaignState& s, const AttemptState& a
   write_status(s, job);
   if (slurm::is_final(job.state)) return end_attempt(s, a, job, false);
   if (job.state == slurm::JobState::Pending) return watch_pending(a, job);
-  if (job.state == slurm::JobState::Running) return watch_running(a);
+  if (job.state == slurm::JobState::Running) return watch_running(a, job);
   return {};
 }
 
@@ -276,7 +279,7 @@ util::Result<void> Campaign::watch_pending(const AttemptState& a, const slurm::J
   return {};
 }
 
-util::Result<void> Campaign::watch_running(const AttemptState& a) {
+util::Result<void> Campaign::watch_running(const AttemptState& a, const slurm::Job& job) {
   const double now = edges_.now();
   if (heartbeat_.running_since <= 0) heartbeat_.running_since = now;
   heartbeat_ = observe(heartbeat_, read_small(render::heartbeat_file(config_, a.number)), now);
@@ -284,6 +287,13 @@ util::Result<void> Campaign::watch_running(const AttemptState& a) {
   if (a.cancel_reason) return {};
   const std::string hung = hang_reason(heartbeat_, config_.heartbeat, now);
   if (hung.empty()) return {};
+  // Before giving up on the attempt, find out which of its nodes still answer.
+  std::vector<decide::NodeEvidence> evidence;
+  const auto nodes = slurm::expand_hostlist(job.nodes);
+  const auto silent = edges_.probe ? edges_.probe(job.job_id, nodes) : std::vector<std::string>{};
+  for (const auto& n : nodes)
+    evidence.push_back({n, false, std::find(silent.begin(), silent.end(), n) != silent.end()});
+  if (auto ok = exclude_blamed(replay(records()), a, decide::EndClass::Hang, evidence); !ok) return ok;
   return cancel(a, decide::EndClass::Hang, hung);
 }
 
@@ -334,6 +344,9 @@ util::Result<void> Campaign::end_attempt(const CampaignState& s, const AttemptSt
                         {"action", kActions[static_cast<int>(d.action)]},
                         {"delay", d.delay_seconds},
                         {"reason", d.reason}};
+  if (cls != decide::EndClass::Hang) {
+    if (auto ok = exclude_blamed(s, a, cls, node_states(job.nodes)); !ok) return ok;
+  }
   if (auto ok = record("ended", context); !ok) return ok;
   json ev = context;
   ev["output"] = job.std_out;
@@ -342,6 +355,51 @@ util::Result<void> Campaign::end_attempt(const CampaignState& s, const AttemptSt
   crash_point("after-ended");
   if (d.action == decide::Action::Resubmit) return {};
   return finish(d.exit_code, d.reason);
+}
+
+std::vector<decide::NodeEvidence> Campaign::node_states(const std::string& hostlist) {
+  std::vector<decide::NodeEvidence> evidence;
+  const auto all = edges_.slurm->nodes();
+  for (const auto& name : slurm::expand_hostlist(hostlist)) {
+    decide::NodeEvidence e{name};
+    if (all) {
+      for (const auto& n : *all)
+        if (n.name == name) e = {name, n.state == "DOWN" || n.drain, n.not_responding};
+    }
+    evidence.push_back(e);
+  }
+  return evidence;
+}
+
+util::Result<void> Campaign::exclude_blamed(const CampaignState& s, const AttemptState& a, decide::EndClass cls,
+                                            const std::vector<decide::NodeEvidence>& evidence) {
+  const double now = edges_.now();
+  const decide::BlameInput in{cls, evidence, s.failures, now,
+                              static_cast<double>(config_.policy.budgets.at("failed").window.count()), 2};
+  for (const auto& b : decide::blame(in)) {
+    const double until = now + static_cast<double>(config_.policy.exclusion_ttl.count());
+    if (auto ok = record("exclude", {{"attempt", a.number}, {"node", b.node}, {"reason", b.reason}, {"until", until}}); !ok)
+      return ok;
+    event("excluded", {{"attempt", a.number}, {"node", b.node}, {"reason", b.reason},
+                       {"for", config::format_duration(config_.policy.exclusion_ttl)}});
+  }
+  return {};
+}
+
+std::vector<std::string> Campaign::exclusions_for(const CampaignState& s, int job_nodes) {
+  const std::size_t live = decide::excluded_nodes(s.ledger, edges_.now(), -1).size();
+  if (live == 0) return {};
+  int usable = 0;
+  if (const auto all = edges_.slurm->nodes()) {
+    for (const auto& n : *all)
+      if (n.state != "DOWN" && !n.drain) ++usable;
+  }
+  const int cap = decide::exclusion_cap(config_.policy.exclusion_cap, usable, job_nodes);
+  auto nodes = decide::excluded_nodes(s.ledger, edges_.now(), cap);
+  if (nodes.size() < live)
+    event("exclusions-relaxed", {{"kept", nodes}, {"cap", cap},
+                                 {"reason", "excluding every blamed node would leave too few for the job"}});
+  return nodes;
 }
 
 void Campaign::load_heartbeat(int attempt) {

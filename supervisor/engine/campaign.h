@@ -31,6 +31,8 @@ struct Edges {
   slurm::Client* slurm = nullptr;
   std::function<double()> now;  // unix seconds
   std::function<void(const nlohmann::json&)> on_event;  // also told of every event; may be empty
+  // The nodes of a running job that do not answer a probe; empty function = no probing.
+  std::function<std::vector<std::string>(slurm::JobId, const std::vector<std::string>&)> probe;
 };
 
 // How a campaign ended.
@@ -67,7 +69,11 @@ class Campaign {
   util::Result<void> send(const AttemptState& a);
   void prune_checkpoints(const checkpoint::Scan& scan, const std::string& resume_from);
   util::Result<void> watch(const CampaignState& s, const AttemptState& a);
-  util::Result<void> watch_running(const AttemptState& a);
+  util::Result<void> watch_running(const AttemptState& a, const slurm::Job& job);
+  util::Result<void> exclude_blamed(const CampaignState& s, const AttemptState& a, decide::EndClass cls,
+                                    const std::vector<decide::NodeEvidence>& evidence);
+  std::vector<decide::NodeEvidence> node_states(const std::string& hostlist);
+  std::vector<std::string> exclusions_for(const CampaignState& s, int job_nodes);
   util::Result<void> watch_pending(const AttemptState& a, const slurm::Job& job);
   util::Result<void> end_attempt(const CampaignState& s, const AttemptState& a, const slurm::Job& job, bool vanished);
   util::Result<void> finish(int code, const std::string& reason);

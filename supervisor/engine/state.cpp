@@ -3,6 +3,8 @@
 #include <functional>
 #include <map>
 
+#include "slurm/types.h"
+
 namespace mlsup::engine {
 namespace {
 
@@ -41,6 +43,8 @@ void on_ended(CampaignState& s, const JournalRecord& r) {
   a->ended = true;
   a->end_class = decide::class_from_name(r.data.value("class", ""));
   a->end_step = r.data.value("step", -1LL);
+  const std::string cls = r.data.value("class", "");
+  if (cls == "failed" || cls == "hang") s.failures.push_back({r.time, slurm::expand_hostlist(r.data.value("nodes", ""))});
   if (r.data.value("action", "") != "resubmit") return;
   s.restarts.push_back({r.time, a->end_class.value_or(decide::EndClass::Failed), r.data.value("progressed", false)});
   s.next_submit_at = r.time + r.data.value("delay", 0.0);
@@ -66,6 +70,10 @@ const std::map<std::string, Apply>& appliers() {
        }},
       {"ended", on_ended},
       {"finished", on_finished},
+      {"exclude",
+       [](CampaignState& s, const JournalRecord& r) {
+         s.ledger.push_back({r.data.value("node", ""), r.data.value("reason", ""), r.time, r.data.value("until", 0.0)});
+       }},
   };
   return table;
 }

@@ -7,7 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "decide/blame.h"
 #include "decide/classify.h"
+#include "decide/ledger.h"
 #include "decide/policy.h"
 #include "slurm/types.h"
 
@@ -32,6 +34,8 @@ struct CampaignState {
   std::string campaign_id;
   std::vector<AttemptState> attempts;
   std::vector<decide::Restart> restarts;  // every resubmission decided, oldest first
+  std::vector<decide::Exclusion> ledger;  // every node exclusion recorded, expired ones included
+  std::vector<decide::PastFailure> failures;  // attempts that failed or hung, with their nodes
   double next_submit_at = 0;              // backoff: no submission before this time
   bool awaiting_submit = false;           // the last attempt ended and a resubmission was decided
   std::optional<int> finished_code;       // the campaign ended with this exit code

@@ -30,8 +30,11 @@ struct Fixture {
                  .value();
   }
 
+  std::vector<std::string> silent;  // what the probe reports as not answering
+
   std::unique_ptr<engine::Campaign> open() {
-    auto c = engine::Campaign::open(config, {&fake, [this] { return clock; }, nullptr});
+    auto probe = [this](slurm::JobId, const std::vector<std::string>&) { return silent; };
+    auto c = engine::Campaign::open(config, {&fake, [this] { return clock; }, nullptr, probe});
     if (!c) FAIL(c.error().str());
     return std::move(*c);
   }
@@ -211,4 +214,75 @@ TEST_CASE("a forgotten job whose training reached its target completes the campa
   const auto out = f.pass(*c);
   REQUIRE(out.has_value());
   CHECK(out->exit_code == 0);
+}
+
+namespace {
+
+bool excludes(const slurm::SubmitRequest& r, const std::string& nodes) {
+  return std::find(r.options.begin(), r.options.end(), "--exclude=" + nodes) != r.options.end();
+}
+
+bool has_exclude(const slurm::SubmitRequest& r) {
+  return std::any_of(r.options.begin(), r.options.end(), [](const std::string& o) { return o.rfind("--exclude=", 0) == 0; });
+}
+
+// A running 2-node job whose heartbeat goes silent until it counts as hung and is cancelled.
+void hang_job(Fixture& f, engine::Campaign& c,
+              std::vector<slurm::Node> cluster = {{"n1", "MIXED"}, {"n2", "MIXED"}, {"n3", "IDLE"}, {"n4", "IDLE"}}) {
+  f.fake.node_table = std::move(cluster);
+  f.pass(c);
+  f.fake.set_state(f.fake.table.begin()->first, JobState::Running, 0, "n[1-2]");
+  std::filesystem::create_directories(f.config.heartbeat.dir);
+  std::ofstream(f.config.heartbeat.dir + "/attempt-1") << "7\n";
+  f.pass(c);
+  f.clock += 11;
+  f.pass(c);  // hung: probe, blame, fence, cancel
+  f.pass(c);  // CANCELLED by mlsup: a hang, resubmitted after the backoff
+  f.clock += 6;
+  f.pass(c);
+}
+
+}  // namespace
+
+TEST_CASE("a hang with a node that does not answer its probe: that node, and only it, is kept out") {
+  Fixture f;
+  f.silent = {"n2"};
+  auto c = f.open();
+  hang_job(f, *c);
+  REQUIRE(f.submits() == 2);
+  CHECK(excludes(f.fake.submitted[1], "n2"));
+}
+
+TEST_CASE("a hang on nodes that all answer excludes nothing") {
+  Fixture f;
+  auto c = f.open();
+  hang_job(f, *c);
+  REQUIRE(f.submits() == 2);
+  CHECK_FALSE(has_exclude(f.fake.submitted[1]));
+}
+
+TEST_CASE("a failure on a node Slurm marks not responding keeps it out; one Slurm shows DOWN needs no entry") {
+  Fixture f;
+  auto c = f.open();
+  f.pass(*c);
+  f.fake.node_table = {{"n1", "MIXED"}, {"n2", "MIXED", false, true}, {"n3", "DOWN"}, {"n4", "IDLE"}};
+  f.fake.set_state(f.fake.table.begin()->first, JobState::NodeFail, 0, "n[1-3]");
+  f.pass(*c);
+  f.clock += 6;
+  f.pass(*c);
+  REQUIRE(f.submits() == 2);
+  CHECK(excludes(f.fake.submitted[1], "n2"));
+}
+
+TEST_CASE("exclusions that would leave too few nodes for the job are relaxed") {
+  Fixture f("", "slurm: {nodes: 2}\n");
+  f.silent = {"n2"};
+  auto c = f.open();
+  hang_job(f, *c, {{"n1", "MIXED"}, {"n2", "MIXED"}});  // a 2-node cluster for a 2-node job
+  REQUIRE(f.submits() == 2);
+  CHECK_FALSE(has_exclude(f.fake.submitted[1]));
+  std::ifstream in(f.config.state_dir + "/events.jsonl");
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(all.find("\"event\":\"excluded\"") != std::string::npos);
+  CHECK(all.find("\"event\":\"exclusions-relaxed\"") != std::string::npos);
 }
