@@ -6,6 +6,10 @@
 
 namespace mlsup::slurm {
 
+bool probe_says_silent(const edges::ProcessResult& result) {
+  return result.timed_out || result.err.find("Communication connection failure") != std::string::npos;
+}
+
 std::vector<std::string> unresponsive_nodes(JobId job, const std::vector<std::string>& nodes,
                                             std::chrono::seconds timeout) {
   std::vector<std::future<bool>> answers;
@@ -14,8 +18,7 @@ std::vector<std::string> unresponsive_nodes(JobId job, const std::vector<std::st
       edges::ProcessRequest r;
       r.argv = {"srun", "--overlap", "--jobid=" + std::to_string(job), "-w", node, "-N1", "-n1", "--quiet", "true"};
       r.timeout = timeout;
-      // Only silence counts: a step refused at once (the job is ending, a limit) says nothing of the node.
-      return !edges::run_process(r).timed_out;
+      return !probe_says_silent(edges::run_process(r));
     }));
   }
   std::vector<std::string> silent;

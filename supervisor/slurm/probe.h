@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "edges/process.h"
 #include "slurm/types.h"
 
 namespace mlsup::slurm {
@@ -13,5 +14,9 @@ namespace mlsup::slurm {
 // once is an answer.
 std::vector<std::string> unresponsive_nodes(JobId job, const std::vector<std::string>& nodes,
                                             std::chrono::seconds timeout);
+
+// Whether one probe's result means the node is gone: no answer in time, or Slurm could not reach
+// its slurmd (a crashed node refuses the connection). A step refused for other reasons is an answer.
+bool probe_says_silent(const edges::ProcessResult& result);
 
 }  // namespace mlsup::slurm

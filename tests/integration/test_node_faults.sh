@@ -53,4 +53,27 @@ sys.exit(1 if late else 0)
 PY
 scenario_done
 
+scenario "node crash (slurmd and processes killed), SlurmdTimeout=300 -> excluded and replaced without waiting for COMPLETING"
+STEADY_TIMEOUT=5s new_campaign nodecrash "--steps 300 --step-seconds 0.1 --ckpt-every 10"
+sed -i 's/^  nodes: 1$/  nodes: 2/' "$CONF"
+start_campaign
+wait_until 90 heartbeat_at_least 30
+job=$(job_of_attempt 1)
+node=$(scontrol show hostnames "$(scontrol -o show job "$job" | grep -o ' NodeList=[^ ]*' | cut -d= -f2)" | tail -1)
+crashed_at=$(date +%s.%N)
+"$REPO/tests/cluster/fault.sh" --dir "$slow" crash "$node" >/dev/null 2>&1
+wait_until 120 replacement_running
+took=$(python3 -c "import time,sys; print(f'{time.time() - float(sys.argv[1]):.1f}')" "$crashed_at")
+echo "crashed $node of job $job; replacement $(job_of_attempt 2) RUNNING after ${took}s; the old job is $(job_state "$job")$(scontrol -o show job "$job" | grep -q COMPLETING && echo ', still completing')"
+check "crash: the replacement runs within steady timeout + probe + 15 s" python3 -c "import sys; sys.exit(float(sys.argv[1]) > 30)" "$took"
+check "crash: the ledger holds exactly the crashed node" \
+  [ "$(grep '"type":"exclude"' "$STATE/journal.jsonl" | grep -o '"node":"[^"]*"' | sort -u)" = "\"node\":\"$node\"" ]
+check "crash: the replacement does not use it" sh -c \
+  "! scontrol show hostnames \"\$(scontrol -o show job $(job_of_attempt 2) | grep -o ' NodeList=[^ ]*' | cut -d= -f2)\" | grep -qx '$node'"
+wait_campaign 300
+check "crash: campaign completed" [ "$RC" -eq 0 ]
+check "crash: result equals a failure-free run's" result_is_exact
+"$REPO/tests/cluster/fault.sh" --dir "$slow" revive "$node" --timeout 30 >/dev/null 2>&1
+scenario_done
+
 finish

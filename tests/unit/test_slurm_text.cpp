@@ -4,6 +4,7 @@
 
 #include <slurm/slurm_errno.h>
 
+#include "slurm/probe.h"
 #include "slurm/sbatch.h"
 #include "slurm/scontrol_text.h"
 #include "slurm/types.h"
@@ -99,4 +100,15 @@ TEST_CASE("scontrol -o records become jobs and nodes") {
   CHECK(n.drain);
   CHECK(n.not_responding);
   CHECK(n.reason == "Not responding [slurm@2026]");
+}
+
+TEST_CASE("a probe's result: silence and a refused connection mean gone; anything else is an answer") {
+  using mlsup::edges::ProcessResult;
+  CHECK(probe_says_silent(ProcessResult{.started = true, .timed_out = true}));
+  CHECK(probe_says_silent(ProcessResult{.started = true, .exit_code = 233,
+                                        .err = "srun: error: Task launch for StepId=3.1 failed on node n4: "
+                                               "Communication connection failure\n"}));
+  CHECK_FALSE(probe_says_silent(ProcessResult{.started = true, .exit_code = 0}));
+  CHECK_FALSE(probe_says_silent(ProcessResult{.started = true, .exit_code = 1,
+                                              .err = "srun: error: Unable to create step for job 3: Job/step already completing or completed\n"}));
 }
