@@ -94,6 +94,7 @@ wait_campaign 300
 check "hang: campaign completed" [ "$RC" -eq 0 ]
 check "hang: the hang was classed and resubmitted" sh -c "grep '\"event\":\"attempt-ended\"' '$STATE/events.jsonl' | grep -q '\"class\":\"hang\"'"
 check "hang: the abandoned attempt was fenced" test -f "$STATE/fenced/1"
+check "hang: tasks stopped on live nodes exclude no node" [ "$(grep -c '"type":"exclude"' "$STATE/journal.jsonl")" -eq 0 ]
 check "hang: result equals a failure-free run's" result_is_exact
 check "hang: steps executed <= target + one checkpoint interval" [ "$(steps_executed)" -le 160 ]
 scenario_done
