@@ -6,12 +6,6 @@
 namespace mlsup::decide {
 namespace {
 
-// Endings that say something about a node; a time limit or a person's cancel says nothing.
-bool node_related(EndClass c) {
-  return c == EndClass::Failed || c == EndClass::NodeFail || c == EndClass::Hang || c == EndClass::BootFail ||
-         c == EndClass::Lost;
-}
-
 // Nodes that did not answer: direct evidence, whatever the job's size.
 void unresponsive(const BlameInput& in, std::vector<Blamed>& out) {
   for (const auto& n : in.job_nodes)
@@ -38,6 +32,11 @@ void repeated(const BlameInput& in, std::vector<Blamed>& out) {
 }
 
 }  // namespace
+
+bool node_related(EndClass c) {
+  return c == EndClass::Failed || c == EndClass::NodeFail || c == EndClass::Hang || c == EndClass::BootFail ||
+         c == EndClass::Lost;
+}
 
 std::vector<Blamed> blame(const BlameInput& in) {
   std::vector<Blamed> out;

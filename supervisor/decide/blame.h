@@ -35,6 +35,9 @@ struct Blamed {
   std::string reason;  // one sentence for the event log
 };
 
+// True for the endings that can say something about a node (a failure, a hang), not a time limit.
+bool node_related(EndClass c);
+
 // The nodes to exclude from the next attempt; never every node of the job on circumstantial
 // evidence, never a node Slurm already keeps jobs off.
 std::vector<Blamed> blame(const BlameInput& in);

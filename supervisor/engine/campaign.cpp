@@ -179,9 +179,7 @@ util::Result<void> Campaign::submit(int number) {
   if (!scan.pointer_problem.empty()) event("checkpoint-pointer-ignored", {{"detail", scan.pointer_problem}});
   const std::string resume_from = newest ? newest->path : "";
   prune_checkpoints(scan, resume_from);
-  const auto text = read_small(config_.template_path);
-  const auto shape = render::plan_submission(config_, text.value_or(""), {number, resume_from, {}, tag(number)});
-  const auto exclude = shape ? exclusions_for(replay(records()), shape->nodes) : std::vector<std::string>{};
+  const auto exclude = exclusions_for(replay(records()), number);
   if (auto ok = record("submit-intent", {{"attempt", number}, {"tag", tag(number)}, {"resume_from", resume_from},
                                          {"resume_step", newest ? newest->step : 0}, {"exclude", exclude}});
       !ok)
@@ -344,7 +342,8 @@ util::Result<void> Campaign::end_attempt(const CampaignState& s, const AttemptSt
                         {"action", kActions[static_cast<int>(d.action)]},
                         {"delay", d.delay_seconds},
                         {"reason", d.reason}};
-  if (cls != decide::EndClass::Hang) {
+  // A hang was judged when it was cancelled; other endings about nodes are judged now (one RPC).
+  if (cls != decide::EndClass::Hang && decide::node_related(cls)) {
     if (auto ok = exclude_blamed(s, a, cls, node_states(job.nodes)); !ok) return ok;
   }
   if (auto ok = record("ended", context); !ok) return ok;
@@ -364,7 +363,7 @@ std::vector<decide::NodeEvidence> Campaign::node_states(const std::string& hostl
     decide::NodeEvidence e{name};
     if (all) {
       for (const auto& n : *all)
-        if (n.name == name) e = {name, n.state == "DOWN" || n.drain, n.not_responding};
+        if (n.name == name) e = {name, n.kept_off(), n.not_responding};
     }
     evidence.push_back(e);
   }
@@ -386,13 +385,16 @@ util::Result<void> Campaign::exclude_blamed(const CampaignState& s, const Attemp
   return {};
 }
 
-std::vector<std::string> Campaign::exclusions_for(const CampaignState& s, int job_nodes) {
+std::vector<std::string> Campaign::exclusions_for(const CampaignState& s, int number) {
   const std::size_t live = decide::excluded_nodes(s.ledger, edges_.now(), -1).size();
   if (live == 0) return {};
+  // The cap depends on the job's size, which the rendered script knows.
+  const auto shape = render::plan_submission(config_, read_small(config_.template_path).value_or(""), {number});
+  const int job_nodes = shape ? shape->nodes : 1;
   int usable = 0;
   if (const auto all = edges_.slurm->nodes()) {
     for (const auto& n : *all)
-      if (n.state != "DOWN" && !n.drain) ++usable;
+      if (!n.kept_off()) ++usable;
   }
   const int cap = decide::exclusion_cap(config_.policy.exclusion_cap, usable, job_nodes);
   auto nodes = decide::excluded_nodes(s.ledger, edges_.now(), cap);

@@ -73,7 +73,7 @@ class Campaign {
   util::Result<void> exclude_blamed(const CampaignState& s, const AttemptState& a, decide::EndClass cls,
                                     const std::vector<decide::NodeEvidence>& evidence);
   std::vector<decide::NodeEvidence> node_states(const std::string& hostlist);
-  std::vector<std::string> exclusions_for(const CampaignState& s, int job_nodes);
+  std::vector<std::string> exclusions_for(const CampaignState& s, int number);
   util::Result<void> watch_pending(const AttemptState& a, const slurm::Job& job);
   util::Result<void> end_attempt(const CampaignState& s, const AttemptState& a, const slurm::Job& job, bool vanished);
   util::Result<void> finish(int code, const std::string& reason);

@@ -51,6 +51,9 @@ struct Node {
   bool drain = false;  // DRAIN flag set (draining or drained)
   bool not_responding = false;
   std::string reason;
+
+  // True when Slurm itself keeps new jobs off the node (DOWN or draining).
+  bool kept_off() const { return state == "DOWN" || drain; }
 };
 
 // How a request to Slurm failed. Never a job state: a failed query says nothing about the job.
