@@ -18,31 +18,46 @@ export "$conf_line"
 job_of_attempt() { grep '"type":"submitted"' "$STATE/journal.jsonl" 2>/dev/null | grep "\"attempt\":$1," | grep -o '"job_id":[0-9]*' | cut -d: -f2; }
 # True once attempt 2's job runs.
 replacement_running() { local j; j=$(job_of_attempt 2); [ -n "$j" ] && [ "$(job_state "$j")" = RUNNING ]; }
+# The nodes of a job, one per line.
+nodes_of() { scontrol show hostnames "$(scontrol -o show job "$1" | grep -o ' NodeList=[^ ]*' | cut -d= -f2)"; }
+
+# Runs a 2-node campaign, injects FAULT (freeze|crash) into the node PICK (head|tail) of its job once
+# training runs, and waits for the replacement to run. Sets JOB, NODE, FAULT_AT and TOOK (seconds).
+fault_and_replace() {
+  STEADY_TIMEOUT=5s new_campaign "$1" "--steps 300 --step-seconds 0.1 --ckpt-every 10"
+  sed -i 's/^  nodes: 1$/  nodes: 2/' "$CONF"
+  start_campaign
+  wait_until 90 heartbeat_at_least 30
+  JOB=$(job_of_attempt 1)
+  NODE=$(nodes_of "$JOB" | "$3" -1)
+  FAULT_AT=$(date +%s.%N)
+  "$REPO/tests/cluster/fault.sh" --dir "$slow" "$2" "$NODE" >/dev/null 2>&1
+  wait_until 120 replacement_running
+  TOOK=$(python3 -c "import time,sys; print(f'{time.time() - float(sys.argv[1]):.1f}')" "$FAULT_AT")
+}
+
+# True when attempt 2's job does not run on NODE.
+replacement_avoids_node() { ! nodes_of "$(job_of_attempt 2)" | grep -qx "$NODE"; }
+
+# The checks both faults share: quick replacement, exactly NODE in the ledger, not in the replacement.
+check_replaced() {
+  check "$1: the replacement runs within steady timeout + probe + 15 s" python3 -c "import sys; sys.exit(float(sys.argv[1]) > 30)" "$TOOK"
+  check "$1: the ledger holds exactly the failed node" \
+    [ "$(grep '"type":"exclude"' "$STATE/journal.jsonl" | grep -o '"node":"[^"]*"' | sort -u)" = "\"node\":\"$NODE\"" ]
+  check "$1: the replacement does not use it" replacement_avoids_node
+}
 
 scenario "power loss (node frozen), SlurmdTimeout=300 -> excluded and replaced while Slurm still calls the node up"
-STEADY_TIMEOUT=5s new_campaign powerloss "--steps 300 --step-seconds 0.1 --ckpt-every 10"
-sed -i 's/^  nodes: 1$/  nodes: 2/' "$CONF"
-start_campaign
-wait_until 90 heartbeat_at_least 30
-job=$(job_of_attempt 1)
-node=$(scontrol show hostnames "$(scontrol -o show job "$job" | grep -o ' NodeList=[^ ]*' | cut -d= -f2)" | head -1)
-frozen_at=$(date +%s.%N)
-"$REPO/tests/cluster/fault.sh" --dir "$slow" freeze "$node" >/dev/null 2>&1
-wait_until 120 replacement_running
-took=$(python3 -c "import time,sys; print(f'{time.time() - float(sys.argv[1]):.1f}')" "$frozen_at")
-echo "froze $node (rank 0's node) of job $job; replacement $(job_of_attempt 2) RUNNING after ${took}s (steady timeout 5s, probe 10s)"
-state=$(sinfo -h -N -n "$node" -o '%T' | head -1)
-check "power loss: the replacement runs within steady timeout + probe + 15 s" python3 -c "import sys; sys.exit(float(sys.argv[1]) > 30)" "$took"
+fault_and_replace powerloss freeze head  # rank 0's node: the one that writes checkpoints
+echo "froze $NODE of job $JOB; replacement $(job_of_attempt 2) RUNNING after ${TOOK}s (steady timeout 5s, probe 10s)"
+state=$(sinfo -h -N -n "$NODE" -o '%T' | head -1)
+check_replaced "power loss"
 check "power loss: Slurm still calls the frozen node up ($state)" sh -c "echo '$state' | grep -qvE 'down|\\*'"
-check "power loss: the ledger holds exactly the frozen node" \
-  [ "$(grep '"type":"exclude"' "$STATE/journal.jsonl" | grep -o '"node":"[^"]*"' | sort -u)" = "\"node\":\"$node\"" ]
-check "power loss: the replacement does not use it" sh -c \
-  "! scontrol show hostnames \"\$(scontrol -o show job $(job_of_attempt 2) | grep -o ' NodeList=[^ ]*' | cut -d= -f2)\" | grep -qx '$node'"
-"$REPO/tests/cluster/fault.sh" --dir "$slow" revive "$node" --timeout 30 >/dev/null 2>&1
+"$REPO/tests/cluster/fault.sh" --dir "$slow" revive "$NODE" --timeout 30 >/dev/null 2>&1
 wait_campaign 300
 check "power loss: campaign completed" [ "$RC" -eq 0 ]
 check "power loss: result equals a failure-free run's" result_is_exact
-check "power loss: the thawed rank of the abandoned attempt wrote no checkpoint after the freeze" python3 - "$STATE/checkpoints" "$frozen_at" <<'PY'
+check "power loss: the thawed rank of the abandoned attempt wrote no checkpoint after the freeze" python3 - "$STATE/checkpoints" "$FAULT_AT" <<'PY'
 import json, os, sys
 root, frozen_at = sys.argv[1], float(sys.argv[2])
 late = [d for d in os.listdir(root) if os.path.exists(os.path.join(root, d, "state.json"))
@@ -54,26 +69,13 @@ PY
 scenario_done
 
 scenario "node crash (slurmd and processes killed), SlurmdTimeout=300 -> excluded and replaced without waiting for COMPLETING"
-STEADY_TIMEOUT=5s new_campaign nodecrash "--steps 300 --step-seconds 0.1 --ckpt-every 10"
-sed -i 's/^  nodes: 1$/  nodes: 2/' "$CONF"
-start_campaign
-wait_until 90 heartbeat_at_least 30
-job=$(job_of_attempt 1)
-node=$(scontrol show hostnames "$(scontrol -o show job "$job" | grep -o ' NodeList=[^ ]*' | cut -d= -f2)" | tail -1)
-crashed_at=$(date +%s.%N)
-"$REPO/tests/cluster/fault.sh" --dir "$slow" crash "$node" >/dev/null 2>&1
-wait_until 120 replacement_running
-took=$(python3 -c "import time,sys; print(f'{time.time() - float(sys.argv[1]):.1f}')" "$crashed_at")
-echo "crashed $node of job $job; replacement $(job_of_attempt 2) RUNNING after ${took}s; the old job is $(job_state "$job")$(scontrol -o show job "$job" | grep -q COMPLETING && echo ', still completing')"
-check "crash: the replacement runs within steady timeout + probe + 15 s" python3 -c "import sys; sys.exit(float(sys.argv[1]) > 30)" "$took"
-check "crash: the ledger holds exactly the crashed node" \
-  [ "$(grep '"type":"exclude"' "$STATE/journal.jsonl" | grep -o '"node":"[^"]*"' | sort -u)" = "\"node\":\"$node\"" ]
-check "crash: the replacement does not use it" sh -c \
-  "! scontrol show hostnames \"\$(scontrol -o show job $(job_of_attempt 2) | grep -o ' NodeList=[^ ]*' | cut -d= -f2)\" | grep -qx '$node'"
+fault_and_replace nodecrash crash tail
+echo "crashed $NODE of job $JOB; replacement $(job_of_attempt 2) RUNNING after ${TOOK}s; the old job is $(job_state "$JOB")"
+check_replaced "crash"
 wait_campaign 300
 check "crash: campaign completed" [ "$RC" -eq 0 ]
 check "crash: result equals a failure-free run's" result_is_exact
-"$REPO/tests/cluster/fault.sh" --dir "$slow" revive "$node" --timeout 30 >/dev/null 2>&1
+"$REPO/tests/cluster/fault.sh" --dir "$slow" revive "$NODE" --timeout 30 >/dev/null 2>&1
 scenario_done
 
 finish
