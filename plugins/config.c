@@ -1,0 +1,125 @@
+/* Plugstack arguments: a table of keys, each with its parser; explicit defaults. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int (*parse_fn)(struct mlsup_config *cfg, const char *value, char *err, size_t errlen);
+
+static int parse_bool(const char *value, bool *out)
+{
+	if (!strcmp(value, "yes") || !strcmp(value, "true") || !strcmp(value, "1")) {
+		*out = true;
+		return 0;
+	}
+	if (!strcmp(value, "no") || !strcmp(value, "false") || !strcmp(value, "0")) {
+		*out = false;
+		return 0;
+	}
+	return -1;
+}
+
+static int set_health_check(struct mlsup_config *cfg, const char *value, char *err, size_t errlen)
+{
+	size_t n = strlen(value);
+
+	if (n == 0) {
+		cfg->health_check[0] = '\0';
+		return 0;
+	}
+	if (value[0] != '/' || n >= sizeof(cfg->health_check)) {
+		snprintf(err, errlen, "health_check: \"%s\" is not an absolute path", value);
+		return -1;
+	}
+	memcpy(cfg->health_check, value, n + 1);
+	return 0;
+}
+
+static int set_health_timeout(struct mlsup_config *cfg, const char *value, char *err, size_t errlen)
+{
+	char *end = NULL;
+	long v;
+
+	errno = 0;
+	v = strtol(value, &end, 10);
+	if (errno || end == value || *end != '\0' || v < 1 || v > 3600) {
+		snprintf(err, errlen, "health_timeout: \"%s\" is not a number of seconds from 1 to 3600", value);
+		return -1;
+	}
+	cfg->health_timeout = (int)v;
+	return 0;
+}
+
+#define BOOL_SETTER(field)                                                                          \
+	static int set_##field(struct mlsup_config *cfg, const char *value, char *err, size_t errlen) \
+	{                                                                                           \
+		if (parse_bool(value, &cfg->field) == 0)                                            \
+			return 0;                                                                   \
+		snprintf(err, errlen, #field ": \"%s\" is not yes or no", value);                  \
+		return -1;                                                                          \
+	}
+BOOL_SETTER(health_fail_job)
+BOOL_SETTER(heartbeat_per_task)
+BOOL_SETTER(records)
+
+static const struct {
+	const char *key;
+	parse_fn parse;
+} keys[] = {
+	{ "health_check", set_health_check },
+	{ "health_timeout", set_health_timeout },
+	{ "health_fail_job", set_health_fail_job },
+	{ "heartbeat_per_task", set_heartbeat_per_task },
+	{ "records", set_records },
+};
+
+const char *mlsup_config_known_keys(void)
+{
+	return "health_check, health_timeout, health_fail_job, heartbeat_per_task, records";
+}
+
+void mlsup_config_defaults(struct mlsup_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->health_timeout = 30;
+	cfg->health_fail_job = false;
+	cfg->heartbeat_per_task = true;
+	cfg->records = true;
+}
+
+static int apply_word(struct mlsup_config *cfg, const char *word, char *err, size_t errlen)
+{
+	const char *eq = strchr(word, '=');
+	size_t keylen, i;
+
+	if (!eq) {
+		snprintf(err, errlen, "argument \"%s\" is not key=value (known keys: %s)", word,
+			 mlsup_config_known_keys());
+		return -1;
+	}
+	keylen = (size_t)(eq - word);
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (strlen(keys[i].key) == keylen && !strncmp(keys[i].key, word, keylen))
+			return keys[i].parse(cfg, eq + 1, err, errlen);
+	}
+	snprintf(err, errlen, "unknown key \"%.*s\" (known: %s)", (int)keylen, word, mlsup_config_known_keys());
+	return -1;
+}
+
+int mlsup_config_parse(struct mlsup_config *cfg, int argc, char *const argv[], char *err, size_t errlen)
+{
+	int i;
+
+	mlsup_config_defaults(cfg);
+	if (errlen)
+		err[0] = '\0';
+	for (i = 0; i < argc; i++) {
+		if (apply_word(cfg, argv[i], err, errlen) < 0) {
+			mlsup_config_defaults(cfg);
+			return -1;
+		}
+	}
+	return 0;
+}
