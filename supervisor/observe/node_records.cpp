@@ -1,0 +1,136 @@
+#include "observe/node_records.h"
+
+#include <algorithm>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
+
+namespace mlsup::observe {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::uintmax_t kMaxFileBytes = 16u << 20;  // a node writes a few hundred bytes per task
+
+std::string problem(std::string_view node, int line, std::string_view what) {
+  return std::string(node) + ":" + std::to_string(line) + ": " + std::string(what);
+}
+
+// Reads a required field; throws json::exception when absent or of the wrong type.
+template <class T>
+T field(const json& j, const char* key) {
+  return j.at(key).get<T>();
+}
+
+std::string node_of(const json& j, std::string_view file_node) {
+  auto it = j.find("node");
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string(file_node);
+}
+
+void parse_line(const json& j, std::string_view file_node, NodeRecords& out) {
+  const std::string kind = field<std::string>(j, "kind");
+  if (kind == "task-exit") {
+    out.exits.push_back({node_of(j, file_node), field<int>(j, "step"), field<int>(j, "rank"),
+                         field<int>(j, "exit_code"), field<int>(j, "signal"), field<double>(j, "time")});
+  } else if (kind == "health") {
+    out.health.push_back({node_of(j, file_node), field<int>(j, "step"), field<bool>(j, "ok"),
+                          field<int>(j, "exit_code"), j.value("detail", std::string()), field<double>(j, "time")});
+  }
+}
+
+}  // namespace
+
+NodeRecords parse_node_records(std::string_view text, std::string_view node) {
+  NodeRecords out;
+  int number = 0;
+  while (!text.empty()) {
+    const auto nl = text.find('\n');
+    const bool complete = nl != std::string_view::npos;
+    const std::string_view line = text.substr(0, complete ? nl : text.size());
+    text.remove_prefix(complete ? nl + 1 : text.size());
+    ++number;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    const json j = json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      out.problems.push_back(problem(node, number, complete ? "not a JSON object (skipped)" : "torn last line (skipped)"));
+      continue;
+    }
+    try {
+      if (!j.contains("v") || j.at("v") != 1) {
+        out.problems.push_back(problem(node, number, "unsupported record version (skipped)"));
+        continue;
+      }
+      parse_line(j, node, out);
+    } catch (const json::exception& e) {
+      out.problems.push_back(problem(node, number, std::string("missing or bad field (skipped): ") + e.what()));
+    }
+  }
+  return out;
+}
+
+NodeRecords read_node_records(const std::string& state_dir, std::uint32_t job_id) {
+  namespace fs = std::filesystem;
+  NodeRecords all;
+  const fs::path dir = fs::path(state_dir) / "nodes" / std::to_string(job_id);
+  std::error_code ec;
+  if (!fs::is_directory(fs::symlink_status(dir, ec))) return all;
+  std::vector<fs::path> files;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".jsonl" && it->is_regular_file(ec) && !it->is_symlink(ec)) files.push_back(it->path());
+  if (ec) all.problems.push_back(dir.string() + ": " + ec.message());
+  std::sort(files.begin(), files.end());
+  for (const auto& file : files) {
+    const std::string node = file.stem().string();
+    std::ifstream in(file, std::ios::binary);
+    std::string text;
+    if (in) {
+      text.resize(std::min<std::uintmax_t>(fs::file_size(file, ec), kMaxFileBytes));
+      in.read(text.data(), static_cast<std::streamsize>(text.size()));
+      text.resize(static_cast<std::size_t>(in.gcount()));
+    }
+    if (!in && !in.eof()) {
+      all.problems.push_back(file.string() + ": cannot be read");
+      continue;
+    }
+    NodeRecords one = parse_node_records(text, node);
+    std::move(one.exits.begin(), one.exits.end(), std::back_inserter(all.exits));
+    std::move(one.health.begin(), one.health.end(), std::back_inserter(all.health));
+    std::move(one.problems.begin(), one.problems.end(), std::back_inserter(all.problems));
+  }
+  std::stable_sort(all.exits.begin(), all.exits.end(),
+                   [](const TaskExit& a, const TaskExit& b) { return std::tie(a.time, a.rank) < std::tie(b.time, b.rank); });
+  std::stable_sort(all.health.begin(), all.health.end(),
+                   [](const HealthCheck& a, const HealthCheck& b) { return std::tie(a.time, a.node) < std::tie(b.time, b.node); });
+  return all;
+}
+
+bool failed(const TaskExit& e) { return e.exit_code != 0 || e.signal != 0; }
+
+std::optional<TaskExit> first_failure(const std::vector<TaskExit>& exits, double kill_grace) {
+  auto killer_signal = [](const TaskExit& e) { return e.exit_code == 0 && (e.signal == SIGKILL || e.signal == SIGTERM); };
+  auto killed_after_another = [&](const TaskExit& e) {
+    if (!killer_signal(e)) return false;
+    return std::any_of(exits.begin(), exits.end(), [&](const TaskExit& f) {
+      return failed(f) && !killer_signal(f) && f.time <= e.time + kill_grace;
+    });
+  };
+  std::optional<TaskExit> first;
+  for (const auto& e : exits) {
+    if (!failed(e) || killed_after_another(e)) continue;
+    if (!first || std::tie(e.time, e.rank) < std::tie(first->time, first->rank)) first = e;
+  }
+  return first;
+}
+
+std::vector<std::string> failed_health(const std::vector<HealthCheck>& checks) {
+  std::set<std::string> nodes;
+  for (const auto& c : checks)
+    if (!c.ok) nodes.insert(c.node);
+  return {nodes.begin(), nodes.end()};
+}
+
+}  // namespace mlsup::observe

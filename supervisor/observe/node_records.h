@@ -1,0 +1,64 @@
+#pragma once
+// The per-node records the SPANK plugin writes (plugins/README.md): task exits and health
+// checks, one JSON object per line in <state_dir>/nodes/<job>/<node>.jsonl. Pure except for
+// reading those files; the plugin appends while we read, so nothing here takes a lock.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mlsup::observe {
+
+// The step of the batch script is -1, the extern step -2, interactive -3 (other special ids -4).
+inline constexpr int kBatchStep = -1;
+
+// The exit code a task uses to say "my node failed the plugin's health check".
+inline constexpr int kHealthExitCode = 79;
+
+struct TaskExit {
+  std::string node;
+  int step = 0;
+  int rank = 0;        // global task id
+  int exit_code = 0;   // 0 when it ended by a signal
+  int signal = 0;      // 0 when it exited
+  double time = 0;     // wall-clock seconds when slurmstepd saw it end
+};
+
+struct HealthCheck {
+  std::string node;
+  int step = 0;
+  bool ok = true;
+  int exit_code = 0;
+  std::string detail;  // the check's first line of output
+  double time = 0;
+};
+
+struct NodeRecords {
+  std::vector<TaskExit> exits;
+  std::vector<HealthCheck> health;
+  std::vector<std::string> problems;  // lines that could not be read, each "node:line: what"
+};
+
+// Parses one node's file; node names the file (used when a record lacks its own). A torn last
+// line (a writer caught mid-way) or a bad line becomes a problem, never a failure; unknown kinds
+// are skipped.
+NodeRecords parse_node_records(std::string_view text, std::string_view node);
+
+// Reads <state_dir>/nodes/<job_id>/*.jsonl (regular files only), exits and checks ordered by
+// time. A missing directory gives empty records.
+NodeRecords read_node_records(const std::string& state_dir, std::uint32_t job_id);
+
+// True for a task that ended badly: a non-zero exit code or any signal.
+bool failed(const TaskExit& e);
+
+// The task that failed first: the earliest failed task (ties by rank), where a task ended by
+// SIGKILL or SIGTERM does not count when another task failed otherwise no later than
+// kill_grace seconds after it (it was killed because of that one, e.g. by --kill-on-bad-exit;
+// the grace covers clock differences between hosts).
+std::optional<TaskExit> first_failure(const std::vector<TaskExit>& exits, double kill_grace = 1.0);
+
+// The nodes whose health check failed, sorted, unique.
+std::vector<std::string> failed_health(const std::vector<HealthCheck>& checks);
+
+}  // namespace mlsup::observe

@@ -1,0 +1,111 @@
+#include <doctest/doctest.h>
+
+#include <csignal>
+
+#include "observe/node_records.h"
+#include "support.h"
+
+using namespace mlsup::observe;
+
+namespace {
+
+TaskExit exit_of(const char* node, int rank, int code, int sig, double time) { return {node, 0, rank, code, sig, time}; }
+
+}  // namespace
+
+TEST_CASE("node records: both kinds, the node from the record") {
+  const auto r = parse_node_records(
+      "{\"v\":1,\"kind\":\"health\",\"job\":5,\"step\":0,\"node\":\"n1\",\"ok\":false,\"exit_code\":1,"
+      "\"detail\":\"Xid 79\",\"time\":10.5}\n"
+      "{\"v\":1,\"kind\":\"task-exit\",\"job\":5,\"step\":-1,\"node\":\"n1\",\"rank\":0,\"local_rank\":0,"
+      "\"exit_code\":79,\"signal\":0,\"time\":10.75}\n",
+      "file-node");
+  CHECK(r.problems.empty());
+  REQUIRE(r.health.size() == 1);
+  CHECK(r.health[0].node == "n1");
+  CHECK_FALSE(r.health[0].ok);
+  CHECK(r.health[0].detail == "Xid 79");
+  REQUIRE(r.exits.size() == 1);
+  CHECK(r.exits[0].step == kBatchStep);
+  CHECK(r.exits[0].exit_code == kHealthExitCode);
+  CHECK(r.exits[0].time == doctest::Approx(10.75));
+}
+
+TEST_CASE("node records: a torn last line, a bad line, a future version are problems, not failures") {
+  const auto r = parse_node_records(
+      "{\"v\":1,\"kind\":\"task-exit\",\"step\":0,\"rank\":2,\"exit_code\":0,\"signal\":15,\"time\":3}\n"
+      "garbage\n"
+      "\n"
+      "{\"v\":2,\"kind\":\"task-exit\"}\n"
+      "{\"v\":1,\"kind\":\"something-new\"}\n"
+      "{\"v\":1,\"kind\":\"task-exit\",\"rank\":\"x\"}\n"
+      "{\"v\":1,\"kind\":\"task-exit\",\"step\":0,\"ra",
+      "n2");
+  REQUIRE(r.exits.size() == 1);
+  CHECK(r.exits[0].node == "n2");
+  CHECK(r.exits[0].signal == 15);
+  REQUIRE(r.problems.size() == 4);
+  CHECK(r.problems[0] == "n2:2: not a JSON object (skipped)");
+  CHECK(r.problems[1] == "n2:4: unsupported record version (skipped)");
+  CHECK(r.problems[2].starts_with("n2:6: missing or bad field"));
+  CHECK(r.problems[3] == "n2:7: torn last line (skipped)");
+}
+
+TEST_CASE("first failure: the failing rank, not the ranks killed after it") {
+  const std::vector<TaskExit> exits = {exit_of("n1", 0, 0, SIGTERM, 100.02), exit_of("n3", 2, 0, SIGKILL, 100.03),
+                                       exit_of("n2", 1, 3, 0, 100.01), exit_of("n1", 3, 0, 0, 99.0)};
+  const auto first = first_failure(exits);
+  REQUIRE(first);
+  CHECK(first->node == "n2");
+  CHECK(first->rank == 1);
+}
+
+TEST_CASE("first failure: a kill stamped a little before the failure (clock skew) is still not first") {
+  const auto first = first_failure({exit_of("n1", 0, 0, SIGKILL, 99.9), exit_of("n2", 1, 1, 0, 100.0)});
+  REQUIRE(first);
+  CHECK(first->node == "n2");
+}
+
+TEST_CASE("first failure: a kill long before another failure is the first (an OOM kill, then a timeout)") {
+  const auto first = first_failure({exit_of("n1", 0, 0, SIGKILL, 50.0), exit_of("n2", 1, 1, 0, 100.0)});
+  REQUIRE(first);
+  CHECK(first->node == "n1");
+}
+
+TEST_CASE("first failure: only kills, ties by rank, other signals, nothing failed") {
+  auto first = first_failure({exit_of("n2", 1, 0, SIGKILL, 5.0), exit_of("n1", 0, 0, SIGKILL, 5.0)});
+  REQUIRE(first);
+  CHECK(first->rank == 0);
+  first = first_failure({exit_of("n1", 0, 0, SIGTERM, 5.0), exit_of("n2", 1, 0, SIGSEGV, 5.5)});
+  REQUIRE(first);
+  CHECK(first->node == "n2");
+  CHECK_FALSE(first_failure({exit_of("n1", 0, 0, 0, 1.0), exit_of("n2", 1, 0, 0, 2.0)}));
+  CHECK_FALSE(first_failure({}));
+}
+
+TEST_CASE("failed health: sorted, unique") {
+  const std::vector<HealthCheck> checks = {
+      {"n3", 0, false, 1, "ecc", 1}, {"n1", 0, true, 0, "", 1}, {"n2", 0, false, 124, "timed out", 1}, {"n3", 1, false, 1, "", 2}};
+  CHECK(failed_health(checks) == std::vector<std::string>{"n2", "n3"});
+  CHECK(failed_health({}).empty());
+}
+
+TEST_CASE("reading a job's records: every node file, ordered by time; symlinks and other files skipped") {
+  mlsup::test::TempDir dir;
+  dir.write("nodes/42/n1.jsonl",
+            "{\"v\":1,\"kind\":\"task-exit\",\"step\":0,\"node\":\"n1\",\"rank\":0,\"exit_code\":0,\"signal\":15,\"time\":2}\n");
+  dir.write("nodes/42/n2.jsonl",
+            "{\"v\":1,\"kind\":\"task-exit\",\"step\":0,\"node\":\"n2\",\"rank\":1,\"exit_code\":3,\"signal\":0,\"time\":1}\n");
+  dir.write("nodes/42/notes.txt", "not a record\n");
+  const auto other = dir.write("elsewhere.jsonl",
+                               "{\"v\":1,\"kind\":\"task-exit\",\"step\":0,\"rank\":9,\"exit_code\":1,\"signal\":0,\"time\":0}\n");
+  std::filesystem::create_symlink(other, dir.path() + "/nodes/42/n9.jsonl");
+  const auto r = read_node_records(dir.path(), 42);
+  CHECK(r.problems.empty());
+  REQUIRE(r.exits.size() == 2);
+  CHECK(r.exits[0].node == "n2");
+  CHECK(r.exits[1].node == "n1");
+  CHECK(first_failure(r.exits)->node == "n2");
+  CHECK(read_node_records(dir.path(), 43).exits.empty());
+  CHECK(read_node_records(dir.path() + "/missing", 42).problems.empty());
+}

@@ -1,0 +1,67 @@
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "config.h"
+
+namespace {
+
+struct Parsed {
+  int rc;
+  mlsup_config cfg;
+  std::string err;
+};
+
+Parsed parse(std::vector<std::string> words) {
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  Parsed p{};
+  char err[512];
+  p.rc = mlsup_config_parse(&p.cfg, static_cast<int>(argv.size()), argv.data(), err, sizeof(err));
+  p.err = err;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("plugstack arguments: explicit defaults") {
+  const auto p = parse({});
+  CHECK(p.rc == 0);
+  CHECK(std::string(p.cfg.health_check).empty());
+  CHECK(p.cfg.health_timeout == 30);
+  CHECK_FALSE(p.cfg.health_fail_job);
+  CHECK(p.cfg.heartbeat_per_task);
+  CHECK(p.cfg.records);
+}
+
+TEST_CASE("plugstack arguments: every key") {
+  const auto p = parse({"health_check=/opt/mlsup/gpu_health.sh", "health_timeout=5", "health_fail_job=yes",
+                        "heartbeat_per_task=no", "records=false"});
+  REQUIRE(p.rc == 0);
+  CHECK(std::string(p.cfg.health_check) == "/opt/mlsup/gpu_health.sh");
+  CHECK(p.cfg.health_timeout == 5);
+  CHECK(p.cfg.health_fail_job);
+  CHECK_FALSE(p.cfg.heartbeat_per_task);
+  CHECK_FALSE(p.cfg.records);
+  CHECK(parse({"health_check=/a", "health_check="}).cfg.health_check[0] == '\0');
+}
+
+TEST_CASE("plugstack arguments: an unknown key names the known ones; the defaults stay") {
+  const auto p = parse({"health_fail_job=yes", "helth_check=/x"});
+  CHECK(p.rc == -1);
+  CHECK(p.err ==
+        "unknown key \"helth_check\" (known: health_check, health_timeout, health_fail_job, heartbeat_per_task, "
+        "records)");
+  CHECK_FALSE(p.cfg.health_fail_job);
+}
+
+TEST_CASE("plugstack arguments: bad values") {
+  CHECK(parse({"health_timeout=0"}).err == "health_timeout: \"0\" is not a number of seconds from 1 to 3600");
+  CHECK(parse({"health_timeout=30s"}).rc == -1);
+  CHECK(parse({"health_timeout=3601"}).rc == -1);
+  CHECK(parse({"health_check=relative/path"}).err == "health_check: \"relative/path\" is not an absolute path");
+  CHECK(parse({"records=maybe"}).err == "records: \"maybe\" is not yes or no");
+  CHECK(parse({"health_fail_job"}).err.starts_with("argument \"health_fail_job\" is not key=value"));
+  CHECK(parse({"health_check=/" + std::string(5000, 'a')}).rc == -1);
+}
