@@ -6,14 +6,22 @@
 namespace mlsup::decide {
 namespace {
 
-// Nodes that did not answer: direct evidence, whatever the job's size.
-void unresponsive(const BlameInput& in, std::vector<Blamed>& out) {
-  for (const auto& n : in.job_nodes)
-    if (n.not_responding && !n.slurm_down)
-      out.push_back({n.name, "did not respond when the attempt ended as " + std::string(class_name(in.cls))});
+bool specific(const NodeEvidence& n) { return n.task_failed || n.failed_first; }
+
+// Direct evidence against a node, whatever came before: it did not answer, its health check failed,
+// or (in a job of several nodes) the plugin saw its task fail first.
+void direct(const BlameInput& in, std::vector<Blamed>& out) {
+  const std::string ending = std::string(class_name(in.cls));
+  for (const auto& n : in.job_nodes) {
+    if (n.slurm_down) continue;
+    if (n.not_responding) out.push_back({n.name, "did not respond when the attempt ended as " + ending});
+    else if (n.health_failed) out.push_back({n.name, "its health check failed (the attempt ended as " + ending + ")"});
+    else if (n.failed_first && in.job_nodes.size() > 1 && in.cls == EndClass::Failed)
+      out.push_back({n.name, "the job's first failing task ran there; the other nodes' tasks were ended after it"});
+  }
 }
 
-// Nodes of this job that were also in the earlier failures within the window, often enough.
+// Suspects of this failure that were also suspects of earlier failures within the window, often enough.
 void repeated(const BlameInput& in, std::vector<Blamed>& out) {
   if (in.cls != EndClass::Failed && in.cls != EndClass::Hang) return;
   std::map<std::string, int> count;
@@ -21,14 +29,18 @@ void repeated(const BlameInput& in, std::vector<Blamed>& out) {
     if (in.now - f.time >= in.window_seconds) continue;
     for (const auto& node : f.nodes) ++count[node];
   }
+  const auto now_suspects = suspects(in.job_nodes);
   std::vector<Blamed> found;
   for (const auto& n : in.job_nodes) {
+    if (n.slurm_down || std::find(now_suspects.begin(), now_suspects.end(), n.name) == now_suspects.end()) continue;
     const int failures = count[n.name] + 1;
-    if (n.slurm_down || failures < in.repeat_threshold) continue;
-    found.push_back({n.name, "in " + std::to_string(failures) + " failed attempts within the window"});
+    if (failures < in.repeat_threshold) continue;
+    found.push_back({n.name, "suspect in " + std::to_string(failures) + " failed attempts within the window" +
+                                 (specific(n) ? " (srun reported its tasks failing)" : "")});
   }
-  // Only a node that sets itself apart: if every node of the job is equally suspect, nothing is known.
-  if (found.size() < in.job_nodes.size()) out.insert(out.end(), found.begin(), found.end());
+  // Without evidence that sets a node apart, every node of the job is equally suspect: nothing is known.
+  const bool set_apart = std::any_of(in.job_nodes.begin(), in.job_nodes.end(), specific);
+  if (set_apart || found.size() < in.job_nodes.size()) out.insert(out.end(), found.begin(), found.end());
 }
 
 }  // namespace
@@ -38,10 +50,19 @@ bool node_related(EndClass c) {
          c == EndClass::Lost;
 }
 
+std::vector<std::string> suspects(const std::vector<NodeEvidence>& job_nodes) {
+  std::vector<std::string> named, all;
+  for (const auto& n : job_nodes) {
+    all.push_back(n.name);
+    if (specific(n)) named.push_back(n.name);
+  }
+  return named.empty() ? all : named;
+}
+
 std::vector<Blamed> blame(const BlameInput& in) {
   std::vector<Blamed> out;
   if (!node_related(in.cls)) return out;
-  unresponsive(in, out);
+  direct(in, out);
   if (out.empty()) repeated(in, out);
   return out;
 }

@@ -13,12 +13,15 @@ struct NodeEvidence {
   std::string name;
   bool slurm_down = false;        // Slurm shows it DOWN or DRAIN: Slurm keeps jobs off it already
   bool not_responding = false;    // Slurm marks it not responding, or mlsup's probe got no answer
+  bool task_failed = false;       // srun reported a task of it failing on its own (not killed after another)
+  bool failed_first = false;      // the plugin's records: the job's first failing task ran here
+  bool health_failed = false;     // the plugin's health check failed here
 };
 
 // An earlier failed attempt, for the rule of the node common to repeated failures.
 struct PastFailure {
   double time = 0;
-  std::vector<std::string> nodes;
+  std::vector<std::string> nodes;  // its suspects (see suspects())
 };
 
 struct BlameInput {
@@ -37,6 +40,10 @@ struct Blamed {
 
 // True for the endings that can say something about a node (a failure, a hang), not a time limit.
 bool node_related(EndClass c);
+
+// The nodes a failure points at: those whose tasks failed on their own, or every node when nothing
+// sets one apart. What the repeated-failure rule counts, and what the journal keeps of a failure.
+std::vector<std::string> suspects(const std::vector<NodeEvidence>& job_nodes);
 
 // The nodes to exclude from the next attempt; never every node of the job on circumstantial
 // evidence, never a node Slurm already keeps jobs off.

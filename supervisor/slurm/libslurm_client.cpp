@@ -64,6 +64,9 @@ Job to_job(job_info_t& j) {
   char out[4096] = {};
   slurm_get_job_stdout(out, sizeof out, &j);
   job.std_out = out;
+  char err[4096] = {};
+  slurm_get_job_stderr(err, sizeof err, &j);
+  job.std_err = err;
   return job;
 }
 

@@ -92,6 +92,7 @@ Job job_from_record(const Record& r) {
   j.end_time = when(field(r, "EndTime"));
   j.time_limit_minutes = limit_minutes(field(r, "TimeLimit"));
   j.std_out = field(r, "StdOut");
+  j.std_err = field(r, "StdErr");
   return j;
 }
 

@@ -43,6 +43,7 @@ struct Job {
   std::time_t submit_time = 0, start_time = 0, end_time = 0;
   std::optional<std::uint32_t> time_limit_minutes;  // nullopt = unlimited
   std::string std_out;                     // the job's output path, with Slurm's patterns expanded when known
+  std::string std_err;                     // its error path (the output path when not separate)
 };
 
 struct Node {

@@ -88,6 +88,7 @@ TEST_CASE("a job is seen RUNNING, then COMPLETED with exit 0, and found by its t
   CHECK(done.exit_code == 0);
   CHECK(done.comment == tag("ok"));
   CHECK(done.std_out == dir.path() + "/" + std::to_string(id) + ".out");
+  CHECK(done.std_err == done.std_out);  // no separate error file: Slurm names the output file
 }
 
 TEST_CASE("a failing job is FAILED with its exit code, a killed one with its signal") {

@@ -56,3 +56,42 @@ TEST_CASE("the ledger: unexpired entries, newest first, within the cap") {
   CHECK(exclusion_cap(0, 2, 4) == 0);
   CHECK(exclusion_cap(3, 4, 2) == 3);
 }
+
+TEST_CASE("srun naming a node's failing task makes it the only suspect, counted over repeated failures") {
+  NodeEvidence bad{"n1"};
+  bad.task_failed = true;
+  BlameInput in{.cls = EndClass::Failed, .job_nodes = {bad, {"n2"}}, .now = 200};
+  CHECK(suspects(in.job_nodes) == std::vector<std::string>{"n1"});
+  CHECK(blame(in).empty());  // one failure is not yet a pattern
+  in.past = {{100, {"n1"}}};  // the same nodes again, the same node named
+  CHECK(names(blame(in)) == std::vector<std::string>{"n1"});
+  in.past = {{100, {"n1", "n2"}}};  // an earlier failure without evidence counts every node
+  CHECK(names(blame(in)) == std::vector<std::string>{"n1"});
+  CHECK(suspects({{"n1"}, {"n2"}}) == std::vector<std::string>{"n1", "n2"});
+}
+
+TEST_CASE("a one-node job: its node is blamed on repeated named failures, never on circumstance alone") {
+  NodeEvidence only{"n1"};
+  BlameInput in{.cls = EndClass::Failed, .job_nodes = {only}, .past = {{100, {"n1"}}}, .now = 200};
+  CHECK(blame(in).empty());
+  in.job_nodes[0].task_failed = true;
+  CHECK(names(blame(in)) == std::vector<std::string>{"n1"});
+  in.job_nodes[0].slurm_down = true;  // Slurm keeps jobs off it already
+  CHECK(blame(in).empty());
+}
+
+TEST_CASE("the plugin's evidence is direct: a failed health check, and the first failing node of a multi-node job") {
+  NodeEvidence first{"n2"};
+  first.failed_first = true;
+  BlameInput in{.cls = EndClass::Failed, .job_nodes = {{"n1"}, first, {"n3"}}, .now = 200};
+  CHECK(names(blame(in)) == std::vector<std::string>{"n2"});
+  in.cls = EndClass::Timeout;
+  CHECK(blame(in).empty());
+  in.cls = EndClass::Failed;
+  in.job_nodes = {first};  // alone, the first failure of a one-node job tells nothing about its node
+  CHECK(blame(in).empty());
+  NodeEvidence sick{"n4"};
+  sick.health_failed = true;
+  in.job_nodes = {{"n1"}, sick};
+  CHECK(names(blame(in)) == std::vector<std::string>{"n4"});
+}
