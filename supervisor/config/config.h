@@ -38,6 +38,7 @@ struct HeartbeatSettings {
   std::string dir;  // absolute; each attempt's heartbeat file lives here
   Seconds startup_timeout{600};
   Seconds steady_timeout{300};
+  Seconds probe_timeout{5};  // a node of a hung job that does not answer a probe step in this is excluded
   Seconds save_timeout{1800};
 };
 
@@ -58,6 +59,7 @@ struct PolicySettings {
   Seconds backoff_max{600};
   Seconds exclusion_ttl{6 * 3600};
   int exclusion_cap = 0;  // most nodes excluded at once; 0 = as many as leave the job schedulable
+  Seconds exclusion_relax_after{60};  // pending on ReqNodeNotAvail this long: drop the oldest exclusion
   int no_retry_exit_code = 78;
   Seconds pending_alert_after{3600};
 };

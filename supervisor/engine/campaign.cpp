@@ -15,6 +15,7 @@
 #include "journal/atomic_file.h"
 #include "journal/journal.h"
 #include "render/submission.h"
+#include "slurm/srun_messages.h"
 #include "util/strings.h"
 
 namespace mlsup::engine {
@@ -44,11 +45,22 @@ std::optional<std::string> read_small(const std::string& path) {
   return s.str();
 }
 
+// The last max_bytes of a file (a job's output can be gigabytes; what matters is at its end).
+std::string read_end(const std::string& path, std::streamoff max_bytes) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return "";
+  const std::streamoff size = in.tellg();
+  in.seekg(std::max<std::streamoff>(0, size - max_bytes));
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
 // The last lines of a job's output file, for events.
 std::string tail(const std::string& path, std::size_t lines) {
-  const auto text = read_small(path);
-  if (!text) return "";
-  const auto all = util::split(*text, '\n');
+  const std::string text = read_end(path, 64 * 1024);
+  if (text.empty()) return "";
+  const auto all = util::split(text, '\n');
   std::vector<std::string> last(all.end() - static_cast<long>(std::min(lines + 1, all.size())), all.end());
   return util::join(last, "\n");
 }
@@ -266,6 +278,13 @@ util::Result<void> Campaign::watch_pending(const AttemptState& a, const slurm::J
       "JobHeldUser", "JobHeldAdmin", "InvalidQOS", "InvalidAccount", "BadConstraints", "DependencyNeverSatisfied",
       "QOSMaxWallDurationPerJobLimit", "QOSMaxNodePerJobLimit", "QOSMaxCpuPerJobLimit", "AssocMaxWallDurationPerJobLimit",
       "AssocMaxNodesPerJobLimit", "AssocMaxCpuPerJobLimit"};
+  // Nodes it may use are missing: after a while, drop mlsup's oldest exclusion (one per wait).
+  const bool unavailable = util::starts_with(job.reason, "ReqNodeNotAvail") && !a.exclude.empty();
+  if (!unavailable) unavailable_since_ = 0;
+  else if (unavailable_since_ == 0) unavailable_since_ = edges_.now();
+  if (unavailable && edges_.now() - std::max(unavailable_since_, a.relaxed_at) >=
+                         static_cast<double>(config_.policy.exclusion_relax_after.count()))
+    return relax_exclusion(a, job);
   const double waited = edges_.now() - a.intent_time;
   if (a.pending_alerted || waited < static_cast<double>(config_.policy.pending_alert_after.count())) return {};
   if (std::find(kStuck.begin(), kStuck.end(), job.reason) == kStuck.end()) return {};
@@ -274,6 +293,25 @@ util::Result<void> Campaign::watch_pending(const AttemptState& a, const slurm::J
                           {"reason", "job " + std::to_string(job.job_id) + " has been pending " +
                                          std::to_string(static_cast<long long>(waited)) + "s for " + job.reason +
                                          ", which waiting does not end: fix the request or the limit, or `mlsup stop`"}});
+  return {};
+}
+
+util::Result<void> Campaign::relax_exclusion(const AttemptState& a, const slurm::Job& job) {
+  const std::string node = a.exclude.back();  // the oldest
+  std::vector<std::string> keep;
+  for (const auto& n : slurm::expand_hostlist(job.excluded_nodes))
+    if (n != node) keep.push_back(n);
+  if (auto done = edges_.slurm->set_excluded(job.job_id, util::join(keep, ",")); !done) {
+    event("relax-failed", {{"attempt", a.number}, {"job_id", job.job_id}, {"node", node}, {"detail", done.error().message},
+                           {"decision", "retry next pass"}});
+    return {};
+  }
+  if (auto ok = record("relaxed", {{"attempt", a.number}, {"job_id", job.job_id}, {"node", node}}); !ok) return ok;
+  const auto now = edges_.slurm->jobs({job.job_id});  // read the change back
+  event("exclusions-relaxed", {{"attempt", a.number}, {"job_id", job.job_id}, {"node", node},
+                               {"exc_node_list", now && !now->empty() ? now->front().excluded_nodes : "?"},
+                               {"reason", "pending for " + job.reason + " while mlsup excludes " + util::join(a.exclude, ",") +
+                                              ": the oldest exclusion is dropped so that the job can run"}});
   return {};
 }
 
@@ -288,7 +326,8 @@ util::Result<void> Campaign::watch_running(const AttemptState& a, const slurm::J
   // Before giving up on the attempt, find out which of its nodes still answer.
   std::vector<decide::NodeEvidence> evidence;
   const auto nodes = slurm::expand_hostlist(job.nodes);
-  const auto silent = edges_.probe ? edges_.probe(job.job_id, nodes) : std::vector<std::string>{};
+  event("hang-detected", {{"attempt", a.number}, {"job_id", job.job_id}, {"reason", hung}, {"probing", nodes}});
+  const auto silent = edges_.probe ? edges_.probe(job.job_id, nodes, config_.heartbeat.probe_timeout) : std::vector<std::string>{};
   for (const auto& n : nodes)
     evidence.push_back({n, false, std::find(silent.begin(), silent.end(), n) != silent.end()});
   if (auto ok = exclude_blamed(replay(records()), a, decide::EndClass::Hang, evidence); !ok) return ok;
@@ -328,7 +367,7 @@ util::Result<void> Campaign::end_attempt(const CampaignState& s, const AttemptSt
   const bool progressed = ck_step > a.resume_step;  // what a resume keeps: work past the last checkpoint is lost
   const auto d = decide::decide(cls, progressed, s.restarts, config_, edges_.now());
   static const char* kActions[] = {"finish", "resubmit", "stop"};
-  const json context = {{"attempt", a.number},
+  json context = {{"attempt", a.number},
                         {"job_id", job.job_id},
                         {"class", std::string(decide::class_name(cls))},
                         {"slurm_state", std::string(slurm::state_name(job.state))},
@@ -344,7 +383,9 @@ util::Result<void> Campaign::end_attempt(const CampaignState& s, const AttemptSt
                         {"reason", d.reason}};
   // A hang was judged when it was cancelled; other endings about nodes are judged now (one RPC).
   if (cls != decide::EndClass::Hang && decide::node_related(cls)) {
-    if (auto ok = exclude_blamed(s, a, cls, node_states(job.nodes)); !ok) return ok;
+    const auto evidence = ending_evidence(job);
+    context["suspects"] = decide::suspects(evidence);
+    if (auto ok = exclude_blamed(s, a, cls, evidence); !ok) return ok;
   }
   if (auto ok = record("ended", context); !ok) return ok;
   json ev = context;
@@ -354,6 +395,15 @@ util::Result<void> Campaign::end_attempt(const CampaignState& s, const AttemptSt
   crash_point("after-ended");
   if (d.action == decide::Action::Resubmit) return {};
   return finish(d.exit_code, d.reason);
+}
+
+std::vector<decide::NodeEvidence> Campaign::ending_evidence(const slurm::Job& job) {
+  auto evidence = node_states(job.nodes);
+  std::string output = read_end(job.std_err.empty() ? job.std_out : job.std_err, 64 * 1024);
+  if (!job.std_err.empty() && job.std_err != job.std_out) output += read_end(job.std_out, 64 * 1024);
+  const auto failed = slurm::failed_task_nodes(slurm::srun_task_reports(output));
+  for (auto& e : evidence) e.task_failed = std::find(failed.begin(), failed.end(), e.name) != failed.end();
+  return evidence;
 }
 
 std::vector<decide::NodeEvidence> Campaign::node_states(const std::string& hostlist) {

@@ -1,6 +1,7 @@
 #pragma once
 // One campaign's reconcile pass: read the journal, look at Slurm, the heartbeat, the switches and
 // the checkpoints, decide from the whole picture, act, and record the intent before every act.
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -32,7 +33,7 @@ struct Edges {
   std::function<double()> now;  // unix seconds
   std::function<void(const nlohmann::json&)> on_event;  // also told of every event; may be empty
   // The nodes of a running job that do not answer a probe; empty function = no probing.
-  std::function<std::vector<std::string>(slurm::JobId, const std::vector<std::string>&)> probe;
+  std::function<std::vector<std::string>(slurm::JobId, const std::vector<std::string>&, std::chrono::seconds)> probe;
 };
 
 // How a campaign ended.
@@ -73,8 +74,10 @@ class Campaign {
   util::Result<void> exclude_blamed(const CampaignState& s, const AttemptState& a, decide::EndClass cls,
                                     const std::vector<decide::NodeEvidence>& evidence);
   std::vector<decide::NodeEvidence> node_states(const std::string& hostlist);
+  std::vector<decide::NodeEvidence> ending_evidence(const slurm::Job& job);
   std::vector<std::string> exclusions_for(const CampaignState& s, int number);
   util::Result<void> watch_pending(const AttemptState& a, const slurm::Job& job);
+  util::Result<void> relax_exclusion(const AttemptState& a, const slurm::Job& job);
   util::Result<void> end_attempt(const CampaignState& s, const AttemptState& a, const slurm::Job& job, bool vanished);
   util::Result<void> finish(int code, const std::string& reason);
   util::Result<void> cancel(const AttemptState& a, decide::EndClass why, const std::string& reason);
@@ -93,6 +96,7 @@ class Campaign {
   HeartbeatSeen heartbeat_;
   int heartbeat_attempt_ = 0;
   std::string last_slurm_error_;
+  double unavailable_since_ = 0;  // when the pending job was first seen waiting for missing nodes
   Notifier notifier_;
 };
 

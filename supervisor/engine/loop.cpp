@@ -68,10 +68,7 @@ std::variant<Opened, RunResult> open_campaign(const config::Config& config) {
   }
   o.lease = std::make_unique<journal::Lease>(std::move(*lease));
   o.client = slurm::make_client(config.slurm.backend);
-  const auto probe = [](slurm::JobId job, const std::vector<std::string>& nodes) {
-    return slurm::unresponsive_nodes(job, nodes, std::chrono::seconds(10));
-  };
-  auto campaign = Campaign::open(config, Edges{o.client.get(), wall_now, print_event, probe});
+  auto campaign = Campaign::open(config, Edges{o.client.get(), wall_now, print_event, slurm::unresponsive_nodes});
   if (!campaign) {
     o.lease->release();
     return RunResult{kRuntimeFailure, campaign.error().str()};

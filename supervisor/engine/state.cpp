@@ -1,5 +1,6 @@
 #include "engine/state.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 
@@ -44,11 +45,25 @@ void on_ended(CampaignState& s, const JournalRecord& r) {
   a->end_class = decide::class_from_name(r.data.value("class", ""));
   a->end_step = r.data.value("step", -1LL);
   const std::string cls = r.data.value("class", "");
-  if (cls == "failed" || cls == "hang") s.failures.push_back({r.time, slurm::expand_hostlist(r.data.value("nodes", ""))});
+  if (cls == "failed" || cls == "hang") {
+    auto suspects = r.data.value("suspects", std::vector<std::string>{});
+    s.failures.push_back({r.time, suspects.empty() ? slurm::expand_hostlist(r.data.value("nodes", "")) : suspects});
+  }
   if (r.data.value("action", "") != "resubmit") return;
   s.restarts.push_back({r.time, a->end_class.value_or(decide::EndClass::Failed), r.data.value("progressed", false)});
   s.next_submit_at = r.time + r.data.value("delay", 0.0);
   s.awaiting_submit = true;
+}
+
+// An exclusion dropped from a pending job: gone from that attempt and, as tried, from the ledger.
+void on_relaxed(CampaignState& s, const JournalRecord& r) {
+  const std::string node = r.data.value("node", "");
+  if (auto* a = attempt(s, r.data)) {
+    std::erase(a->exclude, node);
+    a->relaxed_at = r.time;
+  }
+  for (auto& e : s.ledger)
+    if (e.node == node) e.until = std::min(e.until, r.time);
 }
 
 void on_finished(CampaignState& s, const JournalRecord& r) {
@@ -70,6 +85,7 @@ const std::map<std::string, Apply>& appliers() {
        }},
       {"ended", on_ended},
       {"finished", on_finished},
+      {"relaxed", on_relaxed},
       {"exclude",
        [](CampaignState& s, const JournalRecord& r) {
          s.ledger.push_back({r.data.value("node", ""), r.data.value("reason", ""), r.time, r.data.value("until", 0.0)});

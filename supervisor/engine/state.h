@@ -20,7 +20,8 @@ struct AttemptState {
   std::string tag;                      // the job's --comment
   std::string resume_from;              // the checkpoint it was given; "" = fresh start
   long long resume_step = 0;            // that checkpoint's step
-  std::vector<std::string> exclude;
+  std::vector<std::string> exclude;     // mlsup's exclusions for it, newest first (relaxed ones removed)
+  double relaxed_at = 0;                // when one of them was last dropped while it was pending
   double intent_time = 0;               // when the submission was decided
   std::optional<slurm::JobId> job_id;   // once submitted (or adopted)
   std::optional<decide::EndClass> cancel_reason;  // mlsup asked Slurm to cancel it, and why

@@ -78,4 +78,67 @@ check "crash: result equals a failure-free run's" result_is_exact
 "$REPO/tests/cluster/fault.sh" --dir "$slow" revive "$NODE" --timeout 30 >/dev/null 2>&1
 scenario_done
 
+# The partition's nodes in order (Slurm fills the lowest first), one per line.
+all_nodes() { sinfo -h -N -o '%N' | sort -uV; }
+fault() { "$REPO/tests/cluster/fault.sh" --dir "$slow" "$@" >/dev/null 2>&1; }
+export MLSUP_FAULT_DIR=$slow  # the trainer crashes on nodes marked sticky-bad there
+job_running() { [ "$(job_state "$1")" = RUNNING ]; }
+job_avoids() { ! nodes_of "$1" | grep -qx "$2"; }
+# True when Slurm's ExcNodeList of job $1 holds node $2.
+job_excludes() {
+  local exc; exc=$(scontrol -o show job "$1" | grep -o 'ExcNodeList=[^ ]*' | cut -d= -f2)
+  [ "$exc" != "(null)" ] && scontrol show hostnames "$exc" | grep -qx "$2"
+}
+in_range() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
+# The journal's attempt numbers, one per line.
+attempts() { grep '"type":"submit-intent"' "$STATE/journal.jsonl" | grep -o '"attempt":[0-9]*' | cut -d: -f2; }
+# A 3-node campaign (of 4 nodes) whose trainer crashes on the lowest node, where Slurm puts it first.
+sticky_campaign() {
+  NODE=$(all_nodes | head -1)
+  fault sticky-bad "$NODE"
+  STEADY_TIMEOUT=30s new_campaign "$1" "--steps 100 --step-seconds 0.05 --ckpt-every 10"
+  sed -i 's/^  nodes: 1$/  nodes: 3/; s/^  backoff_max: 2s$/  backoff_max: 2s\n  exclusion_relax_after: 2s/' "$CONF"
+}
+
+scenario "sticky bad node (the trainer crashes whenever it runs there) -> the ledger holds exactly that node, campaign completes"
+sticky_campaign sticky
+run_campaign 240
+fault sticky-clear "$NODE"
+echo "attempts: $(attempts | tr '\n' ' '); last on $(nodes_of "$(job_of_attempt "$(attempts | tail -1)")" | tr '\n' ' ')"
+check "sticky: campaign completed" [ "$RC" -eq 0 ]
+check "sticky: the ledger holds exactly the sticky node" \
+  [ "$(grep '"type":"exclude"' "$STATE/journal.jsonl" | grep -o '"node":"[^"]*"' | sort -u)" = "\"node\":\"$NODE\"" ]
+check "sticky: excluded after two failures on it, the third attempt ran" [ "$(attempts | tr '\n' ' ')" = "1 2 3 " ]
+check "sticky: the last attempt does not use it" job_avoids "$(job_of_attempt 3)" "$NODE"
+check "sticky: result equals a failure-free run's" result_is_exact
+check "sticky: steps executed within bounds (100..110): $(steps_executed)" in_range "$(steps_executed)" 100 110
+scenario_done
+
+scenario "exclusions that leave a pending job too few nodes -> the oldest is dropped in place, the job runs"
+blocker_node=$(all_nodes | tail -1)
+blocker=$(sbatch --parsable -w "$blocker_node" -N1 -o /dev/null --wrap 'sleep 600')
+wait_until 30 job_running "$blocker"
+sticky_campaign relax
+start_campaign
+# Attempt 3 excludes the sticky node and waits for the blocked one.
+attempt3_pending() { local j; j=$(job_of_attempt 3); [ -n "$j" ] && [ "$(job_state "$j")" = PENDING ]; }
+wait_until 120 attempt3_pending
+job3=$(job_of_attempt 3)
+check "relax: attempt 3 pends excluding the sticky node" job_excludes "$job3" "$NODE"
+fault sticky-clear "$NODE"  # the node was repaired meanwhile
+fault drain "$blocker_node" "taken for maintenance"  # now the exclusion leaves too few nodes
+t0=$(date +%s)
+wait_until 60 job_running "$job3"; ran=$?
+echo "attempt 3 (job $job3) RUNNING $(( $(date +%s) - t0 ))s after the drain, on $(nodes_of "$job3" | tr '\n' ' ')"
+check "relax: an exclusions-relaxed event names the sticky node" sh -c "grep '\"event\":\"exclusions-relaxed\"' '$STATE/events.jsonl' | grep -q '\"node\":\"$NODE\"'"
+job_keeps_node() { ! job_excludes "$@"; }
+check "relax: Slurm's ExcNodeList of the job no longer has it" job_keeps_node "$job3" "$NODE"
+check "relax: the job runs" [ "$ran" -eq 0 ]
+wait_campaign 180
+check "relax: campaign completed" [ "$RC" -eq 0 ]
+check "relax: result equals a failure-free run's" result_is_exact
+scancel "$blocker"
+fault undrain "$blocker_node"
+scenario_done
+
 finish

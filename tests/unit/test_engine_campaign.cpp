@@ -33,7 +33,7 @@ struct Fixture {
   std::vector<std::string> silent;  // what the probe reports as not answering
 
   std::unique_ptr<engine::Campaign> open() {
-    auto probe = [this](slurm::JobId, const std::vector<std::string>&) { return silent; };
+    auto probe = [this](slurm::JobId, const std::vector<std::string>&, std::chrono::seconds) { return silent; };
     auto c = engine::Campaign::open(config, {&fake, [this] { return clock; }, nullptr, probe});
     if (!c) FAIL(c.error().str());
     return std::move(*c);
@@ -285,4 +285,57 @@ TEST_CASE("exclusions that would leave too few nodes for the job are relaxed") {
   std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   CHECK(all.find("\"event\":\"excluded\"") != std::string::npos);
   CHECK(all.find("\"event\":\"exclusions-relaxed\"") != std::string::npos);
+}
+
+namespace {
+
+// Ends the current job as FAILED on nodes, with srun's words in its output, and resubmits.
+void fail_with_output(Fixture& f, engine::Campaign& c, const std::string& nodes, const std::string& output) {
+  const auto id = f.fake.next_id - 1;
+  const std::string out = f.dir.write("job-" + std::to_string(id) + ".out", output);
+  f.fake.set_state(id, JobState::Failed, 1, nodes);
+  f.fake.table[id].std_out = out;
+  f.pass(c);
+  f.clock += 6;
+  f.pass(c);
+}
+
+}  // namespace
+
+TEST_CASE("a node srun names in two failures is kept out; the ones killed after it are not") {
+  Fixture f("", "slurm: {nodes: 2}\n");
+  f.fake.node_table = {{"n1", "MIXED"}, {"n2", "MIXED"}, {"n3", "IDLE"}, {"n4", "IDLE"}};
+  auto c = f.open();
+  f.pass(*c);
+  const std::string srun_says = "srun: error: n1: task 0: Exited with exit code 1\nsrun: error: n2: task 1: Terminated\n";
+  fail_with_output(f, *c, "n[1-2]", srun_says);
+  REQUIRE(f.submits() == 2);
+  CHECK_FALSE(has_exclude(f.fake.submitted[1]));  // once is not a pattern
+  fail_with_output(f, *c, "n[1-2]", srun_says);
+  REQUIRE(f.submits() == 3);
+  CHECK(excludes(f.fake.submitted[2], "n1"));
+}
+
+TEST_CASE("a job pending on ReqNodeNotAvail because of mlsup's exclusions gets the oldest dropped, in place") {
+  Fixture f("", "slurm: {nodes: 2}\n");
+  f.silent = {"n2"};
+  auto c = f.open();
+  hang_job(f, *c);
+  REQUIRE(f.submits() == 2);
+  REQUIRE(excludes(f.fake.submitted[1], "n2"));
+  const auto id = f.fake.next_id - 1;
+  f.fake.table[id].excluded_nodes = "n[2,4]";  // n4: the script's own exclusion
+  f.fake.table[id].reason = "ReqNodeNotAvail";
+  f.pass(*c);
+  CHECK(f.fake.table[id].excluded_nodes == "n[2,4]");  // not before policy.exclusion_relax_after
+  f.clock += 61;
+  f.pass(*c);
+  CHECK(f.fake.table[id].excluded_nodes == "n4");
+  f.fake.table[id].reason = "ReqNodeNotAvail";
+  f.clock += 61;
+  f.pass(*c);  // nothing of mlsup's is left to drop
+  CHECK(f.fake.table[id].excluded_nodes == "n4");
+  std::ifstream in(f.config.state_dir + "/journal.jsonl");
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(all.find("\"type\":\"relaxed\"") != std::string::npos);
 }
