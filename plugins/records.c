@@ -31,9 +31,10 @@ static int open_subdir(int dirfd, const char *name, const char *shown, char *msg
 		return -1;
 	}
 	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		snprintf(msg, msglen, "open %s: %s%s", shown, strerror(errno),
-			 errno == ELOOP || errno == ENOTDIR ? " (not a directory, not followed)" : "");
+	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR))
+		snprintf(msg, msglen, "open %s: a symlink or not a directory (not followed)", shown);
+	else if (fd < 0)
+		snprintf(msg, msglen, "open %s: %s", shown, strerror(errno));
 	return fd;
 }
 

@@ -1,0 +1,229 @@
+#!/usr/bin/env bash
+# The SPANK plugin on a cluster of its own, loaded as `required` (under `optional` Slurm ignores a
+# plugin's errors, so fail-soft checks would prove nothing), with jobs of an ordinary user: options
+# in srun and #SBATCH, task-exit records naming the failing rank's node, per-task environment, the
+# health check failing one node fast, and fail-soft behaviour (bad plugstack arguments, a missing
+# check, an unwritable state directory, planted symlinks) that never breaks a job or drains a node.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+
+BUILD=$(dirname "${MLSUP:?set MLSUP to the built mlsup binary}")
+SO="$BUILD/plugins/mlsup_spank.so"
+READER="$BUILD/mlsup_node_records"
+USER_NAME=mlsupuser
+for f in "$SO" "$READER"; do
+  [ -f "$f" ] || { echo "FAILED: $f is missing (build first)"; echo "0 passed, 1 failed"; exit 1; }
+done
+id "$USER_NAME" >/dev/null 2>&1 || useradd -m "$USER_NAME" || {
+  echo "FAILED: cannot create user $USER_NAME"; echo "0 passed, 1 failed"; exit 1; }
+
+T=$(mktemp -d /tmp/mlsup-spank.XXXXXX)
+chmod 0755 "$T"
+U="$T/user"  # the user's own directory: state dirs, heartbeats, job output
+install -d -o "$USER_NAME" -m 0755 "$U"
+PLUGSTACK="$T/plugstack.conf"
+HEALTH="$T/health.sh"
+install -m 0755 "$REPO/tests/standins/health_fail_on.sh" "$HEALTH"
+: >"$HEALTH.bad-nodes"
+plugstack() { echo "required $SO $*" >"$PLUGSTACK"; }  # slurmstepd reads it afresh for every step
+plugstack "health_check=$HEALTH health_fail_job=yes health_timeout=10"
+
+trap '"$REPO/tests/cluster/cluster.sh" stop --dir "$T/cluster" >/dev/null 2>&1; rm -rf "$T"' EXIT
+conf_line=$("$REPO/tests/cluster/cluster.sh" start --dir "$T/cluster" --nodes 3 --plugstack "$PLUGSTACK") || {
+  echo "FAILED: the cluster with the plugin did not start"; echo "0 passed, 1 failed"; exit 1; }
+export "$conf_line"
+source "$T/cluster/cluster.info"
+N1="${PREFIX}1" N2="${PREFIX}2" N3="${PREFIX}3"
+LOGS=("$T"/cluster/log/slurmd-*.log)
+
+# Runs a command as the ordinary user with a clean environment plus the given VAR=value words.
+as_user() {
+  local vars=()
+  while [[ "${1:-}" == *=* ]]; do vars+=("$1"); shift; done
+  (cd "$U" && runuser -u "$USER_NAME" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="/home/$USER_NAME" \
+    SLURM_CONF="$SLURM_CONF" "${vars[@]}" timeout 30 "$@")
+}
+# Submits a job script (stdin) as the user: submit VAR=value... -- SBATCH_ARGS...; prints the job id.
+submit() {
+  local vars=()
+  while [ "$1" != -- ]; do vars+=("$1"); shift; done
+  shift
+  cat >"$U/job.$$.sh"
+  chmod 0755 "$U/job.$$.sh"
+  as_user "${vars[@]}" sbatch --parsable -o "$U/job-%j.out" "$@" "$U/job.$$.sh"
+}
+ended() { case "$(job_state "$1")" in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) return 0 ;; esac; return 1; }
+wait_job() { wait_until "${2:-60}" ended "$1" || echo "job $1 did not end in ${2:-60}s (state $(job_state "$1"))"; }
+records_of() { echo "$1/nodes/$2"; }
+# The reader's answer for STATE_DIR JOB as JSON; jq-free field access through python3.
+reader() { "$READER" "$1" "$2"; }
+json_get() { python3 -c 'import json,sys; d=json.loads(sys.argv[1]); exec("print(" + sys.argv[2] + ")")' "$1" "$2"; }
+in_logs() { grep -qF -- "$1" "${LOGS[@]}"; }
+no_node_drained() { ! sinfo -h -N -o '%T' | grep -qiE 'drain|down|fail'; }
+step() { echo "--- $* ($(( $(date +%s) - SUITE_STARTED ))s)"; }
+
+step "options"
+help=$(as_user srun --help 2>&1)
+check "srun --help lists --mlsup-run" grep -q -- '--mlsup-run=NAME' <<<"$help"
+check "srun --help lists --mlsup-state-dir" grep -q -- '--mlsup-state-dir=DIR' <<<"$help"
+
+step "a 3-node job with one failing rank (#SBATCH --mlsup-run, --mlsup-state-dir)"
+S1="$U/s1"
+as_user mkdir "$S1"
+J1=$(submit MLSUP_HEARTBEAT_FILE="$U/hb" -- <<EOF
+#!/bin/bash
+#SBATCH --mlsup-run=demo
+#SBATCH --mlsup-state-dir=$S1
+#SBATCH -N3
+srun -n3 --kill-on-bad-exit=1 bash -c 'echo "\$SLURM_PROCID \$MLSUP_NODE \$MLSUP_HEARTBEAT_FILE \$MLSUP_RUN \$MLSUP_STATE_DIR \$MLSUP_ATTEMPT_HEARTBEAT_FILE" >$U/env.\$SLURM_PROCID
+  if [ "\$SLURM_PROCID" = 1 ]; then sleep 1; exit 3; fi; sleep 30'
+EOF
+)
+wait_job "$J1" 60
+check "the job failed ($(job_state "$J1"))" [ "$(job_state "$J1")" = FAILED ]
+check "one record file per node" [ "$(ls "$(records_of "$S1" "$J1")" 2>/dev/null | sort | tr '\n' ' ')" = "$N1.jsonl $N2.jsonl $N3.jsonl " ]
+check "records and their directories are owned by $USER_NAME" \
+  [ "$(stat -c %U "$S1/nodes" "$(records_of "$S1" "$J1")" "$(records_of "$S1" "$J1")"/*.jsonl | sort -u)" = "$USER_NAME" ]
+check "the first failure (by time) is rank 1 on $N2 exiting 3; ranks 0 and 2 ended by a signal" python3 - "$(records_of "$S1" "$J1")" "$N2" <<'PY'
+import glob, json, sys
+recs = [json.loads(l) for f in glob.glob(sys.argv[1] + "/*.jsonl") for l in open(f)]
+steps = [r for r in recs if r["kind"] == "task-exit" and r["step"] == 0]
+assert all(r["v"] == 1 for r in recs), recs
+bad = sorted((r for r in steps if r["exit_code"] or r["signal"]), key=lambda r: (r["time"], r["rank"]))
+first = bad[0]
+assert (first["node"], first["rank"], first["exit_code"], first["signal"]) == (sys.argv[2], 1, 3, 0), first
+others = {r["rank"]: r for r in steps if r["rank"] != 1}
+assert sorted(others) == [0, 2] and all(r["signal"] in (9, 15) and r["time"] >= first["time"] for r in others.values()), others
+assert any(r["step"] == -1 for r in recs), "no record of the batch step"
+PY
+answer=$(reader "$S1" "$J1")
+echo "reader: $answer"
+check "the C++ reader names the same first failure" \
+  [ "$(json_get "$answer" 'd["first_failure"]["node"], d["first_failure"]["rank"], d["first_failure"]["exit_code"], d["problems"]')" = "$N2 1 3 []" ]
+check "each task saw its own MLSUP_NODE and a heartbeat path per node and rank" python3 - "$U" "$N1 $N2 $N3" <<'PY'
+import sys
+u, nodes = sys.argv[1], sys.argv[2].split()
+rows = [open(f"{u}/env.{r}").read().split() for r in range(3)]
+assert [row[1] for row in rows] == nodes, rows
+assert [row[2] for row in rows] == [f"{u}/hb.d/{n}.{r}" for r, n in enumerate(nodes)], rows
+assert all(row[3:] == ["demo", f"{u}/s1", f"{u}/hb"] for row in rows), rows
+PY
+check "the heartbeat directory belongs to $USER_NAME" [ "$(stat -c %U "$U/hb.d")" = "$USER_NAME" ]
+
+step "a health check failing on $N3 fails its tasks fast (exit 79) before the training runs"
+echo "$N3" >"$HEALTH.bad-nodes"
+S2="$U/s2"
+as_user mkdir "$S2"
+J2=$(submit MLSUP_STATE_DIR="$S2" -- -N3 <<EOF
+#!/bin/bash
+srun -n3 bash -c 'touch $U/marker.\$MLSUP_NODE; sleep 1'
+EOF
+)
+wait_job "$J2" 60
+: >"$HEALTH.bad-nodes"
+check "the job failed ($(job_state "$J2"))" [ "$(job_state "$J2")" = FAILED ]
+check "no training marker from $N3, markers from the others" \
+  [ "$(ls "$U" | grep '^marker\.' | sort | tr '\n' ' ')" = "marker.$N1 marker.$N2 " ]
+check "health records: $N3 failed with the check's message, $N1 and $N2 passed; $N3's task exited 79" python3 - "$(records_of "$S2" "$J2")" "$N1" "$N2" "$N3" <<'PY'
+import glob, json, sys
+recs = [json.loads(l) for f in glob.glob(sys.argv[1] + "/*.jsonl") for l in open(f)]
+health = {(r["node"], r["step"]): r for r in recs if r["kind"] == "health"}
+n1, n2, n3 = sys.argv[2:5]
+assert not health[(n3, 0)]["ok"] and health[(n3, 0)]["exit_code"] == 1 and "marked bad" in health[(n3, 0)]["detail"], health
+assert health[(n1, 0)]["ok"] and health[(n2, 0)]["ok"] and health[(n1, -1)]["ok"], health
+exits = [r for r in recs if r["kind"] == "task-exit" and r["node"] == n3]
+assert [r["exit_code"] for r in exits] == [79], exits
+PY
+answer=$(reader "$S2" "$J2")
+echo "reader: $answer"
+check "the C++ reader: $N3 failed its health check and failed first" \
+  [ "$(json_get "$answer" 'd["failed_health"], d["first_failure"]["node"], d["first_failure"]["exit_code"]')" = "['$N3'] $N3 79" ]
+check "the job's output says why" grep -q "mlsup: health: node $N3 failed the health check" "$U/job-$J2.out"
+
+step "an unwritable state directory (root's, 0755)"
+ROOTSTATE="$T/rootstate"
+install -d -m 0755 "$ROOTSTATE"
+J3=$(submit MLSUP_STATE_DIR="$ROOTSTATE" MLSUP_HEARTBEAT_FILE="$ROOTSTATE/hb" -- -N2 <<EOF
+#!/bin/bash
+srun -n2 true
+EOF
+)
+wait_job "$J3" 60
+check "the job completed ($(job_state "$J3"))" [ "$(job_state "$J3")" = COMPLETED ]
+check "nothing was written there" [ -z "$(ls -A "$ROOTSTATE")" ]
+check "slurmd's log says why" in_logs "mlsup: record: job $J3 on $N1: mkdir nodes/: Permission denied"
+
+step "symlinks planted at nodes/<job>/<node>.jsonl and at nodes/<job> are not followed"
+S3="$U/s3"
+as_user mkdir -p "$S3/nodes" "$U/victim-dir"
+echo untouched >"$T/root-victim"
+as_user sh -c "echo untouched >$U/user-victim"
+J4=$(submit MLSUP_STATE_DIR="$S3" -- --hold -N2 -w "$N1,$N2" <<EOF
+#!/bin/bash
+srun -n2 true
+EOF
+)
+as_user mkdir "$S3/nodes/$J4"
+ln -s "$T/root-victim" "$S3/nodes/$J4/$N1.jsonl"
+ln -s "$U/user-victim" "$S3/nodes/$J4/$N2.jsonl"
+scontrol release "$J4"
+J5=$(submit MLSUP_STATE_DIR="$S3" -- --hold -N1 -w "$N3" <<EOF
+#!/bin/bash
+srun true
+EOF
+)
+ln -s "$U/victim-dir" "$S3/nodes/$J5"
+scontrol release "$J5"
+wait_job "$J4" 60
+wait_job "$J5" 60
+check "both jobs completed ($(job_state "$J4"), $(job_state "$J5"))" [ "$(job_state "$J4")$(job_state "$J5")" = COMPLETEDCOMPLETED ]
+check "the root-owned target is unchanged" [ "$(cat "$T/root-victim")" = untouched ]
+check "the user-owned target is unchanged (O_NOFOLLOW, not only permissions)" [ "$(cat "$U/user-victim")" = untouched ]
+check "the planted file links are still links" test -L "$S3/nodes/$J4/$N1.jsonl" -a -L "$S3/nodes/$J4/$N2.jsonl"
+check "nothing was written through the directory link" [ -z "$(ls -A "$U/victim-dir")" ]
+check "slurmd's log names the refused link" in_logs "job $J4 on $N1: open nodes/$J4/$N1.jsonl: Too many levels of symbolic links (a symlink, not followed)"
+check "slurmd's log names the refused directory link" in_logs "job $J5 on $N3: open nodes/<job>: a symlink or not a directory (not followed)"
+
+step "bad plugstack arguments under required: the plugin reports and does nothing"
+plugstack "helth_check=$HEALTH health_timeout=soon"
+S4="$U/s4"
+as_user mkdir "$S4"
+J6=$(submit MLSUP_STATE_DIR="$S4" -- -N3 <<EOF
+#!/bin/bash
+#SBATCH --mlsup-run=still-parses
+srun -n3 true
+EOF
+)
+wait_job "$J6" 60
+check "the job completed ($(job_state "$J6"))" [ "$(job_state "$J6")" = COMPLETED ]
+check "no records" [ -z "$(ls -A "$S4")" ]
+check "slurmd's log names the unknown key and the known ones" \
+  in_logs 'mlsup: config: unknown key "helth_check" (known: health_check, health_timeout, health_fail_job, heartbeat_per_task, records)'
+
+step "a health check that cannot run does not fail the job"
+plugstack "health_check=$T/no-such-check health_fail_job=yes"
+S5="$U/s5"
+as_user mkdir "$S5"
+J7=$(submit MLSUP_STATE_DIR="$S5" -- -N2 <<EOF
+#!/bin/bash
+srun -n2 true
+EOF
+)
+wait_job "$J7" 60
+check "the job completed ($(job_state "$J7"))" [ "$(job_state "$J7")" = COMPLETED ]
+kinds=$(cat "$(records_of "$S5" "$J7")"/*.jsonl 2>/dev/null | grep -o '"kind":"[a-z-]*"' | sort | uniq -c | tr -s ' ')
+check "three task records, no health record ($kinds)" [ "$kinds" = ' 3 "kind":"task-exit"' ]
+check "slurmd's log says the check could not run" in_logs "mlsup: health: cannot run $T/no-such-check"
+
+step "jobs without mlsup are left alone"
+J8=$(submit -- -N1 <<EOF
+#!/bin/bash
+echo "node=\${MLSUP_NODE:-unset}"
+EOF
+)
+wait_job "$J8" 60
+check "no MLSUP_NODE in an unsupervised job" grep -qx 'node=unset' "$U/job-$J8.out"
+
+check "no node is drained or down" no_node_drained
+sinfo -N -o '%N %T %E'
+finish
