@@ -184,6 +184,58 @@ check "nothing was written through the directory link" [ -z "$(ls -A "$U/victim-
 check "slurmd's log names the refused link" in_logs "job $J4 on $N1: open nodes/$J4/$N1.jsonl: Too many levels of symbolic links (a symlink, not followed)"
 check "slurmd's log names the refused directory link" in_logs "job $J5 on $N3: open nodes/<job>: a symlink or not a directory (not followed)"
 
+step "srun's own --mlsup-state-dir, and an array job's tasks under their own job ids"
+S6="$U/s6"
+as_user mkdir "$S6"
+as_user srun -N2 --mlsup-state-dir="$S6" bash -c 'echo "$MLSUP_STATE_DIR" >'"$U"'/srun-env.$SLURM_PROCID' >/dev/null 2>&1
+check "srun --mlsup-state-dir: records of both nodes, MLSUP_STATE_DIR in the tasks" \
+  [ "$(cat "$S6"/nodes/*/*.jsonl 2>/dev/null | grep -c '"kind":"task-exit"') $(cat "$U"/srun-env.* | sort -u)" = "2 $S6" ]
+S7="$U/s7"
+as_user mkdir "$S7"
+J9=$(submit -- --array=1-2 --mlsup-state-dir="$S7" <<EOF
+#!/bin/bash
+srun true
+EOF
+)
+array_done() { [ -z "$(squeue -h -j "$J9" 2>/dev/null)" ]; }
+wait_until 60 array_done || echo "array $J9 did not end in 60s"
+check "each array task's records are under its own job id" python3 - "$S7" <<'PY'
+import glob, json, os, sys
+dirs = sorted(os.listdir(sys.argv[1] + "/nodes"))
+assert len(dirs) == 2, dirs
+for d in dirs:
+    recs = [json.loads(l) for f in glob.glob(f"{sys.argv[1]}/nodes/{d}/*.jsonl") for l in open(f)]
+    assert recs and all(r["job"] == int(d) for r in recs), (d, recs)
+PY
+
+step "a health check that hangs is killed at health_timeout and fails the batch script's node (exit 79)"
+printf '#!/bin/sh\necho checking\necho $$ >%s/check.pids\nsleep 30 &\necho $! >>%s/check.pids\nwait\n' "$U" "$U" >"$T/slow-check.sh"
+chmod 0755 "$T/slow-check.sh"
+plugstack "health_check=$T/slow-check.sh health_timeout=1 health_fail_job=yes"
+S8="$U/s8"
+as_user mkdir "$S8"
+J10=$(submit MLSUP_STATE_DIR="$S8" -- -N1 -w "$N1" <<EOF
+#!/bin/bash
+touch $U/batch-marker
+srun true
+EOF
+)
+wait_job "$J10" 60
+check "the job failed with exit code 79 ($(job_state "$J10"), $(scontrol -o show job "$J10" | grep -o ' ExitCode=[0-9:]*'))" \
+  [ "$(job_state "$J10")$(scontrol -o show job "$J10" | grep -o ' ExitCode=[0-9:]*')" = "FAILED ExitCode=79:0" ]
+check "the batch script never ran" [ ! -e "$U/batch-marker" ]
+check "the health record says it timed out (exit 124)" \
+  grep -q '"ok":false,"exit_code":124,"detail":"timed out after 1s"' "$(records_of "$S8" "$J10")/$N1.jsonl"
+# True when none of the check's processes runs any more (a zombie left to init does not count).
+none_alive() {
+  local p st
+  for p in $(cat "$U/check.pids"); do
+    st=$(awk '{ print $3 }' "/proc/$p/stat" 2>/dev/null) || continue
+    [ -z "$st" ] || [ "$st" = Z ] || { echo "pid $p: state $st, $(tr '\0' ' ' <"/proc/$p/cmdline")"; return 1; }
+  done
+}
+check "the check and its child were killed ($(tr '\n' ' ' <"$U/check.pids"))" none_alive
+
 step "bad plugstack arguments under required: the plugin reports and does nothing"
 plugstack "helth_check=$HEALTH health_timeout=soon"
 S4="$U/s4"
