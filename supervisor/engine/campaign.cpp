@@ -346,6 +346,8 @@ util::Result<void> Campaign::cancel(const AttemptState& a, decide::EndClass why,
     return ok;
   event("cancelling", {{"attempt", a.number}, {"job_id", *a.job_id}, {"class", std::string(decide::class_name(why))},
                        {"reason", reason}, {"fenced", true}});
+  // A hung job's tasks are killed at once: Slurm's grace would only keep its nodes from the replacement.
+  if (why == decide::EndClass::Hang) (void)edges_.slurm->kill_steps(*a.job_id);
   auto done = edges_.slurm->cancel(*a.job_id);
   if (!done && done.error().kind != slurm::ErrorKind::UnknownJob)
     event("cancel-failed", {{"attempt", a.number}, {"detail", done.error().message}, {"decision", "retry next pass"}});

@@ -1,5 +1,6 @@
 // The command-line backend: for sites whose libslurm headers or release differ from the build's.
 // One process per request: `scontrol -o show job` answers every job in one RPC.
+#include <cctype>
 #include <csignal>
 #include <unistd.h>
 
@@ -91,6 +92,21 @@ class CliClient final : public Client {
     const char* name = signal_name(sig);
     if (!name) return std::unexpected(Error{ErrorKind::Rejected, 0, "signal " + std::to_string(sig) + " has no name scancel knows"});
     return scancel({std::string("--signal=") + name, batch_only ? "--batch" : "--full", std::to_string(id)});
+  }
+
+  // scancel signals a whole job only as a cancel (with the grace); steps it signals at once.
+  Result<void> kill_steps(JobId id) override {
+    auto out = command({"squeue", "-h", "-s", "-j", std::to_string(id), "-o", "%i"});
+    if (!out) return std::unexpected(out.error());
+    std::vector<std::string> args{"--signal=KILL"};
+    for (const auto& line : util::split(*out, '\n')) {
+      const auto step = util::trim(line);
+      const auto dot = step.find('.');
+      if (dot != std::string_view::npos && dot + 1 < step.size() && std::isdigit(static_cast<unsigned char>(step[dot + 1])))
+        args.emplace_back(step);
+    }
+    if (args.size() == 1) return {};
+    return scancel(std::move(args));
   }
 
   Result<void> hold(JobId id) override { return done(command({"scontrol", "hold", std::to_string(id)})); }

@@ -71,6 +71,8 @@ Result<void> FakeClient::signal(JobId id, int signal, bool batch_only) {
   return on_known(id, "signal " + std::to_string(signal) + (batch_only ? " batch" : " full"));
 }
 
+Result<void> FakeClient::kill_steps(JobId id) { return on_known(id, "kill_steps"); }
+
 Result<void> FakeClient::hold(JobId id) { return on_known(id, "hold"); }
 
 Result<void> FakeClient::release(JobId id) { return on_known(id, "release"); }

@@ -122,6 +122,11 @@ class LibslurmClient final : public Client {
     return check(slurm_kill_job(id, static_cast<uint16_t>(sig), batch_only ? KILL_JOB_BATCH : KILL_FULL_JOB));
   }
 
+  Result<void> kill_steps(JobId id) override {
+    std::lock_guard lock(mutex_);
+    return check(slurm_kill_job(id, SIGKILL, KILL_STEPS_ONLY));
+  }
+
   Result<void> hold(JobId id) override { return update(id, [](job_desc_msg_t& d) { d.priority = 0; }); }
 
   Result<void> release(JobId id) override { return update(id, [](job_desc_msg_t& d) { d.priority = INFINITE; }); }

@@ -132,6 +132,20 @@ TEST_CASE("cancel ends a running job as CANCELLED") {
   CHECK(wait_for(id, ended).state == JobState::Cancelled);
 }
 
+TEST_CASE("kill_steps ends tasks that ignore SIGTERM at once, without Slurm's grace") {
+  mlsup::test::TempDir dir;
+  const JobId id = submit(dir, "srun bash -c 'trap \"\" TERM; touch " + dir.path() + "/started; while :; do sleep 0.1; done'",
+                          {"-N2"}, "stubborn");
+  wait_for(id, [&](const Job& j) { return j.state == JobState::Running && std::filesystem::exists(dir.path() + "/started"); });
+  const auto t0 = std::chrono::steady_clock::now();
+  REQUIRE(client().kill_steps(id).has_value());
+  const Job done = wait_for(id, ended, 20s);
+  const auto took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  MESSAGE("ended " << state_name(done.state) << " " << took << " s after kill_steps");
+  CHECK(took < 10.0);  // KillWait is 30 s: a cancel would take that long
+  CHECK(done.state == JobState::Failed);
+}
+
 TEST_CASE("a signal reaches the batch shell") {
   mlsup::test::TempDir dir;
   const std::string mark = dir.path() + "/got-usr1";

@@ -134,6 +134,7 @@ TEST_CASE("a silent job is a hang: fenced, cancelled with the reason journaled, 
   f.pass(*c);
   CHECK(std::filesystem::exists(f.config.state_dir + "/fenced/1"));
   CHECK(f.fake.calls.back() == "cancel " + std::to_string(id));
+  CHECK(f.fake.calls[f.fake.calls.size() - 2] == "kill_steps " + std::to_string(id));  // no grace for hung tasks
   f.pass(*c);  // the fake shows it CANCELLED: mlsup's own cancel, classed as a hang, resubmitted
   f.clock += 6;
   f.pass(*c);
