@@ -86,12 +86,16 @@ class CliClient final : public Client {
     return nodes;
   }
 
-  Result<void> cancel(JobId id) override { return scancel({std::to_string(id)}); }
+  Result<void> cancel(JobId id) override {
+    return with_task_form(id, [](const std::string& ref) { return scancel({ref}); });
+  }
 
   Result<void> signal(JobId id, int sig, bool batch_only) override {
     const char* name = signal_name(sig);
     if (!name) return std::unexpected(Error{ErrorKind::Rejected, 0, "signal " + std::to_string(sig) + " has no name scancel knows"});
-    return scancel({std::string("--signal=") + name, batch_only ? "--batch" : "--full", std::to_string(id)});
+    return with_task_form(id, [&](const std::string& ref) {
+      return scancel({std::string("--signal=") + name, batch_only ? "--batch" : "--full", ref});
+    });
   }
 
   // scancel signals a whole job only as a cancel (with the grace); steps it signals at once.
@@ -120,6 +124,22 @@ class CliClient final : public Client {
   std::string backend() const override { return "cli"; }
 
  private:
+  // Runs act on the job's id; a task of an array answers only to "ARRAY_TASK", so when its own id
+  // is refused as invalid, act runs once more with that form.
+  template <typename Act>
+  Result<void> with_task_form(JobId id, Act act) {
+    auto done = act(std::to_string(id));
+    if (done || done.error().kind != ErrorKind::UnknownJob) return done;
+    auto out = command({"scontrol", "-o", "show", "job", std::to_string(id)});
+    if (!out) return done;
+    for (const auto& r : parse_records(*out)) {
+      const Job j = job_from_record(r);
+      if (j.job_id == id && j.array_job_id && j.array_task_id)
+        return act(std::to_string(j.array_job_id) + "_" + std::to_string(*j.array_task_id));
+    }
+    return done;
+  }
+
   Result<std::vector<Job>> all_jobs() {
     auto out = command({"scontrol", "-o", "show", "job"});
     if (!out) {

@@ -114,17 +114,17 @@ class LibslurmClient final : public Client {
 
   Result<void> cancel(JobId id) override {
     std::lock_guard lock(mutex_);
-    return check(slurm_kill_job(id, SIGKILL, 0));
+    return kill(id, SIGKILL, 0);
   }
 
   Result<void> signal(JobId id, int sig, bool batch_only) override {
     std::lock_guard lock(mutex_);
-    return check(slurm_kill_job(id, static_cast<uint16_t>(sig), batch_only ? KILL_JOB_BATCH : KILL_FULL_JOB));
+    return kill(id, static_cast<uint16_t>(sig), batch_only ? KILL_JOB_BATCH : KILL_FULL_JOB);
   }
 
   Result<void> kill_steps(JobId id) override {
     std::lock_guard lock(mutex_);
-    return check(slurm_kill_job(id, SIGKILL, KILL_STEPS_ONLY));
+    return kill(id, SIGKILL, KILL_STEPS_ONLY);
   }
 
   Result<void> hold(JobId id) override { return update(id, [](job_desc_msg_t& d) { d.priority = 0; }); }
@@ -140,6 +140,25 @@ class LibslurmClient final : public Client {
 
  private:
   // The jobs the scope covers, in one RPC.
+  // Signals or cancels one job. A task of an array answers only to "ARRAY_TASK": its own job id is
+  // refused as invalid, so that refusal is followed by a look-up and a second try in that form.
+  Result<void> kill(JobId id, uint16_t sig, uint16_t flags) {
+    if (slurm_kill_job(id, sig, flags) == SLURM_SUCCESS) return {};
+    const Error refused = last_error();
+    if (refused.kind != ErrorKind::UnknownJob) return std::unexpected(refused);
+    job_info_msg_t* msg = nullptr;
+    if (slurm_load_job(&msg, id, kShowFlags) != SLURM_SUCCESS) return std::unexpected(refused);
+    std::string task;
+    for (uint32_t i = 0; i < msg->record_count; ++i) {
+      const job_info_t& j = msg->job_array[i];
+      if (j.job_id == id && j.array_job_id != 0 && j.array_task_id != NO_VAL)
+        task = std::to_string(j.array_job_id) + "_" + std::to_string(j.array_task_id);
+    }
+    slurm_free_job_info_msg(msg);
+    if (task.empty()) return std::unexpected(refused);
+    return check(slurm_kill_job2(task.c_str(), sig, flags, nullptr));
+  }
+
   Result<std::vector<Job>> user_jobs() {
     std::lock_guard lock(mutex_);
     return scope_ == QueryScope::User ? load_user() : load_all();

@@ -63,6 +63,7 @@ Job wait_for(JobId id, const std::function<bool(const Job&)>& pred, std::chrono:
 }
 
 bool ended(const Job& j) { return is_final(j.state) && !j.completing; }
+bool live_or_queued(const Job& j) { return j.state == JobState::Pending || j.state == JobState::Running; }
 
 }  // namespace
 
@@ -122,6 +123,36 @@ TEST_CASE("array tasks are seen one by one under their array id") {
     REQUIRE(t.array_task_id.has_value());
     CHECK(t.state == (*t.array_task_id == 2 ? JobState::Failed : JobState::Completed));
   }
+}
+
+// The running task of a chain (an array run one task at a time), once Slurm has split it off.
+Job running_task(JobId array, std::uint32_t task) {
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    const auto jobs = client().jobs({array});
+    REQUIRE(jobs.has_value());
+    for (const auto& j : *jobs)
+      if (j.array_task_id == task && j.state == JobState::Running) return j;
+    std::this_thread::sleep_for(200ms);
+  }
+  FAIL("task " << task << " of " << array << " did not run");
+  return {};
+}
+
+TEST_CASE("a running task of a chain is killed and cancelled by its own job id; the queued tasks stay") {
+  mlsup::test::TempDir dir;
+  const JobId array = submit(dir, "srun sleep 300", {"-N1", "--array=1-3%1"}, "chain");
+  const Job first = running_task(array, 1);
+  CHECK(first.job_id != array);
+  REQUIRE(client().kill_steps(first.job_id).has_value());
+  CHECK(wait_for(first.job_id, ended, 20s).state == JobState::Failed);
+  const Job second = running_task(array, 2);
+  REQUIRE(client().cancel(second.job_id).has_value());
+  CHECK(wait_for(second.job_id, ended, 20s).state == JobState::Cancelled);
+  const auto rest = client().jobs({array});
+  REQUIRE(rest.has_value());
+  CHECK(std::any_of(rest->begin(), rest->end(), [](const Job& j) { return live_or_queued(j); }));
+  REQUIRE(client().cancel(array).has_value());
 }
 
 TEST_CASE("cancel ends a running job as CANCELLED") {
