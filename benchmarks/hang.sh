@@ -42,7 +42,12 @@ vars:
 slurm: {nodes: 2, ntasks_per_node: 1}
 checkpoint: {complete_marker: COMPLETE, keep: 2}
 heartbeat: {startup_timeout: 2m, steady_timeout: $steady, probe_timeout: $probe}
-policy: {backoff_initial: 1s, backoff_max: 1s, exclusion_ttl: 1h, crash_loop_restarts: 100}
+# exclusion_ttl 20s: a frozen node of an earlier trial, revived since, is usable again, so each
+# replacement finds two idle nodes. (Where it must wait for a node that shared the abandoned job
+# with the frozen one, Slurm frees that node only ~30 s later: its terminate message goes through
+# the frozen node first. That wait is Slurm's, not mlsup's.)
+policy: {backoff_initial: 1s, backoff_max: 1s, exclusion_ttl: 20s, crash_loop_restarts: 100,
+         budgets: {hang: unlimited}}
 poll_interval: $poll
 target: {steps: 1000000}
 YAML
@@ -85,6 +90,7 @@ for n in $(seq 1 "$trials"); do
   printf '%-6s %-11s %-9s %-14s %s\n' "$n" "$kind" "$node" "$detected" "$replaced"
   echo "$kind $detected $replaced" >> "$work/rows"
   [ "$node" = - ] || fault revive "$node" --timeout 60
+  [ "$node" = - ] || sleep 20  # until its exclusion expires
 done
 python3 - "$work/rows" "$steady" "$poll" <<'PY'
 import sys

@@ -20,6 +20,7 @@ struct SlurmSettings {
   Seconds signal_lead{300};           // how long before the time limit it is sent
   std::string array;                  // array spec text; "" for one job per attempt
   std::optional<ArraySpec> array_spec;
+  Seconds chain_start_wait{60};         // a chain task waits this long at its start for its attempt's values
   std::vector<std::string> extra_args;  // more sbatch options, passed as they are
   std::string backend = "auto";         // how mlsup talks to Slurm: auto | libslurm | cli
 };

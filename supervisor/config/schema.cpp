@@ -44,6 +44,8 @@ const std::vector<KeySpec>& table() {
        "how long before the time limit the signal comes"},
       {"slurm.array", Kind::ArraySpec, [](Config& c) -> Field { return &c.slurm.array; },
        "sbatch --array, e.g. \"1-10%1\" to chain ten jobs; \"\" = one job per attempt"},
+      {"slurm.chain_start_wait", Kind::Duration, [](Config& c) -> Field { return &c.slurm.chain_start_wait; },
+       "how long a chain task waits at its start for the values mlsup prepares for its attempt"},
       {"slurm.extra_args", Kind::StringList, [](Config& c) -> Field { return &c.slurm.extra_args; },
        "more sbatch options, each one argument, e.g. [\"--account=ml\", \"--qos=high\"]"},
       {"slurm.backend", Kind::Choice, [](Config& c) -> Field { return &c.slurm.backend; },

@@ -83,6 +83,12 @@ const std::vector<Rule>& rules() {
          if (c.policy.backoff_max >= c.policy.backoff_initial) return std::nullopt;
          return d(c.policy.backoff_max) + " is shorter than policy.backoff_initial " + d(c.policy.backoff_initial);
        }},
+      {"slurm.array",
+       [](const Config& c) -> std::optional<std::string> {
+         if (!c.slurm.array_spec || c.slurm.array_spec->max_running == 1u) return std::nullopt;
+         return "\"" + c.slurm.array + "\" lets tasks run side by side; mlsup supervises one training as a chain of "
+                "tasks, one at a time: end it with %1 (e.g. \"1-10%1\")";
+       }},
       {"checkpoint.step_regex", check_step_regex},
       {"checkpoint.glob",
        [](const Config& c) -> std::optional<std::string> {

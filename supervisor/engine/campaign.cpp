@@ -1,4 +1,5 @@
 #include "engine/campaign.h"
+#include "engine/chain.h"
 
 #include <algorithm>
 #include <csignal>
@@ -181,6 +182,7 @@ util::Result<void> Campaign::act(const CampaignState& s) {
 }
 
 util::Result<void> Campaign::finish(int code, const std::string& reason) {
+  cancel_rest_of_chain(replay(records()));
   event(code == 0 ? "completed" : "stopped", {{"exit_code", code}, {"reason", reason}, {"alert", true}});
   return record("finished", {{"code", code}, {"reason", reason}});
 }
@@ -191,12 +193,20 @@ util::Result<void> Campaign::submit(int number) {
   if (!scan.pointer_problem.empty()) event("checkpoint-pointer-ignored", {{"detail", scan.pointer_problem}});
   const std::string resume_from = newest ? newest->path : "";
   prune_checkpoints(scan, resume_from);
-  const auto exclude = exclusions_for(replay(records()), number);
-  if (auto ok = record("submit-intent", {{"attempt", number}, {"tag", tag(number)}, {"resume_from", resume_from},
-                                         {"resume_step", newest ? newest->step : 0}, {"exclude", exclude}});
-      !ok)
-    return ok;
+  const auto s = replay(records());
+  json intent = {{"attempt", number}, {"tag", tag(number)}, {"resume_from", resume_from},
+                 {"resume_step", newest ? newest->step : 0}, {"exclude", exclusions_for(s, number)}};
+  // Chain mode: a task already queued runs this attempt; nothing is submitted.
+  auto queued = queued_task(s.current());
+  if (!queued) return {};  // Slurm did not answer: ask again next pass rather than start a second chain
+  if (*queued) {
+    intent["chain"] = true;
+    intent["chain_job"] = *s.current()->job_id;
+    intent["tag"] = s.current()->tag;
+  }
+  if (auto ok = record("submit-intent", intent); !ok) return ok;
   crash_point("after-intent");
+  if (*queued) return hand_over(replay(records()).attempts.back(), **queued, s.current()->exclude);
   return send(replay(records()).attempts.back());
 }
 
@@ -220,7 +230,7 @@ util::Result<void> Campaign::recover_submission(const AttemptState& a) {
   const auto& job = found->front();
   const slurm::JobId id = job.array_job_id ? job.array_job_id : job.job_id;
   event("adopted", {{"attempt", a.number}, {"job_id", id}, {"detail", "a job with this attempt's tag already exists"}});
-  return record("adopted", {{"attempt", a.number}, {"job_id", id}});
+  return record("adopted", {{"attempt", a.number}, {"job_id", id}, {"chain", job.array_job_id != 0}});
 }
 
 util::Result<void> Campaign::send(const AttemptState& a) {
@@ -234,6 +244,7 @@ util::Result<void> Campaign::send(const AttemptState& a) {
   fs::create_directories(config_.heartbeat.dir, ec);
   const std::string script = dir + "/job.sbatch";
   if (auto ok = journal::write_atomically(script, plan->script, 0644); !ok) return std::unexpected(ok.error());
+  if (plan->array) write_chain_values(a);  // the first task may start the moment sbatch returns
   auto id = edges_.slurm->submit({plan->options, plan->environment, script, config_.base_dir});
   crash_point("after-sbatch");
   if (!id) {
@@ -243,7 +254,8 @@ util::Result<void> Campaign::send(const AttemptState& a) {
     if (e.transient() || e.kind == slurm::ErrorKind::Other) return {};
     return finish(decide::kCannotGoOn, "Slurm refused the job: " + e.message);
   }
-  if (auto ok = record("submitted", {{"attempt", a.number}, {"job_id", *id}}); !ok) return ok;
+  if (auto ok = record("submitted", {{"attempt", a.number}, {"job_id", *id}, {"chain", plan->array.has_value()}}); !ok)
+    return ok;
   event("submitted", {{"attempt", a.number}, {"job_id", *id}, {"resume_from", a.resume_from}, {"exclude", a.exclude},
                       {"script", script}, {"reason", a.number == 1 ? "first attempt" : "resubmission"}});
   crash_point("after-submitted");
@@ -260,11 +272,15 @@ util::Result<void> Campaign::watch(const CampaignState& s, const AttemptState& a
     return {};
   }
   last_slurm_error_.clear();
+  if (a.chain && !a.task_job_id) return watch_chain(s, a, *jobs);
   load_heartbeat(a.number);
-  if (jobs->empty()) return end_attempt(s, a, slurm::Job{.job_id = *a.job_id}, true);
-  const slurm::Job& job = jobs->front();
+  const slurm::JobId id = a.task_job_id.value_or(*a.job_id);
+  const auto it = std::find_if(jobs->begin(), jobs->end(),
+                               [&](const slurm::Job& j) { return j.job_id == id && (!a.chain || j.array_task_id); });
+  if (it == jobs->end()) return end_attempt(s, a, slurm::Job{.job_id = id}, true);
+  const slurm::Job& job = *it;
   write_status(s, job);
-  if (slurm::is_final(job.state)) return end_attempt(s, a, job, false);
+  if (slurm::is_final(job.state)) return end_attempt(s, a, job, false, a.chain && chain_goes_on(*jobs, id));
   if (job.state == slurm::JobState::Pending) return watch_pending(a, job);
   if (job.state == slurm::JobState::Running) return watch_running(a, job);
   return {};
@@ -336,26 +352,27 @@ util::Result<void> Campaign::watch_running(const AttemptState& a, const slurm::J
 
 util::Result<void> Campaign::cancel(const AttemptState& a, decide::EndClass why, const std::string& reason) {
   if (a.cancel_reason) return {};
+  const slurm::JobId id = a.task_job_id.value_or(*a.job_id);  // in a chain, the task only
   std::error_code ec;
   fs::create_directories(config_.state_dir + "/fenced", ec);
   if (auto ok = journal::write_atomically(config_.state_dir + "/fenced/" + std::to_string(a.number), reason + "\n"); !ok)
     return ok;
-  if (auto ok = record("cancel-intent", {{"attempt", a.number}, {"job_id", *a.job_id},
+  if (auto ok = record("cancel-intent", {{"attempt", a.number}, {"job_id", id},
                                          {"class", std::string(decide::class_name(why))}, {"reason", reason}});
       !ok)
     return ok;
-  event("cancelling", {{"attempt", a.number}, {"job_id", *a.job_id}, {"class", std::string(decide::class_name(why))},
+  event("cancelling", {{"attempt", a.number}, {"job_id", id}, {"class", std::string(decide::class_name(why))},
                        {"reason", reason}, {"fenced", true}});
   // A hung job's tasks are killed at once: Slurm's grace would only keep its nodes from the replacement.
-  if (why == decide::EndClass::Hang) (void)edges_.slurm->kill_steps(*a.job_id);
-  auto done = edges_.slurm->cancel(*a.job_id);
+  if (why == decide::EndClass::Hang) (void)edges_.slurm->kill_steps(id);
+  auto done = edges_.slurm->cancel(id);
   if (!done && done.error().kind != slurm::ErrorKind::UnknownJob)
     event("cancel-failed", {{"attempt", a.number}, {"detail", done.error().message}, {"decision", "retry next pass"}});
   return {};
 }
 
 util::Result<void> Campaign::end_attempt(const CampaignState& s, const AttemptState& a, const slurm::Job& job,
-                                         bool vanished) {
+                                         bool vanished, bool chain_goes_on) {
   if (vanished && a.cancel_reason) vanished = false;
   heartbeat_ = observe(heartbeat_, read_small(render::heartbeat_file(config_, a.number)), edges_.now());  // its last word
   const auto newest = checkpoint::newest_complete(checkpoint::scan(config_.checkpoint));
@@ -367,7 +384,11 @@ util::Result<void> Campaign::end_attempt(const CampaignState& s, const AttemptSt
                         target_reached, config_.policy.no_retry_exit_code, vanished};
   const auto cls = decide::classify(ending);
   const bool progressed = ck_step > a.resume_step;  // what a resume keeps: work past the last checkpoint is lost
-  const auto d = decide::decide(cls, progressed, s.restarts, config_, edges_.now());
+  auto d = decide::decide(cls, progressed, s.restarts, config_, edges_.now());
+  if (chain_goes_on && d.action == decide::Action::Resubmit && d.delay_seconds > 0) {
+    d.delay_seconds = 0;  // the chain's next task is queued already and waits for its values
+    d.reason += "; the chain's next task takes over without a backoff";
+  }
   static const char* kActions[] = {"finish", "resubmit", "stop"};
   json context = {{"attempt", a.number},
                         {"job_id", job.job_id},

@@ -78,7 +78,15 @@ class Campaign {
   std::vector<std::string> exclusions_for(const CampaignState& s, int number);
   util::Result<void> watch_pending(const AttemptState& a, const slurm::Job& job);
   util::Result<void> relax_exclusion(const AttemptState& a, const slurm::Job& job);
-  util::Result<void> end_attempt(const CampaignState& s, const AttemptState& a, const slurm::Job& job, bool vanished);
+  util::Result<void> end_attempt(const CampaignState& s, const AttemptState& a, const slurm::Job& job, bool vanished,
+                                 bool chain_goes_on = false);
+
+  // Chain mode (engine/chain.cpp).
+  std::optional<std::optional<slurm::Job>> queued_task(const AttemptState* previous);
+  util::Result<void> hand_over(const AttemptState& a, const slurm::Job& queued, const std::vector<std::string>& before);
+  util::Result<void> watch_chain(const CampaignState& s, const AttemptState& a, const std::vector<slurm::Job>& jobs);
+  void write_chain_values(const AttemptState& a);
+  void cancel_rest_of_chain(const CampaignState& s);
   util::Result<void> finish(int code, const std::string& reason);
   util::Result<void> cancel(const AttemptState& a, decide::EndClass why, const std::string& reason);
 

@@ -26,12 +26,33 @@ void on_submit_intent(CampaignState& s, const JournalRecord& r) {
   a.resume_step = r.data.value("resume_step", 0LL);
   a.exclude = r.data.value("exclude", std::vector<std::string>{});
   a.intent_time = r.time;
+  a.chain = r.data.value("chain", false);
+  if (const auto chain_job = r.data.value("chain_job", 0u)) a.job_id = chain_job;  // the next task of a queued chain
   s.attempts.push_back(std::move(a));
   s.awaiting_submit = false;
 }
 
 void on_submitted(CampaignState& s, const JournalRecord& r) {
-  if (auto* a = attempt(s, r.data)) a->job_id = r.data.value("job_id", 0u);
+  auto* a = attempt(s, r.data);
+  if (!a) return;
+  a->job_id = r.data.value("job_id", 0u);
+  a->chain = r.data.value("chain", a->chain);
+}
+
+// A chain task took the attempt; with values it found for itself when mlsup was away, its resume point.
+void on_claimed(CampaignState& s, const JournalRecord& r) {
+  auto* a = attempt(s, r.data);
+  if (!a) return;
+  a->task_job_id = r.data.value("job_id", 0u);
+  if (r.data.value("how", "") == "fallback") a->resume_from = r.data.value("resume_from", a->resume_from);
+}
+
+// The chain ran out of tasks before one took the attempt: it is submitted again, under a new tag.
+void on_chain_exhausted(CampaignState& s, const JournalRecord& r) {
+  auto* a = attempt(s, r.data);
+  if (!a) return;
+  a->job_id.reset();
+  a->tag = r.data.value("tag", a->tag);
 }
 
 void on_cancel_intent(CampaignState& s, const JournalRecord& r) {
@@ -86,6 +107,8 @@ const std::map<std::string, Apply>& appliers() {
       {"ended", on_ended},
       {"finished", on_finished},
       {"relaxed", on_relaxed},
+      {"claimed", on_claimed},
+      {"chain-exhausted", on_chain_exhausted},
       {"exclude",
        [](CampaignState& s, const JournalRecord& r) {
          s.ledger.push_back({r.data.value("node", ""), r.data.value("reason", ""), r.time, r.data.value("until", 0.0)});

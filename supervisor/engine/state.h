@@ -23,7 +23,9 @@ struct AttemptState {
   std::vector<std::string> exclude;     // mlsup's exclusions for it, newest first (relaxed ones removed)
   double relaxed_at = 0;                // when one of them was last dropped while it was pending
   double intent_time = 0;               // when the submission was decided
-  std::optional<slurm::JobId> job_id;   // once submitted (or adopted)
+  std::optional<slurm::JobId> job_id;   // once submitted (or adopted); in chain mode the array's id
+  bool chain = false;                   // a task of a job array (chain mode) runs this attempt
+  std::optional<slurm::JobId> task_job_id;  // chain mode: the task that claimed the attempt
   std::optional<decide::EndClass> cancel_reason;  // mlsup asked Slurm to cancel it, and why
   bool pending_alerted = false;                   // people were told it is stuck pending
   bool ended = false;

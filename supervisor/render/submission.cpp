@@ -5,6 +5,7 @@
 
 #include "config/duration.h"
 #include "config/slurm_time.h"
+#include "render/chain.h"
 #include "render/directives.h"
 #include "render/template.h"
 #include "util/strings.h"
@@ -65,8 +66,23 @@ util::Result<void> effective_shape(const Config& c, const Directives& d, Submiss
   } else if (const auto* a = d.find("array")) {
     auto spec = config::parse_array_spec(a->value);
     if (!spec) return std::unexpected(script_error(c, a->line, "--array", spec.error()));
+    if (spec->max_running != 1u)
+      return std::unexpected(script_error(c, a->line, "--array",
+                                          "\"" + a->value + "\" lets tasks run side by side; mlsup supervises one training as "
+                                          "a chain of tasks, one at a time: end it with %1 (e.g. \"1-10%1\")"));
     s.array = *spec;
   }
+  return {};
+}
+
+// Chain mode: the tasks take their attempt's values at their start, which needs a shell script.
+util::Result<void> chain_mode(const Config& c, Submission& s) {
+  if (!s.array) return {};
+  const std::string first = s.script.substr(0, s.script.find('\n'));
+  if (util::starts_with(first, "#!") && !first.ends_with("sh") && !first.ends_with("bash"))
+    return std::unexpected(script_error(c, 1, "#!", "\"" + first + "\": a chain (slurm.array) needs a shell batch script, "
+                                                    "whose first lines take each task's attempt; start the program from one"));
+  s.script = insert_after_header(s.script, chain_preamble(c));
   return {};
 }
 
@@ -114,6 +130,7 @@ util::Result<Submission> plan_submission(const Config& config, std::string_view 
   auto directives = parse_directives(config.template_path, s.script);
   if (!directives) return std::unexpected(directives.error());
   if (auto ok = effective_shape(config, *directives, s); !ok) return std::unexpected(ok.error());
+  if (auto ok = chain_mode(config, s); !ok) return std::unexpected(ok.error());
   s.tag = attempt.tag.empty() ? job_tag(config, attempt.number) : attempt.tag;
   s.environment = job_environment(config, attempt);
   config_options(config, s.options);

@@ -49,7 +49,7 @@ check_replaced() {
 
 scenario "power loss (node frozen), SlurmdTimeout=300 -> excluded and replaced while Slurm still calls the node up"
 fault_and_replace powerloss freeze head  # rank 0's node: the one that writes checkpoints
-echo "froze $NODE of job $JOB; replacement $(job_of_attempt 2) RUNNING after ${TOOK}s (steady timeout 5s, probe 10s)"
+echo "froze $NODE of job $JOB; replacement $(job_of_attempt 2) RUNNING after ${TOOK}s (steady timeout 5s, probe timeout 5s)"
 state=$(sinfo -h -N -n "$NODE" -o '%T' | head -1)
 check_replaced "power loss"
 check "power loss: Slurm still calls the frozen node up ($state)" sh -c "echo '$state' | grep -qvE 'down|\\*'"
@@ -139,6 +139,56 @@ check "relax: campaign completed" [ "$RC" -eq 0 ]
 check "relax: result equals a failure-free run's" result_is_exact
 scancel "$blocker"
 fault undrain "$blocker_node"
+scenario_done
+
+# Chain mode (slurm.array N%1): the task that claimed attempt N, and the chain's array id.
+task_of_attempt() { grep '"type":"claimed"' "$STATE/journal.jsonl" 2>/dev/null | grep "\"attempt\":$1," | grep -o '"job_id":[0-9]*' | cut -d: -f2; }
+chain_of_campaign() { grep '"type":"submitted"' "$STATE/journal.jsonl" | head -1 | grep -o '"job_id":[0-9]*' | cut -d: -f2; }
+as_chain() { sed -i 's/^  time: "00:10:00"$/  time: "00:10:00"\n  array: "1-8%1"/' "$CONF"; }
+# The attempts that ran as claimed tasks, one per line.
+claimed_attempts() { grep '"type":"claimed"' "$STATE/journal.jsonl" | grep -o '"attempt":[0-9]*' | cut -d: -f2; }
+
+scenario "chain mode (--array=1-8%1): sticky bad node -> kept out of the queued tasks, the ledger holds exactly it"
+sticky_campaign chain-sticky
+as_chain
+run_campaign 240
+fault sticky-clear "$NODE"
+last=$(claimed_attempts | tail -1)
+echo "claimed attempts: $(claimed_attempts | tr '\n' ' '); last on $(nodes_of "$(task_of_attempt "$last")" | tr '\n' ' '); $(grep -c '"event":"handed-over"' "$STATE/events.jsonl") hand-overs, sbatch $(grep -c '"type":"submitted"' "$STATE/journal.jsonl") time(s)"
+check "chain sticky: campaign completed" [ "$RC" -eq 0 ]
+check "chain sticky: one array submitted, the attempts ran as its tasks" [ "$(grep -c '"type":"submitted"' "$STATE/journal.jsonl")" -eq 1 ]
+check "chain sticky: the ledger holds exactly the sticky node" \
+  [ "$(grep '"type":"exclude"' "$STATE/journal.jsonl" | grep -o '"node":"[^"]*"' | sort -u)" = "\"node\":\"$NODE\"" ]
+check "chain sticky: the queued tasks' ExcNodeList holds it (read back from Slurm)" job_excludes "$(chain_of_campaign)" "$NODE"
+check "chain sticky: the last attempt's task does not use it" job_avoids "$(task_of_attempt "$last")" "$NODE"
+check "chain sticky: result equals a failure-free run's" result_is_exact
+check "chain sticky: steps executed within bounds (100..110): $(steps_executed)" in_range "$(steps_executed)" 100 110
+check "chain sticky: the rest of the chain was cancelled" has_event chain-cancelled
+scenario_done
+
+scenario "chain mode: power loss (node frozen), SlurmdTimeout=300 -> the next queued task runs without the node"
+STEADY_TIMEOUT=5s new_campaign chain-powerloss "--steps 300 --step-seconds 0.1 --ckpt-every 10"
+sed -i 's/^  nodes: 1$/  nodes: 2/' "$CONF"
+as_chain
+start_campaign
+wait_until 90 heartbeat_at_least 30
+JOB=$(task_of_attempt 1)
+NODE=$(nodes_of "$JOB" | head -1)
+FAULT_AT=$(date +%s.%N)
+fault freeze "$NODE"
+chain_replaced() { local j; j=$(task_of_attempt 2); [ -n "$j" ] && [ "$(job_state "$j")" = RUNNING ]; }
+wait_until 120 chain_replaced
+TOOK=$(python3 -c "import time,sys; print(f'{time.time() - float(sys.argv[1]):.1f}')" "$FAULT_AT")
+state=$(sinfo -h -N -n "$NODE" -o '%T' | head -1)
+echo "froze $NODE of task $JOB; attempt 2 = task $(task_of_attempt 2) RUNNING after ${TOOK}s on $(nodes_of "$(task_of_attempt 2)" | tr '\n' ' ')"
+check "chain power loss: the next task runs within steady timeout + probe + 15 s" python3 -c "import sys; sys.exit(float(sys.argv[1]) > 25)" "$TOOK"
+check "chain power loss: it does not use the frozen node" job_avoids "$(task_of_attempt 2)" "$NODE"
+check "chain power loss: Slurm still calls the frozen node up ($state)" sh -c "echo '$state' | grep -qvE 'down|\\*'"
+check "chain power loss: no new array was submitted" [ "$(grep -c '"type":"submitted"' "$STATE/journal.jsonl")" -eq 1 ]
+fault revive "$NODE" --timeout 30
+wait_campaign 300
+check "chain power loss: campaign completed" [ "$RC" -eq 0 ]
+check "chain power loss: result equals a failure-free run's" result_is_exact
 scenario_done
 
 finish

@@ -340,3 +340,101 @@ TEST_CASE("a job pending on ReqNodeNotAvail because of mlsup's exclusions gets t
   std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   CHECK(all.find("\"type\":\"relaxed\"") != std::string::npos);
 }
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Chain mode: the array's pending remainder and one split-off task, as Slurm shows them.
+struct ChainFixture : Fixture {
+  ChainFixture() : Fixture("", "slurm: {array: \"1-4%1\", nodes: 2}\n") {
+    fake.node_table = {{"n1", "MIXED"}, {"n2", "MIXED"}, {"n3", "IDLE"}, {"n4", "IDLE"}};
+  }
+  slurm::JobId array = 0;
+
+  void queue(const std::string& pending) {
+    auto& rest = fake.table[array];
+    rest.array_job_id = array;
+    rest.array_task_pending = pending;
+    rest.state = pending.empty() ? JobState::Completed : JobState::Pending;
+  }
+  // Task `task` of the array runs as job id on nodes, and claimed attempt (as its preamble does).
+  void start_task(slurm::JobId id, std::uint32_t task, int attempt, const std::string& nodes) {
+    auto& j = fake.table[id];
+    j.job_id = id;
+    j.array_job_id = array;
+    j.array_task_id = task;
+    j.state = JobState::Running;
+    j.nodes = nodes;
+    dir.write(".mlsup/t/chain/claims/" + std::to_string(attempt) + "/task",
+              std::to_string(id) + " " + std::to_string(task) + " prepared \n");
+  }
+};
+
+}  // namespace
+
+TEST_CASE("chain mode: each attempt is the task that claims it; the next one goes to the queued task, at once") {
+  ChainFixture f;
+  auto c = f.open();
+  f.pass(*c);
+  REQUIRE(f.submits() == 1);
+  f.array = f.fake.next_id - 1;
+  const std::string next = f.config.state_dir + "/chain/next.env";
+  CHECK(slurp(next).find("export MLSUP_ATTEMPT=1\n") != std::string::npos);
+  f.queue("2-4%1");
+  f.pass(*c);  // nothing claimed yet: the task is waiting in the queue
+  f.start_task(200, 1, 1, "n[1-2]");
+  f.pass(*c);  // claimed
+  f.pass(*c);  // watched: running
+  CHECK(f.fake.calls.back() == "jobs " + std::to_string(f.array));
+  const std::string out = f.dir.write("task1.out",
+                                      "srun: error: n2: task 1: Exited with exit code 1\nsrun: error: n1: task 0: Terminated\n");
+  f.fake.table[200].std_out = out;
+  f.fake.set_state(200, JobState::Failed, 1);
+  f.pass(*c);  // ended; attempt 2 handed to the queued task in the same pass, without the backoff
+  CHECK(f.submits() == 1);
+  CHECK(slurp(next).find("export MLSUP_ATTEMPT=2\n") != std::string::npos);
+  f.start_task(201, 2, 2, "n[1-2]");
+  f.pass(*c);
+  f.pass(*c);
+  f.fake.table[201].std_out = out;
+  f.fake.set_state(201, JobState::Failed, 1);
+  f.pass(*c);  // n2 failed twice: kept off the queued tasks, in place
+  CHECK(f.submits() == 1);
+  CHECK(f.fake.table[f.array].excluded_nodes == "n2");
+  CHECK(slurp(next).find("export MLSUP_EXCLUDE=n2\n") != std::string::npos);
+  f.start_task(202, 3, 3, "n[1,3]");
+  f.pass(*c);
+  f.pass(*c);
+  f.fake.set_state(202, JobState::Completed, 0);
+  f.queue("4");
+  const auto done = f.pass(*c);
+  REQUIRE(done.has_value());
+  CHECK(done->exit_code == 0);
+  CHECK(f.fake.calls.back() == "cancel " + std::to_string(f.array));  // the rest of the chain is not needed
+}
+
+TEST_CASE("chain mode: a hang cancels its task only; a chain that runs out is topped up with a new one") {
+  ChainFixture f;
+  auto c = f.open();
+  f.pass(*c);
+  f.array = f.fake.next_id - 1;
+  f.queue("2%1");
+  f.start_task(300, 1, 1, "n[1-2]");
+  f.pass(*c);
+  f.pass(*c);
+  std::ofstream(f.config.heartbeat.dir + "/attempt-1") << "5\n";
+  f.pass(*c);
+  f.clock += 11;
+  f.pass(*c);  // hung: the task is cancelled, not the array
+  CHECK(f.fake.calls.back() == "cancel 300");
+  f.fake.set_state(300, JobState::Cancelled);
+  f.queue("");  // the last task left the queue and exited at once (say, on an excluded node)
+  f.pass(*c);   // ended; attempt 2 has no queued task: a new chain after the backoff
+  f.clock += 6;
+  f.pass(*c);
+  CHECK(f.submits() == 2);
+}

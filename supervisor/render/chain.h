@@ -1,0 +1,27 @@
+#pragma once
+// Chain mode (slurm.array "1-N%1"): every task of the array is one attempt, and takes that attempt's
+// values when it starts, not when it was submitted. mlsup writes the next attempt's values into
+// <state_dir>/chain/next.env; a task's first lines source them and claim the attempt by creating
+// <state_dir>/chain/claims/<attempt> (mkdir is atomic), then record which task it is in it.
+#include <string>
+#include <string_view>
+
+#include "config/config.h"
+#include "render/contract.h"
+
+namespace mlsup::render {
+
+// <state_dir>/chain: next.env and claims/.
+std::string chain_dir(const config::Config& config);
+
+// The contract values of attempt as lines a shell sources ("export MLSUP_ATTEMPT=3").
+std::string chain_values(const config::Config& config, const Attempt& attempt);
+
+// The shell lines a chain task runs before the script's own: wait (slurm.chain_start_wait) for an
+// attempt nobody has claimed yet, leave at once if one of its nodes is excluded from it, claim it.
+std::string chain_preamble(const config::Config& config);
+
+// script with lines put after its #! line and the #SBATCH block that follows it.
+std::string insert_after_header(std::string_view script, std::string_view lines);
+
+}  // namespace mlsup::render
