@@ -6,10 +6,11 @@
 namespace mlsup::decide {
 namespace {
 
-bool specific(const NodeEvidence& n) { return n.task_failed || n.failed_first; }
+bool specific(const NodeEvidence& n) { return n.task_failed || n.failed_first || n.heartbeat_stale_first; }
 
 // Direct evidence against a node, whatever came before: it did not answer, its health check failed,
-// or (in a job of several nodes) the plugin saw its task fail first.
+// or (in a job of several nodes) the plugin saw its task fail first, or its per-task heartbeat went
+// silent well before the other nodes' in a hang.
 void direct(const BlameInput& in, std::vector<Blamed>& out) {
   const std::string ending = std::string(class_name(in.cls));
   for (const auto& n : in.job_nodes) {
@@ -18,6 +19,9 @@ void direct(const BlameInput& in, std::vector<Blamed>& out) {
     else if (n.health_failed) out.push_back({n.name, "its health check failed (the attempt ended as " + ending + ")"});
     else if (n.failed_first && in.job_nodes.size() > 1 && in.cls == EndClass::Failed)
       out.push_back({n.name, "the job's first failing task ran there; the other nodes' tasks were ended after it"});
+    else if (n.heartbeat_stale_first && in.job_nodes.size() > 1 && in.cls == EndClass::Hang)
+      out.push_back({n.name, "its heartbeat stopped " + std::to_string(static_cast<long long>(n.heartbeat_lead)) +
+                                 " s before the other nodes' (the attempt ended as " + ending + ")"});
   }
 }
 
