@@ -15,13 +15,15 @@ void direct(const BlameInput& in, std::vector<Blamed>& out) {
   const std::string ending = std::string(class_name(in.cls));
   for (const auto& n : in.job_nodes) {
     if (n.slurm_down) continue;
-    if (n.not_responding) out.push_back({n.name, "did not respond when the attempt ended as " + ending});
+    const std::string stopped = "its heartbeat stopped " + std::to_string(static_cast<long long>(n.heartbeat_lead)) +
+                                " s before the other nodes'";
+    const bool stale = n.heartbeat_stale_first && in.job_nodes.size() > 1 && in.cls == EndClass::Hang;
+    if (n.not_responding)
+      out.push_back({n.name, "did not respond when the attempt ended as " + ending + (stale ? "; " + stopped : "")});
     else if (n.health_failed) out.push_back({n.name, "its health check failed (the attempt ended as " + ending + ")"});
     else if (n.failed_first && in.job_nodes.size() > 1 && in.cls == EndClass::Failed)
       out.push_back({n.name, "the job's first failing task ran there; the other nodes' tasks were ended after it"});
-    else if (n.heartbeat_stale_first && in.job_nodes.size() > 1 && in.cls == EndClass::Hang)
-      out.push_back({n.name, "its heartbeat stopped " + std::to_string(static_cast<long long>(n.heartbeat_lead)) +
-                                 " s before the other nodes' (the attempt ended as " + ending + ")"});
+    else if (stale) out.push_back({n.name, stopped + " (the attempt ended as " + ending + ")"});
   }
 }
 

@@ -344,10 +344,9 @@ util::Result<void> Campaign::watch_running(const AttemptState& a, const slurm::J
   std::vector<decide::NodeEvidence> evidence;
   const auto nodes = slurm::expand_hostlist(job.nodes);
   event("hang-detected", {{"attempt", a.number}, {"job_id", job.job_id}, {"reason", hung}, {"probing", nodes}});
-  const auto silent = edges_.probe ? edges_.probe(job.job_id, nodes, config_.heartbeat.probe_timeout) : std::vector<std::string>{};
   const auto stale = stale_first(heartbeat_, stale_margin(config_.heartbeat));
   for (const auto& n : nodes) {
-    evidence.push_back({n, false, std::find(silent.begin(), silent.end(), n) != silent.end()});
+    evidence.push_back({n});
     for (const auto& st : stale) {
       if (st.node != n) continue;
       evidence.back().heartbeat_stale_first = true;
@@ -360,6 +359,8 @@ util::Result<void> Campaign::watch_running(const AttemptState& a, const slurm::J
     event("heartbeat-stale-first", {{"attempt", a.number}, {"job_id", job.job_id}, {"nodes", named},
                                     {"margin", stale_margin(config_.heartbeat)}});
   }
+  const auto silent = edges_.probe ? edges_.probe(job.job_id, nodes, config_.heartbeat.probe_timeout) : std::vector<std::string>{};
+  for (auto& e : evidence) e.not_responding = std::find(silent.begin(), silent.end(), e.name) != silent.end();
   if (auto ok = exclude_blamed(replay(records()), a, decide::EndClass::Hang, evidence); !ok) return ok;
   return cancel(a, decide::EndClass::Hang, hung);
 }

@@ -106,6 +106,11 @@ TEST_CASE("a hang: the node whose heartbeat stopped first is blamed, in a job of
   CHECK(b[0].reason.find("its heartbeat stopped 7 s before the other nodes'") == 0);
   in.job_nodes = {{"n1", false, true}, stale};  // the probe's verdict stands beside it
   CHECK(names(blame(in)) == std::vector<std::string>{"n1", "n2"});
+  stale.not_responding = true;  // both: one entry, both reasons
+  in.job_nodes = {{"n1"}, stale};
+  REQUIRE(blame(in).size() == 1);
+  CHECK(blame(in)[0].reason == "did not respond when the attempt ended as hang; its heartbeat stopped 7 s before the other nodes'");
+  stale.not_responding = false;
   in.job_nodes = {stale};
   CHECK(blame(in).empty());
   in.job_nodes = {{"n1"}, stale};
