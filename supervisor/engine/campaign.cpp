@@ -76,7 +76,8 @@ std::map<std::string, std::string> read_heartbeats(const std::string& path) {
   std::size_t seen = 0;
   for (fs::directory_iterator it(path + ".d", ec), end; !ec && it != end && seen < 4096; it.increment(ec), ++seen) {
     const std::string name = it->path().filename().string();
-    if (name.empty() || name[0] == '.' || !it->is_regular_file(ec)) continue;
+    std::error_code gone;  // a file renamed away meanwhile is skipped; the listing goes on
+    if (name.empty() || name[0] == '.' || !it->is_regular_file(gone)) continue;
     if (auto text = read_small(it->path().string())) out[name] = std::move(*text);
   }
   return out;
