@@ -29,6 +29,8 @@ STATE_FILE = "state.json"
 TRAINER_LOG = "trainer-log.jsonl"
 DEFAULT_NO_RETRY_EXIT_CODE = 78
 POLL_SECONDS = 0.02
+# A rank blocked on its peers this long rewrites its heartbeat as "<last> waiting <n>", every so often.
+KEEPALIVE_SECONDS = 1.0
 # Names this process in temporary file names; unique also across hosts sharing a filesystem.
 TMP_SUFFIX = f"{os.uname().nodename}.{os.getpid()}"
 STATE_KEYS = ("step", "chain", "nonce", "run", "attempt_written")
@@ -396,8 +398,9 @@ class Collective:
     Like an NCCL all-reduce, a dead or frozen peer makes the others block (forever by default).
     """
 
-    def __init__(self, ctx, timeout, check_fenced):
+    def __init__(self, ctx, timeout, check_fenced, keepalive=None):
         self.rank = ctx.rank
+        self.keepalive = keepalive
         self.world = ctx.world
         self.dir = ctx.rendezvous
         self.timeout = timeout
@@ -427,12 +430,17 @@ class Collective:
         records = [None] * self.world
         records[self.rank] = own
         pending = [r for r in range(self.world) if r != self.rank]
-        deadline = time.monotonic() + self.timeout if self.timeout > 0 else None
+        started = time.monotonic()
+        deadline = started + self.timeout if self.timeout > 0 else None
+        beats = 0
         while True:
             pending = [r for r in pending if not self.try_read(tag, r, records)]
             if not pending:
                 return records
             self.check_fenced()
+            if self.keepalive and time.monotonic() - started >= KEEPALIVE_SECONDS * (beats + 1):
+                beats += 1
+                self.keepalive(beats)
             if deadline is not None and time.monotonic() > deadline:
                 raise Stop("collective-timeout", 1, f"ranks {pending} did not reach {tag} in {self.timeout:g}s")
             time.sleep(POLL_SECONDS)
@@ -461,7 +469,8 @@ class Trainer:
         self.state = None
         self.start_step = None
         self.executed = 0
-        self.collective = Collective(ctx, args.collective_timeout, self.check_fenced)
+        self.last_heartbeat = ""
+        self.collective = Collective(ctx, args.collective_timeout, self.check_fenced, self.keepalive)
 
     # -- configuration, fencing, switches, faults --
 
@@ -523,6 +532,12 @@ class Trainer:
         """Writes the heartbeat ("<step>" or "<step> saving") atomically, when a path is given."""
         if self.ctx.heartbeat_file:
             write_atomic(self.ctx.heartbeat_file, f"{text}\n", durable=False)
+        self.last_heartbeat = text
+
+    def keepalive(self, n):
+        """While blocked on peers: "<last heartbeat> waiting <n>" says alive, not progressing."""
+        if self.ctx.heartbeat_file and self.last_heartbeat:
+            write_atomic(self.ctx.heartbeat_file, f"{self.last_heartbeat} waiting {n}\n", durable=False)
 
     def initial_state(self):
         """Loads the resume checkpoint, or creates the state of a fresh start."""

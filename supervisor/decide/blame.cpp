@@ -6,18 +6,24 @@
 namespace mlsup::decide {
 namespace {
 
-bool specific(const NodeEvidence& n) { return n.task_failed || n.failed_first; }
+bool specific(const NodeEvidence& n) { return n.task_failed || n.failed_first || n.heartbeat_stale_first; }
 
 // Direct evidence against a node, whatever came before: it did not answer, its health check failed,
-// or (in a job of several nodes) the plugin saw its task fail first.
+// or (in a job of several nodes) the plugin saw its task fail first, or its per-task heartbeat went
+// silent well before the other nodes' in a hang.
 void direct(const BlameInput& in, std::vector<Blamed>& out) {
   const std::string ending = std::string(class_name(in.cls));
   for (const auto& n : in.job_nodes) {
     if (n.slurm_down) continue;
-    if (n.not_responding) out.push_back({n.name, "did not respond when the attempt ended as " + ending});
+    const std::string stopped = "its heartbeat stopped " + std::to_string(static_cast<long long>(n.heartbeat_lead)) +
+                                " s before the other nodes'";
+    const bool stale = n.heartbeat_stale_first && in.job_nodes.size() > 1 && in.cls == EndClass::Hang;
+    if (n.not_responding)
+      out.push_back({n.name, "did not respond when the attempt ended as " + ending + (stale ? "; " + stopped : "")});
     else if (n.health_failed) out.push_back({n.name, "its health check failed (the attempt ended as " + ending + ")"});
     else if (n.failed_first && in.job_nodes.size() > 1 && in.cls == EndClass::Failed)
       out.push_back({n.name, "the job's first failing task ran there; the other nodes' tasks were ended after it"});
+    else if (stale) out.push_back({n.name, stopped + " (the attempt ended as " + ending + ")"});
   }
 }
 

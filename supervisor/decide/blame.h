@@ -16,6 +16,8 @@ struct NodeEvidence {
   bool task_failed = false;       // srun reported a task of it failing on its own (not killed after another)
   bool failed_first = false;      // the plugin's records: the job's first failing task ran here
   bool health_failed = false;     // the plugin's health check failed here
+  bool heartbeat_stale_first = false;  // a per-task heartbeat here stopped well before the other nodes'
+  double heartbeat_lead = 0;           // by how many seconds
 };
 
 // An earlier failed attempt, for the rule of the node common to repeated failures.

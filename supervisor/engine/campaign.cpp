@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include "decide/policy.h"
 #include "journal/atomic_file.h"
 #include "journal/journal.h"
+#include "observe/node_records.h"
 #include "render/submission.h"
 #include "slurm/srun_messages.h"
 #include "util/strings.h"
@@ -64,6 +66,22 @@ std::string tail(const std::string& path, std::size_t lines) {
   const auto all = util::split(text, '\n');
   std::vector<std::string> last(all.end() - static_cast<long>(std::min(lines + 1, all.size())), all.end());
   return util::join(last, "\n");
+}
+
+// One look at an attempt's heartbeat files: P itself (key "") and every P.d/<name> the SPANK plugin's
+// per-task paths give (hidden files, such as a writer's temporary ones, are skipped). One listing.
+std::map<std::string, std::string> read_heartbeats(const std::string& path) {
+  std::map<std::string, std::string> out;
+  if (auto p = read_small(path)) out[""] = std::move(*p);
+  std::error_code ec;
+  std::size_t seen = 0;
+  for (fs::directory_iterator it(path + ".d", ec), end; !ec && it != end && seen < 4096; it.increment(ec), ++seen) {
+    const std::string name = it->path().filename().string();
+    std::error_code gone;  // a file renamed away meanwhile is skipped; the listing goes on
+    if (name.empty() || name[0] == '.' || !it->is_regular_file(gone)) continue;
+    if (auto text = read_small(it->path().string())) out[name] = std::move(*text);
+  }
+  return out;
 }
 
 util::Error error(std::string message) { return util::Error{.message = std::move(message)}; }
@@ -334,7 +352,7 @@ util::Result<void> Campaign::relax_exclusion(const AttemptState& a, const slurm:
 util::Result<void> Campaign::watch_running(const AttemptState& a, const slurm::Job& job) {
   const double now = edges_.now();
   if (heartbeat_.running_since <= 0) heartbeat_.running_since = now;
-  heartbeat_ = observe(heartbeat_, read_small(render::heartbeat_file(config_, a.number)), now);
+  observe(heartbeat_, read_heartbeats(render::heartbeat_file(config_, a.number)), now);
   save_heartbeat(a.number);
   if (a.cancel_reason) return {};
   const std::string hung = hang_reason(heartbeat_, config_.heartbeat, now);
@@ -343,9 +361,23 @@ util::Result<void> Campaign::watch_running(const AttemptState& a, const slurm::J
   std::vector<decide::NodeEvidence> evidence;
   const auto nodes = slurm::expand_hostlist(job.nodes);
   event("hang-detected", {{"attempt", a.number}, {"job_id", job.job_id}, {"reason", hung}, {"probing", nodes}});
+  const auto stale = stale_first(heartbeat_, stale_margin(config_.heartbeat));
+  for (const auto& n : nodes) {
+    evidence.push_back({n});
+    for (const auto& st : stale) {
+      if (st.node != n) continue;
+      evidence.back().heartbeat_stale_first = true;
+      evidence.back().heartbeat_lead = st.lead;
+    }
+  }
+  if (!stale.empty()) {
+    json named = json::array();
+    for (const auto& st : stale) named.push_back({{"node", st.node}, {"lead", st.lead}});
+    event("heartbeat-stale-first", {{"attempt", a.number}, {"job_id", job.job_id}, {"nodes", named},
+                                    {"margin", stale_margin(config_.heartbeat)}});
+  }
   const auto silent = edges_.probe ? edges_.probe(job.job_id, nodes, config_.heartbeat.probe_timeout) : std::vector<std::string>{};
-  for (const auto& n : nodes)
-    evidence.push_back({n, false, std::find(silent.begin(), silent.end(), n) != silent.end()});
+  for (auto& e : evidence) e.not_responding = std::find(silent.begin(), silent.end(), e.name) != silent.end();
   if (auto ok = exclude_blamed(replay(records()), a, decide::EndClass::Hang, evidence); !ok) return ok;
   return cancel(a, decide::EndClass::Hang, hung);
 }
@@ -374,10 +406,10 @@ util::Result<void> Campaign::cancel(const AttemptState& a, decide::EndClass why,
 util::Result<void> Campaign::end_attempt(const CampaignState& s, const AttemptState& a, const slurm::Job& job,
                                          bool vanished, bool chain_goes_on) {
   if (vanished && a.cancel_reason) vanished = false;
-  heartbeat_ = observe(heartbeat_, read_small(render::heartbeat_file(config_, a.number)), edges_.now());  // its last word
+  observe(heartbeat_, read_heartbeats(render::heartbeat_file(config_, a.number)), edges_.now());  // its last word
   const auto newest = checkpoint::newest_complete(checkpoint::scan(config_.checkpoint));
   const long long ck_step = newest ? newest->step : 0;
-  const long long step = std::max(ck_step, heartbeat_.step);
+  const long long step = std::max(ck_step, combined(heartbeat_).step);
   // Without a target, a clean exit is the end; a job Slurm forgot needs evidence (a target reached).
   const bool target_reached = config_.target_steps == 0 ? !vanished : step >= config_.target_steps;
   decide::Ending ending{job.state, job.exit_code, job.exit_signal, a.cancel_reason, kill_switch(),
@@ -406,7 +438,7 @@ util::Result<void> Campaign::end_attempt(const CampaignState& s, const AttemptSt
                         {"reason", d.reason}};
   // A hang was judged when it was cancelled; other endings about nodes are judged now (one RPC).
   if (cls != decide::EndClass::Hang && decide::node_related(cls)) {
-    const auto evidence = ending_evidence(job);
+    const auto evidence = ending_evidence(job, context);
     context["suspects"] = decide::suspects(evidence);
     if (auto ok = exclude_blamed(s, a, cls, evidence); !ok) return ok;
   }
@@ -420,12 +452,31 @@ util::Result<void> Campaign::end_attempt(const CampaignState& s, const AttemptSt
   return finish(d.exit_code, d.reason);
 }
 
-std::vector<decide::NodeEvidence> Campaign::ending_evidence(const slurm::Job& job) {
+std::vector<decide::NodeEvidence> Campaign::ending_evidence(const slurm::Job& job, json& context) {
   auto evidence = node_states(job.nodes);
   std::string output = read_end(job.std_err.empty() ? job.std_out : job.std_err, 64 * 1024);
   if (!job.std_err.empty() && job.std_err != job.std_out) output += read_end(job.std_out, 64 * 1024);
   const auto failed = slurm::failed_task_nodes(slurm::srun_task_reports(output));
   for (auto& e : evidence) e.task_failed = std::find(failed.begin(), failed.end(), e.name) != failed.end();
+  // The SPANK plugin's records, when it is installed: the first failing task of the job's steps (the
+  // batch script and the extern step fail as a consequence) and the failed health checks.
+  const auto records = observe::read_node_records(config_.state_dir, job.job_id);
+  if (!records.problems.empty())
+    event("node-records-problems", {{"job_id", job.job_id}, {"problems", records.problems},
+                                    {"decision", "the readable records are used; the others are ignored"}});
+  std::vector<observe::TaskExit> step_exits;
+  for (const auto& x : records.exits)
+    if (x.step >= 0) step_exits.push_back(x);
+  const auto first = observe::first_failure(step_exits);
+  const auto sick = observe::failed_health(records.health);
+  for (auto& e : evidence) {
+    e.failed_first = first && first->node == e.name;
+    e.health_failed = std::find(sick.begin(), sick.end(), e.name) != sick.end();
+  }
+  if (first)
+    context["first_failure"] = {{"node", first->node}, {"step", first->step}, {"rank", first->rank},
+                                {"exit_code", first->exit_code}, {"signal", first->signal}};
+  if (!sick.empty()) context["health_failed"] = sick;
   return evidence;
 }
 
@@ -485,14 +536,26 @@ void Campaign::load_heartbeat(int attempt) {
   if (!text) return;
   const auto j = json::parse(*text, nullptr, false);
   if (!j.is_object() || j.value("attempt", 0) != attempt) return;
-  heartbeat_ = parse_heartbeat(j.value("content", ""));
-  heartbeat_.changed_at = j.value("changed_at", 0.0);
   heartbeat_.running_since = j.value("running_since", 0.0);
+  // Each file's observation; a file of an older mlsup has only P's, at the top level.
+  const json files = j.contains("files") && j["files"].is_object() ? j["files"] : json{{"", j}};
+  for (const auto& [name, f] : files.items()) {
+    if (!f.is_object()) continue;
+    auto seen = parse_heartbeat(f.value("content", ""));
+    seen.changed_at = f.value("changed_at", 0.0);
+    seen.progress_at = f.value("progress_at", seen.waiting ? 0.0 : seen.changed_at);
+    seen.running_since = heartbeat_.running_since;
+    heartbeat_.files[name] = seen;
+  }
 }
 
 void Campaign::save_heartbeat(int attempt) {
-  const json j = {{"attempt", attempt}, {"content", heartbeat_.content}, {"changed_at", heartbeat_.changed_at},
-                  {"running_since", heartbeat_.running_since}};
+  const auto all = combined(heartbeat_);
+  json files = json::object();
+  for (const auto& [name, f] : heartbeat_.files)
+    files[name] = {{"content", f.content}, {"changed_at", f.changed_at}, {"progress_at", f.progress_at}};
+  const json j = {{"attempt", attempt}, {"content", all.content}, {"changed_at", all.progress_at},
+                  {"running_since", heartbeat_.running_since}, {"files", files}};
   (void)journal::write_atomically(config_.state_dir + "/heartbeat.json", j.dump() + "\n");
 }
 
@@ -504,7 +567,7 @@ void Campaign::write_status(const CampaignState& s, const std::optional<slurm::J
     j["nodes"] = job->nodes;
     j["reason"] = job->reason;
   }
-  j["step"] = heartbeat_.step;
+  j["step"] = combined(heartbeat_).step;
   (void)journal::write_atomically(config_.state_dir + "/status.json", j.dump() + "\n");
 }
 

@@ -74,7 +74,7 @@ class Campaign {
   util::Result<void> exclude_blamed(const CampaignState& s, const AttemptState& a, decide::EndClass cls,
                                     const std::vector<decide::NodeEvidence>& evidence);
   std::vector<decide::NodeEvidence> node_states(const std::string& hostlist);
-  std::vector<decide::NodeEvidence> ending_evidence(const slurm::Job& job);
+  std::vector<decide::NodeEvidence> ending_evidence(const slurm::Job& job, nlohmann::json& context);
   std::vector<std::string> exclusions_for(const CampaignState& s, int number);
   util::Result<void> watch_pending(const AttemptState& a, const slurm::Job& job);
   util::Result<void> relax_exclusion(const AttemptState& a, const slurm::Job& job);
@@ -101,7 +101,7 @@ class Campaign {
   std::unique_ptr<journal::Journal> journal_;
   std::unique_ptr<journal::EventLog> events_;
   std::string campaign_id_;
-  HeartbeatSeen heartbeat_;
+  HeartbeatSet heartbeat_;
   int heartbeat_attempt_ = 0;
   std::string last_slurm_error_;
   double unavailable_since_ = 0;  // when the pending job was first seen waiting for missing nodes

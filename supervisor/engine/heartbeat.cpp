@@ -1,5 +1,6 @@
 #include "engine/heartbeat.h"
 
+#include <algorithm>
 #include <charconv>
 #include <sstream>
 
@@ -17,12 +18,13 @@ HeartbeatSeen parse_heartbeat(const std::string& content) {
   HeartbeatSeen seen;
   seen.content = content;
   std::istringstream words(content);
-  std::string first, second;
-  words >> first >> second;
+  std::string first, second, third;
+  words >> first >> second >> third;
   long long step = 0;
   const auto [ptr, ec] = std::from_chars(first.data(), first.data() + first.size(), step);
   if (!first.empty() && ec == std::errc() && ptr == first.data() + first.size() && step >= 0) seen.step = step;
   seen.saving = second == "saving";
+  seen.waiting = second == "waiting" || (seen.saving && third == "waiting");
   return seen;
 }
 
@@ -30,6 +32,7 @@ HeartbeatSeen observe(const HeartbeatSeen& before, const std::optional<std::stri
   if (!content || *content == before.content) return before;
   HeartbeatSeen seen = parse_heartbeat(*content);
   seen.changed_at = now;
+  seen.progress_at = seen.waiting ? before.progress_at : now;
   seen.running_since = before.running_since;
   return seen;
 }
@@ -43,10 +46,77 @@ std::string hang_reason(const HeartbeatSeen& seen, const config::HeartbeatSettin
            config::format_duration(settings.startup_timeout) + ")";
   }
   const auto limit = seen.saving ? settings.save_timeout : settings.steady_timeout;
-  const double silent = now - seen.changed_at;
+  // A heartbeat that only ever said "waiting" counts from the job's start.
+  const double silent = now - (seen.progress_at > 0 ? seen.progress_at : seen.running_since);
   if (silent < static_cast<double>(limit.count())) return "";
-  return "heartbeat unchanged for " + seconds(silent) + " at \"" + std::string(util::trim(seen.content)) + "\" (heartbeat." +
+  return std::string(seen.waiting ? "heartbeat without progress for " : "heartbeat unchanged for ") + seconds(silent) +
+         " at \"" + std::string(util::trim(seen.content)) + "\" (heartbeat." +
          (seen.saving ? "save_timeout " : "steady_timeout ") + config::format_duration(limit) + ")";
+}
+
+void observe(HeartbeatSet& set, const std::map<std::string, std::string>& contents, double now) {
+  for (const auto& [name, content] : contents) {
+    auto& seen = set.files[name];
+    seen.running_since = set.running_since;
+    seen = observe(seen, content, now);
+  }
+}
+
+HeartbeatSeen combined(const HeartbeatSet& set) {
+  HeartbeatSeen all;
+  all.running_since = set.running_since;
+  bool first = true;
+  for (const auto& [name, f] : set.files) {
+    if (f.content.empty()) continue;
+    if (first || f.progress_at > all.progress_at || (f.progress_at == all.progress_at && f.step > all.step)) {
+      all.content = f.content;
+      all.waiting = f.waiting;
+      all.progress_at = f.progress_at;
+    }
+    first = false;
+    all.changed_at = std::max(all.changed_at, f.changed_at);
+    all.step = std::max(all.step, f.step);
+    all.saving = all.saving || f.saving;
+  }
+  return all;
+}
+
+std::string hang_reason(const HeartbeatSet& set, const config::HeartbeatSettings& settings, double now) {
+  const std::string why = hang_reason(combined(set), settings, now);
+  const auto n = std::count_if(set.files.begin(), set.files.end(), [](const auto& f) { return !f.second.content.empty(); });
+  if (why.empty() || n < 2) return why;
+  return why + " in all " + std::to_string(n) + " heartbeat files";
+}
+
+std::string heartbeat_node(const std::string& name) {
+  const auto dot = name.rfind('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 == name.size()) return "";
+  if (!std::all_of(name.begin() + static_cast<long>(dot) + 1, name.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return "";
+  return name.substr(0, dot);
+}
+
+std::vector<StaleFirst> stale_first(const HeartbeatSet& set, double margin) {
+  std::map<std::string, std::pair<double, double>> nodes;  // node -> (stalest file's change, newest file's change)
+  for (const auto& [name, f] : set.files) {
+    const std::string node = heartbeat_node(name);
+    if (node.empty() || f.content.empty()) continue;
+    auto [it, fresh] = nodes.try_emplace(node, f.changed_at, f.changed_at);
+    if (!fresh) it->second = {std::min(it->second.first, f.changed_at), std::max(it->second.second, f.changed_at)};
+  }
+  std::vector<StaleFirst> out;
+  if (nodes.size() < 2) return out;
+  for (const auto& [node, times] : nodes) {
+    double others = 0;
+    for (const auto& [other, t] : nodes)
+      if (other != node) others = std::max(others, t.second);
+    if (others - times.first >= margin) out.push_back({node, others - times.first});
+  }
+  return out;
+}
+
+double stale_margin(const config::HeartbeatSettings& settings) {
+  return std::max(2.0, static_cast<double>(settings.steady_timeout.count()) / 4.0);
 }
 
 }  // namespace mlsup::engine

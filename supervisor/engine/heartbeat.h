@@ -1,24 +1,31 @@
 #pragma once
-// Liveness from the heartbeat file, judged on mlsup's own clock: a heartbeat is alive when its
+// Liveness from the heartbeat files, judged on mlsup's own clock: a heartbeat is alive when its
 // content changed since mlsup last looked, so clock skew and attribute caching on shared
-// filesystems cannot fake a hang (nor hide one).
+// filesystems cannot fake a hang (nor hide one). With the SPANK plugin each task writes a file of
+// its own (P.d/<node>.<rank> beside the attempt's path P): the attempt progresses while any of
+// them does, and when it hangs, the files that went silent first name their nodes.
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "config/config.h"
 
 namespace mlsup::engine {
 
-// What mlsup has seen of one attempt's heartbeat; kept across passes (and ticks) in the state dir.
+// What mlsup has seen of one heartbeat file; kept across passes (and ticks) in the state dir.
 struct HeartbeatSeen {
   std::string content;              // the file's last content seen ("" = never seen)
   double changed_at = 0;            // mlsup's clock when that content was first seen
   double running_since = 0;         // mlsup's clock when the job was first seen running
   long long step = -1;              // the step in content, -1 when none
   bool saving = false;              // the content's second word is "saving"
+  bool waiting = false;             // a later word is "waiting": the rank is alive, blocked on its peers
+  double progress_at = 0;           // mlsup's clock when the content last changed to one not waiting
 };
 
-// The step and the saving flag in a heartbeat's content: "<step>" or "<step> saving"; garbage gives step -1.
+// The step and the flags in a heartbeat's content: "<step>", "<step> saving", optionally followed by
+// "waiting ..." (alive but blocked, no progress); further words are ignored; garbage gives step -1.
 HeartbeatSeen parse_heartbeat(const std::string& content);
 
 // Folds one look at the file (nullopt = missing) into what was seen, at mlsup's time now.
@@ -26,5 +33,37 @@ HeartbeatSeen observe(const HeartbeatSeen& before, const std::optional<std::stri
 
 // Why the attempt counts as hung at now, or "" when it does not.
 std::string hang_reason(const HeartbeatSeen& seen, const config::HeartbeatSettings& settings, double now);
+
+// Every heartbeat file of one attempt: P itself (key "") and each P.d/<name> (key <name>).
+struct HeartbeatSet {
+  std::map<std::string, HeartbeatSeen> files;
+  double running_since = 0;
+};
+
+// Folds one look at all the files (name -> content; a file not listed keeps what was seen).
+void observe(HeartbeatSet& set, const std::map<std::string, std::string>& contents, double now);
+
+// The attempt's heartbeat as one: it progresses while any file does (newest progress), its step is
+// the highest, it saves while any file says so; its content is that of the file that progressed last.
+HeartbeatSeen combined(const HeartbeatSet& set);
+
+// Why the attempt counts as hung at now, or "" when it does not.
+std::string hang_reason(const HeartbeatSet& set, const config::HeartbeatSettings& settings, double now);
+
+// The node of a per-task file name "<node>.<rank>", or "" for a name of another shape.
+std::string heartbeat_node(const std::string& name);
+
+// A node whose heartbeat stopped changing well before the others'.
+struct StaleFirst {
+  std::string node;
+  double lead = 0;  // seconds between its last change and the newest change on any other node
+};
+
+// The nodes with a file that stopped changing at least margin seconds before the newest change of a
+// file on another node (a node is as stale as its stalest file); needs per-task files of two nodes.
+std::vector<StaleFirst> stale_first(const HeartbeatSet& set, double margin);
+
+// The margin stale_first needs: max(2 s, a quarter of the steady timeout).
+double stale_margin(const config::HeartbeatSettings& settings);
 
 }  // namespace mlsup::engine

@@ -95,3 +95,25 @@ TEST_CASE("the plugin's evidence is direct: a failed health check, and the first
   in.job_nodes = {{"n1"}, sick};
   CHECK(names(blame(in)) == std::vector<std::string>{"n4"});
 }
+
+TEST_CASE("a hang: the node whose heartbeat stopped first is blamed, in a job of several nodes only") {
+  NodeEvidence stale{"n2"};
+  stale.heartbeat_stale_first = true;
+  stale.heartbeat_lead = 7.6;
+  BlameInput in{.cls = EndClass::Hang, .job_nodes = {{"n1"}, stale}, .now = 200};
+  const auto b = blame(in);
+  REQUIRE(names(b) == std::vector<std::string>{"n2"});
+  CHECK(b[0].reason.find("its heartbeat stopped 7 s before the other nodes'") == 0);
+  in.job_nodes = {{"n1", false, true}, stale};  // the probe's verdict stands beside it
+  CHECK(names(blame(in)) == std::vector<std::string>{"n1", "n2"});
+  stale.not_responding = true;  // both: one entry, both reasons
+  in.job_nodes = {{"n1"}, stale};
+  REQUIRE(blame(in).size() == 1);
+  CHECK(blame(in)[0].reason == "did not respond when the attempt ended as hang; its heartbeat stopped 7 s before the other nodes'");
+  stale.not_responding = false;
+  in.job_nodes = {stale};
+  CHECK(blame(in).empty());
+  in.job_nodes = {{"n1"}, stale};
+  in.cls = EndClass::Timeout;
+  CHECK(blame(in).empty());
+}

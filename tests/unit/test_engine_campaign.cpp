@@ -438,3 +438,120 @@ TEST_CASE("chain mode: a hang cancels its task only; a chain that runs out is to
   f.pass(*c);
   CHECK(f.submits() == 2);
 }
+
+namespace {
+
+// Writes the SPANK plugin's record file of one node of job id into the campaign's state dir.
+void node_records(const Fixture& f, slurm::JobId id, const std::string& node, const std::string& lines) {
+  const std::string dir = f.config.state_dir + "/nodes/" + std::to_string(id);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/" + node + ".jsonl") << lines;
+}
+
+std::string task_exit(slurm::JobId id, int step, const std::string& node, int rank, int code, int sig, double time) {
+  return R"({"v":1,"kind":"task-exit","job":)" + std::to_string(id) + R"(,"step":)" + std::to_string(step) +
+         R"(,"node":")" + node + R"(","rank":)" + std::to_string(rank) + R"(,"local_rank":0,"exit_code":)" +
+         std::to_string(code) + R"(,"signal":)" + std::to_string(sig) + R"(,"time":)" + std::to_string(time) + "}\n";
+}
+
+std::string events_of(const Fixture& f) {
+  std::ifstream in(f.config.state_dir + "/events.jsonl");
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace
+
+TEST_CASE("with the plugin's records, the node whose task failed first is kept out after one failure") {
+  Fixture f("", "slurm: {nodes: 2}\n");
+  f.fake.node_table = {{"n1", "MIXED"}, {"n2", "MIXED"}, {"n3", "IDLE"}, {"n4", "IDLE"}};
+  auto c = f.open();
+  f.pass(*c);
+  const auto id = f.fake.next_id - 1;
+  // n2's rank 1 exits 3; --kill-on-bad-exit then kills rank 0 on n1; the batch script (step -1) fails after.
+  node_records(f, id, "n1", task_exit(id, 0, "n1", 0, 0, 9, 1000.4) + task_exit(id, -1, "n1", 0, 1, 0, 1000.2));
+  node_records(f, id, "n2", task_exit(id, 0, "n2", 1, 3, 0, 1000.3) + "{\"v\":1,\"kind\":\"task-ex");  // a torn line
+  fail_with_output(f, *c, "n[1-2]", "");
+  REQUIRE(f.submits() == 2);
+  CHECK(excludes(f.fake.submitted[1], "n2"));
+  const auto events = events_of(f);
+  CHECK(events.find(R"("first_failure":{"exit_code":3,"node":"n2","rank":1,"signal":0,"step":0})") != std::string::npos);
+  CHECK(events.find(R"("event":"node-records-problems")") != std::string::npos);
+}
+
+TEST_CASE("with the plugin's records, a node whose health check failed is kept out") {
+  Fixture f("", "slurm: {nodes: 2}\n");
+  f.fake.node_table = {{"n1", "MIXED"}, {"n2", "MIXED"}, {"n3", "IDLE"}, {"n4", "IDLE"}};
+  auto c = f.open();
+  f.pass(*c);
+  const auto id = f.fake.next_id - 1;
+  node_records(f, id, "n1", R"({"v":1,"kind":"health","job":)" + std::to_string(id) +
+                                R"(,"step":0,"node":"n1","ok":false,"exit_code":1,"detail":"Xid 79","time":999.0})" "\n" +
+                                task_exit(id, 0, "n1", 0, 79, 0, 999.1));
+  node_records(f, id, "n2", R"({"v":1,"kind":"health","job":)" + std::to_string(id) +
+                                R"(,"step":0,"node":"n2","ok":true,"exit_code":0,"detail":"ok","time":999.0})" "\n" +
+                                task_exit(id, 0, "n2", 1, 0, 9, 999.2));
+  fail_with_output(f, *c, "n[1-2]", "");
+  REQUIRE(f.submits() == 2);
+  CHECK(excludes(f.fake.submitted[1], "n1"));
+  CHECK(events_of(f).find(R"("health_failed":["n1"])") != std::string::npos);
+}
+
+TEST_CASE("without the plugin's records a single failure of a multi-node job excludes nothing") {
+  Fixture f("", "slurm: {nodes: 2}\n");
+  f.fake.node_table = {{"n1", "MIXED"}, {"n2", "MIXED"}, {"n3", "IDLE"}, {"n4", "IDLE"}};
+  auto c = f.open();
+  f.pass(*c);
+  fail_with_output(f, *c, "n[1-2]", "");
+  REQUIRE(f.submits() == 2);
+  CHECK_FALSE(has_exclude(f.fake.submitted[1]));
+}
+
+TEST_CASE("per-task heartbeats: a hang names the node whose heartbeat stopped first, across separate ticks") {
+  Fixture f("", "slurm: {nodes: 2}\n");
+  f.fake.node_table = {{"n1", "MIXED"}, {"n2", "MIXED"}, {"n3", "IDLE"}, {"n4", "IDLE"}};
+  f.pass(*f.open());
+  const auto id = f.fake.table.begin()->first;
+  f.fake.set_state(id, JobState::Running, 0, "n[1-2]");
+  const std::string dir = f.config.heartbeat.dir + "/attempt-1.d";
+  std::filesystem::create_directories(dir);
+  auto beat = [&](const std::string& name, const std::string& text) { std::ofstream(dir + "/" + name) << text << "\n"; };
+  beat("n1.0", "5");
+  beat("n2.1", "5");
+  beat(".n1.0.host.123.tmp", "garbage");  // a writer's temporary file is no heartbeat
+  f.pass(*f.open());  // each pass a process of its own, like `mlsup tick`
+  f.clock += 3;
+  beat("n1.0", "6");
+  f.pass(*f.open());
+  f.clock += 3;
+  beat("n1.0", "6 waiting 1");  // n1's rank is alive, blocked on n2's
+  f.pass(*f.open());
+  f.clock += 3;
+  beat("n1.0", "6 waiting 2");
+  f.pass(*f.open());
+  CHECK(f.fake.calls.back() == "jobs " + std::to_string(id));  // alive but no progress for 6 s: not yet hung
+  f.clock += 5;
+  f.pass(*f.open());  // 11 s without progress: hung, n2 stopped 9 s before n1
+  CHECK(std::filesystem::exists(f.config.state_dir + "/fenced/1"));
+  const auto events = events_of(f);
+  CHECK(events.find(R"("event":"heartbeat-stale-first")") != std::string::npos);
+  CHECK(events.find("its heartbeat stopped 9 s before the other nodes'") != std::string::npos);
+  auto c = f.open();
+  f.pass(*c);
+  f.clock += 6;
+  f.pass(*c);
+  REQUIRE(f.submits() == 2);
+  CHECK(excludes(f.fake.submitted[1], "n2"));
+}
+
+TEST_CASE("heartbeat.json of an older mlsup (one file, no per-file entries) still counts") {
+  Fixture f;
+  f.pass(*f.open());
+  const auto id = f.fake.table.begin()->first;
+  f.fake.set_state(id, JobState::Running);
+  std::filesystem::create_directories(f.config.heartbeat.dir);
+  std::ofstream(f.config.heartbeat.dir + "/attempt-1") << "7\n";
+  std::ofstream(f.config.state_dir + "/heartbeat.json")
+      << R"({"attempt":1,"content":"7\n","changed_at":990.0,"running_since":985.0})" << "\n";
+  f.pass(*f.open());  // 10 s after the change the old file recorded: hung
+  CHECK(std::filesystem::exists(f.config.state_dir + "/fenced/1"));
+}

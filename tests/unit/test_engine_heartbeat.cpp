@@ -53,3 +53,68 @@ TEST_CASE("startup and save timeouts") {
   CHECK(hang_reason(seen, off, 10'000).empty());
   CHECK(hang_reason(HeartbeatSeen{}, settings(), 10'000).empty());  // not running yet
 }
+
+TEST_CASE("heartbeat content: extra words are ignored; \"waiting\" marks a rank blocked on its peers") {
+  CHECK(parse_heartbeat("120 loss=2.31 lr=3e-4").step == 120);
+  CHECK_FALSE(parse_heartbeat("120 loss=2.31").waiting);
+  CHECK(parse_heartbeat("120 waiting 3").waiting);
+  CHECK(parse_heartbeat("120 waiting 3").step == 120);
+  CHECK(parse_heartbeat("120 saving waiting 3").saving);
+  CHECK(parse_heartbeat("120 saving waiting 3").waiting);
+}
+
+TEST_CASE("a heartbeat that changes only by \"waiting\" shows life, not progress") {
+  HeartbeatSeen seen{.running_since = 100};
+  seen = observe(seen, std::string("4"), 100);
+  seen = observe(seen, std::string("4 waiting 1"), 105);
+  seen = observe(seen, std::string("4 waiting 2"), 109);
+  CHECK(seen.changed_at == 109);
+  CHECK(seen.progress_at == 100);
+  CHECK(hang_reason(seen, settings(), 110).find("heartbeat without progress for 10s") == 0);
+  seen = observe(seen, std::string("5"), 111);
+  CHECK(hang_reason(seen, settings(), 115).empty());
+}
+
+TEST_CASE("per-task heartbeats: the attempt progresses while any file does; its step is the highest") {
+  HeartbeatSet set{.running_since = 100};
+  CHECK(hang_reason(set, settings(), 159).empty());
+  CHECK(hang_reason(set, settings(), 160).find("no heartbeat 1m") == 0);
+  observe(set, {{"n1.0", "3"}, {"n2.1", "2"}}, 101);
+  CHECK(combined(set).step == 3);
+  observe(set, {{"n1.0", "3"}, {"n2.1", "4"}}, 108);  // n1 silent, n2 goes on
+  CHECK(hang_reason(set, settings(), 117).empty());
+  CHECK(combined(set).step == 4);
+  observe(set, {{"n1.0", "3"}, {"n2.1", "4 saving"}}, 110);
+  CHECK(hang_reason(set, settings(), 150).empty());  // a save under way on any rank: the save timeout
+  observe(set, {{"n1.0", "3"}, {"n2.1", "4"}}, 151);
+  CHECK(hang_reason(set, settings(), 161).find("in all 2 heartbeat files") != std::string::npos);
+  observe(set, {}, 162);  // nothing listed (an NFS hiccup): what was seen stays
+  CHECK(set.files.size() == 2);
+}
+
+TEST_CASE("per-task heartbeats: the node whose file stopped first by the margin is named, no other") {
+  CHECK(heartbeat_node("n1.0") == "n1");
+  CHECK(heartbeat_node("gpu-a.rack2.17") == "gpu-a.rack2");
+  CHECK(heartbeat_node("attempt-1").empty());
+  CHECK(heartbeat_node("n1.x").empty());
+  auto s = settings();
+  CHECK(stale_margin(s) == 2.5);
+  s.steady_timeout = Seconds(4);
+  CHECK(stale_margin(s) == 2);
+
+  HeartbeatSet set{.running_since = 100};
+  observe(set, {{"", "1"}, {"n1.0", "1"}, {"n1.1", "1"}, {"n2.2", "1"}, {"n2.3", "1"}}, 100);
+  observe(set, {{"n1.0", "2"}, {"n1.1", "2"}, {"n2.2", "2"}, {"n2.3", "2"}}, 101);
+  // n2 loses power after step 2; n1's ranks write step 3, then wait in the collective.
+  observe(set, {{"n1.0", "3"}, {"n1.1", "3"}}, 102);
+  CHECK(stale_first(set, 2).empty());  // one second apart: within the margin, nothing is known
+  observe(set, {{"n1.0", "3 waiting 1"}, {"n1.1", "3 waiting 1"}}, 104);
+  const auto named = stale_first(set, 2);
+  REQUIRE(named.size() == 1);
+  CHECK(named[0].node == "n2");
+  CHECK(named[0].lead == 3);
+  HeartbeatSet one{.running_since = 100};  // a single node's files tell nothing about nodes
+  observe(one, {{"n1.0", "1"}, {"n1.1", "2"}}, 100);
+  observe(one, {{"n1.1", "3"}}, 110);
+  CHECK(stale_first(one, 2).empty());
+}
