@@ -41,6 +41,11 @@ struct HeartbeatSettings {
   Seconds steady_timeout{300};
   Seconds probe_timeout{5};  // a node of a hung job that does not answer a probe step in this is excluded
   Seconds save_timeout{1800};
+  std::string hang_command;      // run through /bin/sh before a hung job is cancelled; "" = none
+  Seconds hang_command_timeout{60};
+  bool calibrate = false;        // shorten steady_timeout to calibrate_factor x the longest step seen
+  int calibrate_factor = 10;
+  Seconds calibrate_min{60};     // never calibrate below this
 };
 
 struct SwitchSettings {

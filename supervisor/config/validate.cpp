@@ -71,6 +71,8 @@ const std::vector<Rule>& rules() {
        }},
       {"heartbeat.startup_timeout", [](const Config& c) { return at_least_poll(c, c.heartbeat.startup_timeout, "first heartbeat"); }},
       {"heartbeat.steady_timeout", [](const Config& c) { return at_least_poll(c, c.heartbeat.steady_timeout, "silence"); }},
+      {"heartbeat.calibrate_min",
+       [](const Config& c) { return c.heartbeat.calibrate ? at_least_poll(c, c.heartbeat.calibrate_min, "silence") : std::nullopt; }},
       {"heartbeat.save_timeout",
        [](const Config& c) -> std::optional<std::string> {
          if (!c.heartbeat.enabled || c.heartbeat.save_timeout >= c.heartbeat.steady_timeout) return std::nullopt;

@@ -14,11 +14,13 @@
 #include "checkpoint/checkpoints.h"
 #include "checkpoint/retention.h"
 #include "decide/policy.h"
+#include "edges/process.h"
 #include "journal/atomic_file.h"
 #include "journal/journal.h"
 #include "observe/node_records.h"
 #include "render/submission.h"
 #include "slurm/srun_messages.h"
+#include "util/files.h"
 #include "util/strings.h"
 
 namespace mlsup::engine {
@@ -40,48 +42,13 @@ std::string random_id() {
   return out.str().substr(0, 8);
 }
 
-std::optional<std::string> read_small(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// The last max_bytes of a file (a job's output can be gigabytes; what matters is at its end).
-std::string read_end(const std::string& path, std::streamoff max_bytes) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return "";
-  const std::streamoff size = in.tellg();
-  in.seekg(std::max<std::streamoff>(0, size - max_bytes));
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // The last lines of a job's output file, for events.
 std::string tail(const std::string& path, std::size_t lines) {
-  const std::string text = read_end(path, 64 * 1024);
+  const std::string text = util::read_end(path, 64 * 1024);
   if (text.empty()) return "";
   const auto all = util::split(text, '\n');
   std::vector<std::string> last(all.end() - static_cast<long>(std::min(lines + 1, all.size())), all.end());
   return util::join(last, "\n");
-}
-
-// One look at an attempt's heartbeat files: P itself (key "") and every P.d/<name> the SPANK plugin's
-// per-task paths give (hidden files, such as a writer's temporary ones, are skipped). One listing.
-std::map<std::string, std::string> read_heartbeats(const std::string& path) {
-  std::map<std::string, std::string> out;
-  if (auto p = read_small(path)) out[""] = std::move(*p);
-  std::error_code ec;
-  std::size_t seen = 0;
-  for (fs::directory_iterator it(path + ".d", ec), end; !ec && it != end && seen < 4096; it.increment(ec), ++seen) {
-    const std::string name = it->path().filename().string();
-    std::error_code gone;  // a file renamed away meanwhile is skipped; the listing goes on
-    if (name.empty() || name[0] == '.' || !it->is_regular_file(gone)) continue;
-    if (auto text = read_small(it->path().string())) out[name] = std::move(*text);
-  }
-  return out;
 }
 
 util::Error error(std::string message) { return util::Error{.message = std::move(message)}; }
@@ -91,7 +58,7 @@ util::Result<void> claim_checkpoint_dir(const config::Config& c, const std::stri
   std::error_code ec;
   fs::create_directories(c.checkpoint.dir, ec);
   const std::string marker = c.checkpoint.dir + "/.mlsup-campaign";
-  if (const auto text = read_small(marker)) {
+  if (const auto text = util::read_file(marker)) {
     const auto claim = json::parse(*text, nullptr, false);
     const std::string owner = claim.is_object() ? claim.value("campaign_id", "") : "";
     if (owner == campaign_id) return {};
@@ -252,7 +219,7 @@ util::Result<void> Campaign::recover_submission(const AttemptState& a) {
 }
 
 util::Result<void> Campaign::send(const AttemptState& a) {
-  const auto text = read_small(config_.template_path);
+  const auto text = util::read_file(config_.template_path);
   if (!text) return finish(decide::kCannotGoOn, "cannot read the template " + config_.template_path);
   auto plan = render::plan_submission(config_, *text, {a.number, a.resume_from, a.exclude, a.tag});
   if (!plan) return finish(decide::kCannotGoOn, plan.error().str());
@@ -330,58 +297,6 @@ util::Result<void> Campaign::watch_pending(const AttemptState& a, const slurm::J
   return {};
 }
 
-util::Result<void> Campaign::relax_exclusion(const AttemptState& a, const slurm::Job& job) {
-  const std::string node = a.exclude.back();  // the oldest
-  std::vector<std::string> keep;
-  for (const auto& n : slurm::expand_hostlist(job.excluded_nodes))
-    if (n != node) keep.push_back(n);
-  if (auto done = edges_.slurm->set_excluded(job.job_id, util::join(keep, ",")); !done) {
-    event("relax-failed", {{"attempt", a.number}, {"job_id", job.job_id}, {"node", node}, {"detail", done.error().message},
-                           {"decision", "retry next pass"}});
-    return {};
-  }
-  if (auto ok = record("relaxed", {{"attempt", a.number}, {"job_id", job.job_id}, {"node", node}}); !ok) return ok;
-  const auto now = edges_.slurm->jobs({job.job_id});  // read the change back
-  event("exclusions-relaxed", {{"attempt", a.number}, {"job_id", job.job_id}, {"node", node},
-                               {"exc_node_list", now && !now->empty() ? now->front().excluded_nodes : "?"},
-                               {"reason", "pending for " + job.reason + " while mlsup excludes " + util::join(a.exclude, ",") +
-                                              ": the oldest exclusion is dropped so that the job can run"}});
-  return {};
-}
-
-util::Result<void> Campaign::watch_running(const AttemptState& a, const slurm::Job& job) {
-  const double now = edges_.now();
-  if (heartbeat_.running_since <= 0) heartbeat_.running_since = now;
-  observe(heartbeat_, read_heartbeats(render::heartbeat_file(config_, a.number)), now);
-  save_heartbeat(a.number);
-  if (a.cancel_reason) return {};
-  const std::string hung = hang_reason(heartbeat_, config_.heartbeat, now);
-  if (hung.empty()) return {};
-  // Before giving up on the attempt, find out which of its nodes still answer.
-  std::vector<decide::NodeEvidence> evidence;
-  const auto nodes = slurm::expand_hostlist(job.nodes);
-  event("hang-detected", {{"attempt", a.number}, {"job_id", job.job_id}, {"reason", hung}, {"probing", nodes}});
-  const auto stale = stale_first(heartbeat_, stale_margin(config_.heartbeat));
-  for (const auto& n : nodes) {
-    evidence.push_back({n});
-    for (const auto& st : stale) {
-      if (st.node != n) continue;
-      evidence.back().heartbeat_stale_first = true;
-      evidence.back().heartbeat_lead = st.lead;
-    }
-  }
-  if (!stale.empty()) {
-    json named = json::array();
-    for (const auto& st : stale) named.push_back({{"node", st.node}, {"lead", st.lead}});
-    event("heartbeat-stale-first", {{"attempt", a.number}, {"job_id", job.job_id}, {"nodes", named},
-                                    {"margin", stale_margin(config_.heartbeat)}});
-  }
-  const auto silent = edges_.probe ? edges_.probe(job.job_id, nodes, config_.heartbeat.probe_timeout) : std::vector<std::string>{};
-  for (auto& e : evidence) e.not_responding = std::find(silent.begin(), silent.end(), e.name) != silent.end();
-  if (auto ok = exclude_blamed(replay(records()), a, decide::EndClass::Hang, evidence); !ok) return ok;
-  return cancel(a, decide::EndClass::Hang, hung);
-}
-
 util::Result<void> Campaign::cancel(const AttemptState& a, decide::EndClass why, const std::string& reason) {
   if (a.cancel_reason) return {};
   const slurm::JobId id = a.task_job_id.value_or(*a.job_id);  // in a chain, the task only
@@ -406,7 +321,7 @@ util::Result<void> Campaign::cancel(const AttemptState& a, decide::EndClass why,
 util::Result<void> Campaign::end_attempt(const CampaignState& s, const AttemptState& a, const slurm::Job& job,
                                          bool vanished, bool chain_goes_on) {
   if (vanished && a.cancel_reason) vanished = false;
-  observe(heartbeat_, read_heartbeats(render::heartbeat_file(config_, a.number)), edges_.now());  // its last word
+  look_at_heartbeat(a.number, edges_.now());  // its last word
   const auto newest = checkpoint::newest_complete(checkpoint::scan(config_.checkpoint));
   const long long ck_step = newest ? newest->step : 0;
   const long long step = std::max(ck_step, combined(heartbeat_).step);
@@ -450,113 +365,6 @@ util::Result<void> Campaign::end_attempt(const CampaignState& s, const AttemptSt
   crash_point("after-ended");
   if (d.action == decide::Action::Resubmit) return {};
   return finish(d.exit_code, d.reason);
-}
-
-std::vector<decide::NodeEvidence> Campaign::ending_evidence(const slurm::Job& job, json& context) {
-  auto evidence = node_states(job.nodes);
-  std::string output = read_end(job.std_err.empty() ? job.std_out : job.std_err, 64 * 1024);
-  if (!job.std_err.empty() && job.std_err != job.std_out) output += read_end(job.std_out, 64 * 1024);
-  const auto failed = slurm::failed_task_nodes(slurm::srun_task_reports(output));
-  for (auto& e : evidence) e.task_failed = std::find(failed.begin(), failed.end(), e.name) != failed.end();
-  // The SPANK plugin's records, when it is installed: the first failing task of the job's steps (the
-  // batch script and the extern step fail as a consequence) and the failed health checks.
-  const auto records = observe::read_node_records(config_.state_dir, job.job_id);
-  if (!records.problems.empty())
-    event("node-records-problems", {{"job_id", job.job_id}, {"problems", records.problems},
-                                    {"decision", "the readable records are used; the others are ignored"}});
-  std::vector<observe::TaskExit> step_exits;
-  for (const auto& x : records.exits)
-    if (x.step >= 0) step_exits.push_back(x);
-  const auto first = observe::first_failure(step_exits);
-  const auto sick = observe::failed_health(records.health);
-  for (auto& e : evidence) {
-    e.failed_first = first && first->node == e.name;
-    e.health_failed = std::find(sick.begin(), sick.end(), e.name) != sick.end();
-  }
-  if (first)
-    context["first_failure"] = {{"node", first->node}, {"step", first->step}, {"rank", first->rank},
-                                {"exit_code", first->exit_code}, {"signal", first->signal}};
-  if (!sick.empty()) context["health_failed"] = sick;
-  return evidence;
-}
-
-std::vector<decide::NodeEvidence> Campaign::node_states(const std::string& hostlist) {
-  std::vector<decide::NodeEvidence> evidence;
-  const auto all = edges_.slurm->nodes();
-  for (const auto& name : slurm::expand_hostlist(hostlist)) {
-    decide::NodeEvidence e{name};
-    if (all) {
-      for (const auto& n : *all)
-        if (n.name == name) e = {name, n.kept_off(), n.not_responding};
-    }
-    evidence.push_back(e);
-  }
-  return evidence;
-}
-
-util::Result<void> Campaign::exclude_blamed(const CampaignState& s, const AttemptState& a, decide::EndClass cls,
-                                            const std::vector<decide::NodeEvidence>& evidence) {
-  const double now = edges_.now();
-  const decide::BlameInput in{cls, evidence, s.failures, now,
-                              static_cast<double>(config_.policy.budgets.at("failed").window.count()), 2};
-  for (const auto& b : decide::blame(in)) {
-    const double until = now + static_cast<double>(config_.policy.exclusion_ttl.count());
-    if (auto ok = record("exclude", {{"attempt", a.number}, {"node", b.node}, {"reason", b.reason}, {"until", until}}); !ok)
-      return ok;
-    event("excluded", {{"attempt", a.number}, {"node", b.node}, {"reason", b.reason},
-                       {"for", config::format_duration(config_.policy.exclusion_ttl)}});
-  }
-  return {};
-}
-
-std::vector<std::string> Campaign::exclusions_for(const CampaignState& s, int number) {
-  const std::size_t live = decide::excluded_nodes(s.ledger, edges_.now(), -1).size();
-  if (live == 0) return {};
-  // The cap depends on the job's size, which the rendered script knows.
-  const auto shape = render::plan_submission(config_, read_small(config_.template_path).value_or(""), {number});
-  const int job_nodes = shape ? shape->nodes : 1;
-  int usable = 0;
-  if (const auto all = edges_.slurm->nodes()) {
-    for (const auto& n : *all)
-      if (!n.kept_off()) ++usable;
-  }
-  const int cap = decide::exclusion_cap(config_.policy.exclusion_cap, usable, job_nodes);
-  auto nodes = decide::excluded_nodes(s.ledger, edges_.now(), cap);
-  if (nodes.size() < live)
-    event("exclusions-relaxed", {{"kept", nodes}, {"cap", cap},
-                                 {"reason", "excluding every blamed node would leave too few for the job"}});
-  return nodes;
-}
-
-void Campaign::load_heartbeat(int attempt) {
-  if (heartbeat_attempt_ == attempt) return;
-  heartbeat_ = {};
-  heartbeat_attempt_ = attempt;
-  const auto text = read_small(config_.state_dir + "/heartbeat.json");
-  if (!text) return;
-  const auto j = json::parse(*text, nullptr, false);
-  if (!j.is_object() || j.value("attempt", 0) != attempt) return;
-  heartbeat_.running_since = j.value("running_since", 0.0);
-  // Each file's observation; a file of an older mlsup has only P's, at the top level.
-  const json files = j.contains("files") && j["files"].is_object() ? j["files"] : json{{"", j}};
-  for (const auto& [name, f] : files.items()) {
-    if (!f.is_object()) continue;
-    auto seen = parse_heartbeat(f.value("content", ""));
-    seen.changed_at = f.value("changed_at", 0.0);
-    seen.progress_at = f.value("progress_at", seen.waiting ? 0.0 : seen.changed_at);
-    seen.running_since = heartbeat_.running_since;
-    heartbeat_.files[name] = seen;
-  }
-}
-
-void Campaign::save_heartbeat(int attempt) {
-  const auto all = combined(heartbeat_);
-  json files = json::object();
-  for (const auto& [name, f] : heartbeat_.files)
-    files[name] = {{"content", f.content}, {"changed_at", f.changed_at}, {"progress_at", f.progress_at}};
-  const json j = {{"attempt", attempt}, {"content", all.content}, {"changed_at", all.progress_at},
-                  {"running_since", heartbeat_.running_since}, {"files", files}};
-  (void)journal::write_atomically(config_.state_dir + "/heartbeat.json", j.dump() + "\n");
 }
 
 void Campaign::write_status(const CampaignState& s, const std::optional<slurm::Job>& job) {

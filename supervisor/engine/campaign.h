@@ -89,11 +89,13 @@ class Campaign {
   void cancel_rest_of_chain(const CampaignState& s);
   util::Result<void> finish(int code, const std::string& reason);
   util::Result<void> cancel(const AttemptState& a, decide::EndClass why, const std::string& reason);
+  void keep_hang_evidence(const AttemptState& a, const slurm::Job& job, const std::vector<std::string>& nodes);
 
   std::string tag(int attempt) const;
   bool kill_switch() const;
   void save_heartbeat(int attempt);
   void load_heartbeat(int attempt);
+  void look_at_heartbeat(int attempt, double now);
   void write_status(const CampaignState& s, const std::optional<slurm::Job>& job);
 
   config::Config config_;
@@ -102,6 +104,7 @@ class Campaign {
   std::unique_ptr<journal::EventLog> events_;
   std::string campaign_id_;
   HeartbeatSet heartbeat_;
+  Calibration calibration_;  // the campaign's pace, for heartbeat.calibrate
   int heartbeat_attempt_ = 0;
   std::string last_slurm_error_;
   double unavailable_since_ = 0;  // when the pending job was first seen waiting for missing nodes

@@ -12,6 +12,7 @@
 #include "journal/atomic_file.h"
 #include "journal/journal.h"
 #include "render/chain.h"
+#include "util/files.h"
 #include "util/strings.h"
 
 namespace mlsup::engine {
@@ -20,12 +21,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string read_file(const std::string& path) { return util::read_file(path).value_or(""); }
 
 bool live(const slurm::Job& j) { return j.state == slurm::JobState::Pending || j.state == slurm::JobState::Running; }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <sstream>
 
 #include "config/duration.h"
@@ -117,6 +118,19 @@ std::vector<StaleFirst> stale_first(const HeartbeatSet& set, double margin) {
 
 double stale_margin(const config::HeartbeatSettings& settings) {
   return std::max(2.0, static_cast<double>(settings.steady_timeout.count()) / 4.0);
+}
+
+void learn(Calibration& c, const HeartbeatSeen& before, const HeartbeatSeen& after) {
+  if (before.progress_at <= 0 || after.progress_at <= before.progress_at || after.step <= before.step) return;
+  if (before.saving || after.saving) return;
+  c.longest = std::max(c.longest, after.progress_at - before.progress_at);
+  ++c.steps;
+}
+
+config::Seconds steady_timeout(const config::HeartbeatSettings& settings, const Calibration& c) {
+  if (!settings.calibrate || c.steps < 20) return settings.steady_timeout;
+  const auto wanted = config::Seconds(static_cast<long long>(std::ceil(c.longest * settings.calibrate_factor)));
+  return std::clamp(wanted, std::min(settings.calibrate_min, settings.steady_timeout), settings.steady_timeout);
 }
 
 }  // namespace mlsup::engine

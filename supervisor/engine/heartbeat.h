@@ -66,4 +66,18 @@ std::vector<StaleFirst> stale_first(const HeartbeatSet& set, double margin);
 // The margin stale_first needs: max(2 s, a quarter of the steady timeout).
 double stale_margin(const config::HeartbeatSettings& settings);
 
+// What the campaign has shown of its pace: the longest silence mlsup saw between two steps.
+struct Calibration {
+  double longest = 0;  // seconds, on mlsup's clock
+  int steps = 0;       // progress observations counted
+};
+
+// Counts the progress from before to after (the attempt's combined heartbeat, one pass apart); the
+// first progress of an attempt (start-up) and progress around a save are not its pace.
+void learn(Calibration& c, const HeartbeatSeen& before, const HeartbeatSeen& after);
+
+// The steady timeout in force: the configured one, or, with calibration on and 20 steps seen,
+// calibrate_factor x the longest silence seen, within [calibrate_min, steady_timeout].
+config::Seconds steady_timeout(const config::HeartbeatSettings& settings, const Calibration& c);
+
 }  // namespace mlsup::engine

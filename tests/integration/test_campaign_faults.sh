@@ -80,23 +80,28 @@ check "outage: the outage is in the event log, no failure" has_event slurm-unava
 check "outage: result equals a failure-free run's" result_is_exact
 scenario_done
 
-scenario "hang (every task SIGSTOPped) -> detected, fenced, cancelled, resubmitted"
-STEADY_TIMEOUT=5s new_campaign hang "--steps 150 --step-seconds 0.05 --ckpt-every 10"
+scenario "hang (every task SIGSTOPped) -> detected with the calibrated timeout, evidence kept, fenced, cancelled, resubmitted"
+# steady_timeout 1m, calibrated from the pace seen (a step per poll) to calibrate_min 5s.
+STEADY_TIMEOUT=1m new_campaign hang "--steps 600 --step-seconds 0.05 --ckpt-every 10"
+sed -i 's/^  save_timeout: 2m$/  save_timeout: 2m\n  calibrate: true\n  calibrate_factor: 3\n  calibrate_min: 5s\n  hang_command: srun --overlap --jobid "$MLSUP_JOB_ID" -N1 -n1 printenv SLURMD_NODENAME/' "$CONF"
 start_campaign
-wait_until 60 heartbeat_at_least 30
+wait_until 90 heartbeat_at_least 480  # 24 s of training: more than 20 steps seen
 job=$(scontrol -o show job | grep "Comment=mlsup:$CNAME:" | grep -o '^JobId=[0-9]*' | cut -d= -f2 | head -1)
 hung_at=$(date +%s)
 "$REPO/tests/cluster/fault.sh" --dir "$CLUSTER_DIR" hang-job "$job" >/dev/null 2>&1
 wait_until 60 grep -q '"event":"cancelling"' "$STATE/events.jsonl"
-check "hang: found within the steady timeout plus a few polls" [ $(( $(date +%s) - hung_at )) -le 15 ]
-echo "hang detected $(( $(date +%s) - hung_at ))s after the tasks stopped (steady timeout 5s, poll 1s)"
+check "hang: found within the calibrated timeout plus a few polls" [ $(( $(date +%s) - hung_at )) -le 15 ]
+echo "hang detected $(( $(date +%s) - hung_at ))s after the tasks stopped (steady timeout 1m calibrated to 5s, poll 1s)"
+check "hang: the event says the timeout was calibrated" sh -c "grep '\"event\":\"hang-detected\"' '$STATE/events.jsonl' | grep -q '\"calibrated\":true'"
+evidence_names_a_node() { sinfo -h -N -o '%N' | grep -qxF "$(head -1 "$STATE/attempts/1/hang-evidence.txt")"; }
+check "hang: the hang command ran inside the job and its output was kept" evidence_names_a_node
 wait_campaign 300
 check "hang: campaign completed" [ "$RC" -eq 0 ]
 check "hang: the hang was classed and resubmitted" sh -c "grep '\"event\":\"attempt-ended\"' '$STATE/events.jsonl' | grep -q '\"class\":\"hang\"'"
 check "hang: the abandoned attempt was fenced" test -f "$STATE/fenced/1"
 check "hang: tasks stopped on live nodes exclude no node" [ "$(grep -c '"type":"exclude"' "$STATE/journal.jsonl")" -eq 0 ]
 check "hang: result equals a failure-free run's" result_is_exact
-check "hang: steps executed <= target + one checkpoint interval" [ "$(steps_executed)" -le 160 ]
+check "hang: steps executed <= target + one checkpoint interval" [ "$(steps_executed)" -le 610 ]
 scenario_done
 
 scenario "save switch (periodic checkpoints off) -> a new checkpoint, training goes on"

@@ -555,3 +555,13 @@ TEST_CASE("heartbeat.json of an older mlsup (one file, no per-file entries) stil
   f.pass(*f.open());  // 10 s after the change the old file recorded: hung
   CHECK(std::filesystem::exists(f.config.state_dir + "/fenced/1"));
 }
+
+TEST_CASE("a hang runs heartbeat.hang_command in the job's context before the cancel, and keeps its output") {
+  Fixture f("", "slurm: {nodes: 2}\n");
+  f.config.heartbeat.hang_command = "echo \"job $MLSUP_JOB_ID nodes $MLSUP_NODES attempt $MLSUP_ATTEMPT\"; echo oops >&2";
+  auto c = f.open();
+  hang_job(f, *c);
+  const std::string evidence = slurp(f.config.state_dir + "/attempts/1/hang-evidence.txt");
+  CHECK(evidence == "job 100 nodes n1,n2 attempt 1\n\n--- stderr ---\noops\n");
+  CHECK(slurp(f.config.state_dir + "/events.jsonl").find("\"event\":\"hang-evidence\"") != std::string::npos);
+}

@@ -118,3 +118,51 @@ TEST_CASE("per-task heartbeats: the node whose file stopped first by the margin 
   observe(one, {{"n1.1", "3"}}, 110);
   CHECK(stale_first(one, 2).empty());
 }
+
+TEST_CASE("calibration: the steady timeout follows the campaign's pace, within its bounds") {
+  mlsup::config::HeartbeatSettings s;
+  s.steady_timeout = Seconds(300);
+  s.calibrate_min = Seconds(30);
+  s.calibrate_factor = 10;
+  Calibration c;
+  HeartbeatSeen before, after;
+  before.progress_at = 100;
+  before.step = 1;
+  for (int i = 0; i < 25; ++i) {
+    after = before;
+    after.step = before.step + 1;
+    after.progress_at = before.progress_at + (i == 7 ? 4.5 : 1.0);
+    learn(c, before, after);
+    before = after;
+  }
+  CHECK(c.steps == 25);
+  CHECK(c.longest == doctest::Approx(4.5));
+  CHECK(steady_timeout(s, c).count() == 300);  // calibration off
+  s.calibrate = true;
+  CHECK(steady_timeout(s, c).count() == 45);
+  c.longest = 1;
+  CHECK(steady_timeout(s, c).count() == 30);  // never below calibrate_min
+  c.longest = 100;
+  CHECK(steady_timeout(s, c).count() == 300);  // never above steady_timeout
+  c = {4.5, 19};
+  CHECK(steady_timeout(s, c).count() == 300);  // too few steps seen
+}
+
+TEST_CASE("calibration: start-up and saves are not the pace") {
+  Calibration c;
+  HeartbeatSeen first, next;
+  next.step = 5;
+  next.progress_at = 200;
+  learn(c, first, next);  // nothing seen before: the job's start-up
+  CHECK(c.steps == 0);
+  HeartbeatSeen saving = next;
+  saving.saving = true;
+  HeartbeatSeen after = next;
+  after.step = 6;
+  after.progress_at = 260;
+  learn(c, saving, after);
+  CHECK(c.steps == 0);
+  learn(c, next, after);
+  CHECK(c.steps == 1);
+  CHECK(c.longest == doctest::Approx(60));
+}

@@ -1,0 +1,15 @@
+#pragma once
+// Reading small files whole, and the end of large ones.
+#include <fstream>
+#include <optional>
+#include <string>
+
+namespace mlsup::util {
+
+// The whole file, or nullopt when it cannot be opened.
+std::optional<std::string> read_file(const std::string& path);
+
+// The last max_bytes of a file ("" when it cannot be opened): a log's end without reading gigabytes.
+std::string read_end(const std::string& path, std::streamoff max_bytes);
+
+}  // namespace mlsup::util
