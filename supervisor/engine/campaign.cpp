@@ -182,8 +182,12 @@ util::Result<void> Campaign::submit(int number) {
   json intent = {{"attempt", number}, {"tag", tag(number)}, {"resume_from", resume_from},
                  {"resume_step", newest ? newest->step : 0}, {"exclude", exclusions_for(s, number)}};
   // Chain mode: a task already queued runs this attempt; nothing is submitted.
-  auto queued = queued_task(s.current());
-  if (!queued) return {};  // Slurm did not answer: ask again next pass rather than start a second chain
+  const auto queued = queued_task(s.current());
+  if (!queued) {  // ask again next pass rather than start a second chain
+    event("slurm-unavailable", {{"attempt", number}, {"detail", queued.error().message},
+                                {"decision", "ask again before submitting anything"}});
+    return {};
+  }
   if (*queued) {
     intent["chain"] = true;
     intent["chain_job"] = *s.current()->job_id;

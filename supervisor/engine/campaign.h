@@ -82,7 +82,7 @@ class Campaign {
                                  bool chain_goes_on = false);
 
   // Chain mode (engine/chain.cpp).
-  std::optional<std::optional<slurm::Job>> queued_task(const AttemptState* previous);
+  slurm::Result<std::optional<slurm::Job>> queued_task(const AttemptState* previous);
   util::Result<void> hand_over(const AttemptState& a, const slurm::Job& queued, const std::vector<std::string>& before);
   util::Result<void> watch_chain(const CampaignState& s, const AttemptState& a, const std::vector<slurm::Job>& jobs);
   void write_chain_values(const AttemptState& a);

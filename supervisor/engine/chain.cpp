@@ -65,20 +65,16 @@ const slurm::Job* queued_remainder(const std::vector<slurm::Job>& jobs) {
   return it == jobs.end() ? nullptr : &*it;
 }
 
-// nullopt: Slurm did not answer. A job: the previous attempt's chain has a task queued or running
-// (its pending remainder first). An empty optional: there is no chain to go on with.
-std::optional<std::optional<slurm::Job>> Campaign::queued_task(const AttemptState* previous) {
-  if (!previous || !previous->chain || !previous->job_id) return std::optional<slurm::Job>();
+// The previous attempt's chain's task that is queued or running (its pending remainder first), or
+// none when there is no chain to go on with.
+slurm::Result<std::optional<slurm::Job>> Campaign::queued_task(const AttemptState* previous) {
+  if (!previous || !previous->chain || !previous->job_id) return std::nullopt;
   auto jobs = edges_.slurm->jobs({*previous->job_id});
-  if (!jobs) {
-    event("slurm-unavailable", {{"attempt", previous->number + 1}, {"detail", jobs.error().message},
-                                {"decision", "ask again before submitting anything"}});
-    return std::nullopt;
-  }
-  if (const auto* rest = queued_remainder(*jobs)) return std::optional<slurm::Job>(*rest);
+  if (!jobs) return std::unexpected(jobs.error());
+  if (const auto* rest = queued_remainder(*jobs)) return *rest;
   for (const auto& j : *jobs)
-    if (live(j) && j.array_task_id && j.job_id != previous->task_job_id.value_or(0)) return std::optional<slurm::Job>(j);
-  return std::optional<slurm::Job>();
+    if (live(j) && j.array_task_id && j.job_id != previous->task_job_id.value_or(0)) return j;
+  return std::nullopt;
 }
 
 void Campaign::write_chain_values(const AttemptState& a) {
