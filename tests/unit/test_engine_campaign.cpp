@@ -48,6 +48,12 @@ struct Fixture {
   std::size_t submits() const { return fake.submitted.size(); }
 };
 
+// A whole file (a journal, an event log), "" when it is missing.
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
 }  // namespace
 
 TEST_CASE("the first pass submits attempt 1 with its tag, once; later passes watch it") {
@@ -163,8 +169,7 @@ TEST_CASE("a job stuck pending for a reason waiting cannot end is alerted once, 
   f.pass(*c);
   f.clock += 1;
   f.pass(*c);
-  std::ifstream in(f.config.base_dir + "/notified");
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string all = slurp(f.config.base_dir + "/notified");
   CHECK(all == "pending-stuck\n");
 }
 
@@ -198,8 +203,7 @@ TEST_CASE("a job Slurm forgot before its end was seen is lost, and resubmitted u
   f.clock += 6;
   f.pass(*c);
   CHECK(f.submits() == 2);
-  std::ifstream in(f.config.state_dir + "/journal.jsonl");
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string all = slurp(f.config.state_dir + "/journal.jsonl");
   CHECK(all.find("\"class\":\"lost\"") != std::string::npos);
 }
 
@@ -282,8 +286,7 @@ TEST_CASE("exclusions that would leave too few nodes for the job are relaxed") {
   hang_job(f, *c, {{"n1", "MIXED"}, {"n2", "MIXED"}});  // a 2-node cluster for a 2-node job
   REQUIRE(f.submits() == 2);
   CHECK_FALSE(has_exclude(f.fake.submitted[1]));
-  std::ifstream in(f.config.state_dir + "/events.jsonl");
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string all = slurp(f.config.state_dir + "/events.jsonl");
   CHECK(all.find("\"event\":\"excluded\"") != std::string::npos);
   CHECK(all.find("\"event\":\"exclusions-relaxed\"") != std::string::npos);
 }
@@ -336,17 +339,11 @@ TEST_CASE("a job pending on ReqNodeNotAvail because of mlsup's exclusions gets t
   f.clock += 61;
   f.pass(*c);  // nothing of mlsup's is left to drop
   CHECK(f.fake.table[id].excluded_nodes == "n4");
-  std::ifstream in(f.config.state_dir + "/journal.jsonl");
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string all = slurp(f.config.state_dir + "/journal.jsonl");
   CHECK(all.find("\"type\":\"relaxed\"") != std::string::npos);
 }
 
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 // Chain mode: the array's pending remainder and one split-off task, as Slurm shows them.
 struct ChainFixture : Fixture {
@@ -454,10 +451,7 @@ std::string task_exit(slurm::JobId id, int step, const std::string& node, int ra
          std::to_string(code) + R"(,"signal":)" + std::to_string(sig) + R"(,"time":)" + std::to_string(time) + "}\n";
 }
 
-std::string events_of(const Fixture& f) {
-  std::ifstream in(f.config.state_dir + "/events.jsonl");
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+std::string events_of(const Fixture& f) { return slurp(f.config.state_dir + "/events.jsonl"); }
 
 }  // namespace
 
