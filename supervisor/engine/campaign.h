@@ -84,6 +84,10 @@ class Campaign {
   // Chain mode (engine/chain.cpp).
   slurm::Result<std::optional<slurm::Job>> queued_task(const AttemptState* previous);
   util::Result<void> hand_over(const AttemptState& a, const slurm::Job& queued, const std::vector<std::string>& before);
+  // Keeps the nodes excluded from a off the chain's queued tasks (before: the previous attempt's
+  // exclusions, the script's own stay); the ExcNodeList read back, or nullopt when nothing changed.
+  std::optional<std::string> patch_queued(const AttemptState& a, const slurm::Job& queued,
+                                          const std::vector<std::string>& before);
   util::Result<void> watch_chain(const CampaignState& s, const AttemptState& a, const std::vector<slurm::Job>& jobs);
   void write_chain_values(const AttemptState& a);
   void cancel_rest_of_chain(const CampaignState& s);

@@ -87,24 +87,28 @@ void Campaign::write_chain_values(const AttemptState& a) {
     event("chain-values-failed", {{"attempt", a.number}, {"detail", ok.error().message}});
 }
 
+std::optional<std::string> Campaign::patch_queued(const AttemptState& a, const slurm::Job& queued,
+                                                  const std::vector<std::string>& before) {
+  if (queued.state != slurm::JobState::Pending) return std::nullopt;
+  const auto now = slurm::expand_hostlist(queued.excluded_nodes);
+  std::vector<std::string> nodes;
+  for (const auto& n : now)
+    if (std::find(before.begin(), before.end(), n) == before.end()) nodes.push_back(n);
+  for (const auto& n : a.exclude)
+    if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) nodes.push_back(n);
+  if (util::join(nodes, ",") == util::join(now, ",")) return std::nullopt;
+  const auto done = edges_.slurm->set_excluded(queued.job_id, util::join(nodes, ","));
+  if (!done) return "not updated: " + done.error().message;
+  const auto back = edges_.slurm->jobs({queued.job_id});  // read it back
+  const auto* rest = back ? queued_remainder(*back) : nullptr;
+  return rest ? rest->excluded_nodes : "?";
+}
+
 util::Result<void> Campaign::hand_over(const AttemptState& a, const slurm::Job& queued, const std::vector<std::string>& before) {
   write_chain_values(a);
   json ev = {{"attempt", a.number}, {"job_id", *a.job_id}, {"resume_from", a.resume_from}, {"exclude", a.exclude},
              {"reason", "the chain's next queued task runs it, with these values"}};
-  // Keep the nodes excluded now off the queued tasks, leaving the script's own exclusions.
-  if (queued.state == slurm::JobState::Pending) {
-    std::vector<std::string> nodes;
-    for (const auto& n : slurm::expand_hostlist(queued.excluded_nodes))
-      if (std::find(before.begin(), before.end(), n) == before.end()) nodes.push_back(n);
-    for (const auto& n : a.exclude)
-      if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) nodes.push_back(n);
-    if (util::join(nodes, ",") != util::join(slurm::expand_hostlist(queued.excluded_nodes), ",")) {
-      const auto done = edges_.slurm->set_excluded(queued.job_id, util::join(nodes, ","));
-      const auto now = edges_.slurm->jobs({queued.job_id});  // read it back
-      const auto rest = now ? queued_remainder(*now) : nullptr;
-      ev["exc_node_list"] = done ? (rest ? rest->excluded_nodes : "?") : "not updated: " + done.error().message;
-    }
-  }
+  if (const auto list = patch_queued(a, queued, before)) ev["exc_node_list"] = *list;
   event("handed-over", ev);
   return {};
 }
@@ -121,6 +125,12 @@ util::Result<void> Campaign::watch_chain(const CampaignState& s, const AttemptSt
     return {};
   }
   const auto* rest = queued_remainder(jobs);
+  if (rest) {  // the hand-over's patch, again, for a supervisor that died before it
+    const auto previous = std::find_if(s.attempts.begin(), s.attempts.end(),
+                                       [&](const AttemptState& p) { return p.number == a.number - 1; });
+    const auto list = patch_queued(a, *rest, previous == s.attempts.end() ? std::vector<std::string>{} : previous->exclude);
+    if (list) event("chain-excluded", {{"attempt", a.number}, {"job_id", rest->job_id}, {"exc_node_list", *list}});
+  }
   const bool starting = std::any_of(jobs.begin(), jobs.end(), [](const slurm::Job& j) {
     return j.array_task_id && j.state == slurm::JobState::Running;
   });

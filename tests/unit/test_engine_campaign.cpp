@@ -403,6 +403,9 @@ TEST_CASE("chain mode: each attempt is the task that claims it; the next one goe
   CHECK(f.submits() == 1);
   CHECK(f.fake.table[f.array].excluded_nodes == "n2");
   CHECK(slurp(next).find("export MLSUP_EXCLUDE=n2\n") != std::string::npos);
+  f.fake.table[f.array].excluded_nodes = "";  // as if the supervisor had died before patching
+  f.pass(*c);
+  CHECK(f.fake.table[f.array].excluded_nodes == "n2");  // the waiting attempt patches it again
   f.start_task(202, 3, 3, "n[1,3]");
   f.pass(*c);
   f.pass(*c);
