@@ -89,7 +89,11 @@ class Campaign {
   std::optional<std::string> patch_queued(const AttemptState& a, const slurm::Job& queued,
                                           const std::vector<std::string>& before);
   util::Result<void> watch_chain(const CampaignState& s, const AttemptState& a, const std::vector<slurm::Job>& jobs);
-  void write_chain_values(const AttemptState& a);
+  // next.env for attempt a (with another resume point when given).
+  void write_chain_values(const AttemptState& a, const std::string* resume_from = nullptr);
+  // While a chain's attempt runs: the newest checkpoint into next.env now and then, so that a task
+  // that starts while mlsup is away (its fallback) resumes from it rather than from an older one.
+  void refresh_chain_fallback(const AttemptState& a);
   void cancel_rest_of_chain(const CampaignState& s);
   util::Result<void> finish(int code, const std::string& reason);
   util::Result<void> cancel(const AttemptState& a, decide::EndClass why, const std::string& reason);
@@ -111,7 +115,8 @@ class Campaign {
   Calibration calibration_;  // the campaign's pace, for heartbeat.calibrate
   int heartbeat_attempt_ = 0;
   std::string last_slurm_error_;
-  double unavailable_since_ = 0;  // when the pending job was first seen waiting for missing nodes
+  double unavailable_since_ = 0;
+  double chain_refreshed_at_ = 0;  // when next.env last got the newest checkpoint  // when the pending job was first seen waiting for missing nodes
   Notifier notifier_;
 };
 

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "checkpoint/checkpoints.h"
 #include "engine/campaign.h"
 #include "journal/atomic_file.h"
 #include "journal/journal.h"
@@ -77,9 +78,9 @@ slurm::Result<std::optional<slurm::Job>> Campaign::queued_task(const AttemptStat
   return std::nullopt;
 }
 
-void Campaign::write_chain_values(const AttemptState& a) {
+void Campaign::write_chain_values(const AttemptState& a, const std::string* resume_from) {
   const std::string dir = render::chain_dir(config_);
-  const std::string text = render::chain_values(config_, {a.number, a.resume_from, a.exclude});
+  const std::string text = render::chain_values(config_, {a.number, resume_from ? *resume_from : a.resume_from, a.exclude});
   if (read_file(dir + "/next.env") == text) return;
   std::error_code ec;
   fs::create_directories(dir + "/claims", ec);
@@ -147,6 +148,14 @@ util::Result<void> Campaign::watch_chain(const CampaignState& s, const AttemptSt
   event("chain-exhausted", {{"attempt", a.number}, {"job_id", *a.job_id},
                             {"reason", "the chain has no task left to run this attempt: a new chain is submitted"}});
   return {};
+}
+
+void Campaign::refresh_chain_fallback(const AttemptState& a) {
+  const double period = std::max(10.0, 10.0 * static_cast<double>(config_.poll_interval.count()) / 1000.0);
+  if (edges_.now() - chain_refreshed_at_ < period) return;
+  chain_refreshed_at_ = edges_.now();
+  const auto newest = checkpoint::newest_complete(checkpoint::scan(config_.checkpoint));
+  if (newest) write_chain_values(a, &newest->path);
 }
 
 void Campaign::cancel_rest_of_chain(const CampaignState& s) {

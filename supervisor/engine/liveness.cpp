@@ -47,6 +47,7 @@ util::Result<void> Campaign::watch_running(const AttemptState& a, const slurm::J
   look_at_heartbeat(a.number, now);
   learn(calibration_, before, combined(heartbeat_));
   save_heartbeat(a.number);
+  if (a.chain) refresh_chain_fallback(a);
   if (a.cancel_reason) return {};
   auto settings = config_.heartbeat;
   settings.steady_timeout = steady_timeout(config_.heartbeat, calibration_);

@@ -45,6 +45,26 @@ check "hung sbatch: the job was adopted, not submitted again" [ "$(jobs_of_campa
 check "hung sbatch: the adoption is in the event log" has_event adopted
 scenario_done
 
+scenario "chain mode, the supervisor killed: a task fails, the next one starts by itself from the newest checkpoint mlsup saw; run again -> adopts its claim"
+new_campaign chain-unsupervised "--steps 400 --step-seconds 0.05 --ckpt-every 20 --fail-at-step 300 --fail-attempts 1"
+sed -i 's/^  time: "00:10:00"$/  time: "00:10:00"\n  array: "1-4%1"\n  chain_start_wait: 3s/' "$CONF"
+start_campaign
+wait_until 90 heartbeat_at_least 260  # 13 s of training: mlsup has put a checkpoint into next.env
+kill -9 "$RUNNER"; wait "$RUNNER" 2>/dev/null
+claim2="$STATE/chain/claims/2/task"
+wait_until 60 test -s "$claim2"  # attempt 1 fails at step 300; task 2 waits 3 s for values, then starts
+echo "task 2's claim, made while no supervisor ran: $(cat "$claim2" 2>/dev/null)"
+check "unsupervised chain: the next task took attempt 2 by itself" grep -q ' fallback /' "$claim2"
+start_campaign
+wait_campaign 180
+check "unsupervised chain: campaign completed" [ "$RC" -eq 0 ]
+check "unsupervised chain: one array for all of it" [ "$(grep -c '"type":"submitted"' "$STATE/journal.jsonl")" -eq 1 ]
+check "unsupervised chain: the restarted supervisor adopted the claim" sh -c "grep '\"event\":\"claimed\"' '$STATE/events.jsonl' | grep '\"attempt\":2,' | grep -q '\"values\":\"fallback\"'"
+check "unsupervised chain: result equals a failure-free run's" result_is_exact
+# Attempt 1 ran steps 0-299; attempt 2 resumed from a checkpoint of step 180 or later (from scratch: 700).
+check "unsupervised chain: steps executed within bounds (<= 300 + 220): $(steps_executed)" [ "$(steps_executed)" -le 520 ]
+scenario_done
+
 scenario "two ticks at once with a slow sbatch -> one acts"
 new_campaign ticks "--steps 40 --step-seconds 0.05 --ckpt-every 10"
 make_sbatch_wrapper "sleep 3" ""

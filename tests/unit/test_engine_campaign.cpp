@@ -387,6 +387,11 @@ TEST_CASE("chain mode: each attempt is the task that claims it; the next one goe
   f.pass(*c);  // claimed
   f.pass(*c);  // watched: running
   CHECK(f.fake.calls.back() == "jobs " + std::to_string(f.array));
+  f.dir.write(".mlsup/t/checkpoints/step-50/model.bin", "weights");
+  f.clock += 11;
+  f.pass(*c);  // now and then the newest checkpoint goes into next.env, for a task starting while mlsup is away
+  CHECK(slurp(next).find("export MLSUP_ATTEMPT=1\n") != std::string::npos);
+  CHECK(slurp(next).find("export MLSUP_RESUME_FROM=" + f.config.checkpoint.dir + "/step-50\n") != std::string::npos);
   const std::string out = f.dir.write("task1.out",
                                       "srun: error: n2: task 1: Exited with exit code 1\nsrun: error: n1: task 0: Terminated\n");
   f.fake.table[200].std_out = out;
