@@ -100,17 +100,19 @@ class CliClient final : public Client {
 
   // scancel signals a whole job only as a cancel (with the grace); steps it signals at once.
   Result<void> kill_steps(JobId id) override {
-    auto out = command({"squeue", "-h", "-s", "-j", std::to_string(id), "-o", "%i"});
-    if (!out) return std::unexpected(out.error());
-    std::vector<std::string> args{"--signal=KILL"};
-    for (const auto& line : util::split(*out, '\n')) {
-      const auto step = util::trim(line);
-      const auto dot = step.find('.');
-      if (dot != std::string_view::npos && dot + 1 < step.size() && std::isdigit(static_cast<unsigned char>(step[dot + 1])))
-        args.emplace_back(step);
-    }
-    if (args.size() == 1) return {};
-    return scancel(std::move(args));
+    return with_task_form(id, [this](const std::string& ref) -> Result<void> {
+      auto out = command({"squeue", "-h", "-s", "-j", ref, "-o", "%i"});
+      if (!out) return std::unexpected(out.error());
+      for (const auto& line : util::split(*out, '\n')) {
+        const auto step = util::trim(line);
+        const auto dot = step.find('.');
+        if (dot == std::string_view::npos || dot + 1 >= step.size() || !std::isdigit(static_cast<unsigned char>(step[dot + 1])))
+          continue;  // the batch and extern steps stay
+        auto done = scancel({"--signal=KILL", std::string(step)});
+        if (!done && done.error().kind != ErrorKind::UnknownJob) return done;  // a step that ended meanwhile is fine
+      }
+      return {};
+    });
   }
 
   Result<void> hold(JobId id) override { return done(command({"scontrol", "hold", std::to_string(id)})); }

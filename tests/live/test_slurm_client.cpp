@@ -141,10 +141,13 @@ Job running_task(JobId array, std::uint32_t task) {
 
 TEST_CASE("a running task of a chain is killed and cancelled by its own job id; the queued tasks stay") {
   mlsup::test::TempDir dir;
-  const JobId array = submit(dir, "srun sleep 300", {"-N1", "--array=1-3%1"}, "chain");
+  const JobId array = submit(dir, "srun bash -c 'touch " + dir.path() + "/step-$SLURM_ARRAY_TASK_ID; sleep 300'",
+                            {"-N1", "--array=1-3%1"}, "chain");
   const Job first = running_task(array, 1);
   CHECK(first.job_id != array);
-  REQUIRE(client().kill_steps(first.job_id).has_value());
+  wait_for(first.job_id, [&](const Job&) { return std::filesystem::exists(dir.path() + "/step-1"); });  // its step runs
+  const auto killed = client().kill_steps(first.job_id);
+  REQUIRE_MESSAGE(killed.has_value(), (killed ? std::string() : killed.error().message));
   CHECK(wait_for(first.job_id, ended, 20s).state == JobState::Failed);
   const Job second = running_task(array, 2);
   REQUIRE(client().cancel(second.job_id).has_value());
