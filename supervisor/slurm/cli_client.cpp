@@ -44,6 +44,11 @@ Result<void> scancel(std::vector<std::string> args) {
   if (r.timed_out) return std::unexpected(Error{ErrorKind::Timeout, 0, "scancel did not finish in time"});
   const auto at = r.err.find("error: ");
   if (r.exit_code == 0 && at == std::string::npos) return {};
+  // --verbose also prints "error" lines that carry no error ("Kill job error on job step id 86: No
+  // error", seen when signalling a step of an array task): those are not failures.
+  if (r.exit_code == 0 && at != std::string::npos && r.err.find(": No error") != std::string::npos &&
+      util::split(std::string(util::trim(r.err.substr(at))), '\n').size() == 1)
+    return {};
   const std::string message(util::trim(at == std::string::npos ? r.err : r.err.substr(at)));
   return std::unexpected(Error{classify_message(message), 0, message});
 }
