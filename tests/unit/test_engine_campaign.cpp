@@ -6,58 +6,17 @@
 #include "config/load.h"
 #include "engine/campaign.h"
 #include "slurm/fake_client.h"
-#include "support.h"
+#include "engine_fixture.h"
 
 using namespace mlsup;
+using mlsup::test::EngineFixture;
+using mlsup::test::slurp;
 using slurm::ErrorKind;
 using slurm::JobState;
 
-namespace {
-
-// A campaign in a temporary folder, driven by a fake Slurm and a hand-moved clock.
-struct Fixture {
-  mlsup::test::TempDir dir;
-  slurm::FakeClient fake;
-  double clock = 1000;
-  config::Config config;
-
-  // policy: more keys of the policy mapping; extra: more top-level YAML.
-  explicit Fixture(const std::string& policy = "", const std::string& extra = "") {
-    dir.write("job.sbatch", "#!/bin/bash\n#SBATCH --nodes=1\nsrun true\n");
-    config = config::load_config_file(dir.write("c.yaml", "name: t\ntemplate: job.sbatch\npoll_interval: 1s\n"
-                                                          "heartbeat: {startup_timeout: 60s, steady_timeout: 10s}\n"
-                                                          "policy: {backoff_initial: 5s, backoff_max: 5s" + policy + "}\n" + extra))
-                 .value();
-  }
-
-  std::vector<std::string> silent;  // what the probe reports as not answering
-
-  std::unique_ptr<engine::Campaign> open() {
-    auto probe = [this](slurm::JobId, const std::vector<std::string>&, std::chrono::seconds) { return silent; };
-    auto c = engine::Campaign::open(config, {&fake, [this] { return clock; }, nullptr, probe});
-    if (!c) FAIL(c.error().str());
-    return std::move(*c);
-  }
-
-  std::optional<engine::Outcome> pass(engine::Campaign& c) {
-    auto r = c.pass();
-    if (!r) FAIL(r.error().str());
-    return *r;
-  }
-
-  std::size_t submits() const { return fake.submitted.size(); }
-};
-
-// A whole file (a journal, an event log), "" when it is missing.
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-}  // namespace
 
 TEST_CASE("the first pass submits attempt 1 with its tag, once; later passes watch it") {
-  Fixture f;
+  EngineFixture f;
   auto c = f.open();
   CHECK_FALSE(f.pass(*c).has_value());
   REQUIRE(f.submits() == 1);
@@ -69,7 +28,7 @@ TEST_CASE("the first pass submits attempt 1 with its tag, once; later passes wat
 }
 
 TEST_CASE("a supervisor that died between the intent and the journal's record adopts the job instead of submitting") {
-  Fixture f;
+  EngineFixture f;
   {
     auto c = f.open();
     f.fake.next_errors.push_back({ErrorKind::Timeout, 0, "sbatch did not finish in time"});
@@ -94,7 +53,7 @@ TEST_CASE("a supervisor that died between the intent and the journal's record ad
 }
 
 TEST_CASE("a Slurm outage is never a job state: nothing is decided while queries fail") {
-  Fixture f;
+  EngineFixture f;
   auto c = f.open();
   f.pass(*c);
   const auto id = f.fake.table.begin()->first;
@@ -112,7 +71,7 @@ TEST_CASE("a Slurm outage is never a job state: nothing is decided while queries
 }
 
 TEST_CASE("a failed job is resubmitted after the backoff; a permanent refusal stops the campaign") {
-  Fixture f;
+  EngineFixture f;
   auto c = f.open();
   f.pass(*c);
   f.fake.set_state(f.fake.table.begin()->first, JobState::Failed, 1);
@@ -128,7 +87,7 @@ TEST_CASE("a failed job is resubmitted after the backoff; a permanent refusal st
 }
 
 TEST_CASE("a silent job is a hang: fenced, cancelled with the reason journaled, then classed as a hang") {
-  Fixture f;
+  EngineFixture f;
   auto c = f.open();
   f.pass(*c);
   const auto id = f.fake.table.begin()->first;
@@ -148,7 +107,7 @@ TEST_CASE("a silent job is a hang: fenced, cancelled with the reason journaled, 
 }
 
 TEST_CASE("a person's cancel stops the campaign") {
-  Fixture f;
+  EngineFixture f;
   auto c = f.open();
   f.pass(*c);
   f.fake.set_state(f.fake.table.begin()->first, JobState::Cancelled);
@@ -158,7 +117,7 @@ TEST_CASE("a person's cancel stops the campaign") {
 }
 
 TEST_CASE("a job stuck pending for a reason waiting cannot end is alerted once, after the wait") {
-  Fixture f(", pending_alert_after: 30s", "notify: {command: \"echo $MLSUP_EVENT >> notified\"}\n");
+  EngineFixture f(", pending_alert_after: 30s", "notify: {command: \"echo $MLSUP_EVENT >> notified\"}\n");
   auto c = f.open();
   f.pass(*c);
   auto& job = f.fake.table.begin()->second;
@@ -174,7 +133,7 @@ TEST_CASE("a job stuck pending for a reason waiting cannot end is alerted once, 
 }
 
 TEST_CASE("a second campaign pointed at a claimed checkpoint directory refuses to start") {
-  Fixture f;
+  EngineFixture f;
   auto c = f.open();
   Fixture other;
   other.config.checkpoint.dir = f.config.checkpoint.dir;
@@ -184,7 +143,7 @@ TEST_CASE("a second campaign pointed at a claimed checkpoint directory refuses t
 }
 
 TEST_CASE("an ending that needs no backoff is followed by the resubmission in the same pass") {
-  Fixture f;
+  EngineFixture f;
   auto c = f.open();
   f.pass(*c);
   f.fake.set_state(f.fake.table.begin()->first, JobState::Timeout);
@@ -193,7 +152,7 @@ TEST_CASE("an ending that needs no backoff is followed by the resubmission in th
 }
 
 TEST_CASE("a job Slurm forgot before its end was seen is lost, and resubmitted under the failed budget") {
-  Fixture f;
+  EngineFixture f;
   auto c = f.open();
   f.pass(*c);
   f.fake.set_state(f.fake.table.begin()->first, JobState::Running);
@@ -208,7 +167,7 @@ TEST_CASE("a job Slurm forgot before its end was seen is lost, and resubmitted u
 }
 
 TEST_CASE("a forgotten job whose training reached its target completes the campaign") {
-  Fixture f("", "target: {steps: 100}\n");
+  EngineFixture f("", "target: {steps: 100}\n");
   auto c = f.open();
   f.pass(*c);
   f.fake.set_state(f.fake.table.begin()->first, JobState::Running);
@@ -250,7 +209,7 @@ void hang_job(Fixture& f, engine::Campaign& c,
 }  // namespace
 
 TEST_CASE("a hang with a node that does not answer its probe: that node, and only it, is kept out") {
-  Fixture f;
+  EngineFixture f;
   f.silent = {"n2"};
   auto c = f.open();
   hang_job(f, *c);
@@ -259,7 +218,7 @@ TEST_CASE("a hang with a node that does not answer its probe: that node, and onl
 }
 
 TEST_CASE("a hang on nodes that all answer excludes nothing") {
-  Fixture f;
+  EngineFixture f;
   auto c = f.open();
   hang_job(f, *c);
   REQUIRE(f.submits() == 2);
@@ -267,7 +226,7 @@ TEST_CASE("a hang on nodes that all answer excludes nothing") {
 }
 
 TEST_CASE("a failure on a node Slurm marks not responding keeps it out; one Slurm shows DOWN needs no entry") {
-  Fixture f;
+  EngineFixture f;
   auto c = f.open();
   f.pass(*c);
   f.fake.node_table = {{"n1", "MIXED"}, {"n2", "MIXED", false, true}, {"n3", "DOWN"}, {"n4", "IDLE"}};
@@ -280,7 +239,7 @@ TEST_CASE("a failure on a node Slurm marks not responding keeps it out; one Slur
 }
 
 TEST_CASE("exclusions that would leave too few nodes for the job are relaxed") {
-  Fixture f("", "slurm: {nodes: 2}\n");
+  EngineFixture f("", "slurm: {nodes: 2}\n");
   f.silent = {"n2"};
   auto c = f.open();
   hang_job(f, *c, {{"n1", "MIXED"}, {"n2", "MIXED"}});  // a 2-node cluster for a 2-node job
@@ -307,7 +266,7 @@ void fail_with_output(Fixture& f, engine::Campaign& c, const std::string& nodes,
 }  // namespace
 
 TEST_CASE("a node srun names in two failures is kept out; the ones killed after it are not") {
-  Fixture f("", "slurm: {nodes: 2}\n");
+  EngineFixture f("", "slurm: {nodes: 2}\n");
   f.fake.node_table = {{"n1", "MIXED"}, {"n2", "MIXED"}, {"n3", "IDLE"}, {"n4", "IDLE"}};
   auto c = f.open();
   f.pass(*c);
@@ -321,7 +280,7 @@ TEST_CASE("a node srun names in two failures is kept out; the ones killed after 
 }
 
 TEST_CASE("a job pending on ReqNodeNotAvail because of mlsup's exclusions gets the oldest dropped, in place") {
-  Fixture f("", "slurm: {nodes: 2}\n");
+  EngineFixture f("", "slurm: {nodes: 2}\n");
   f.silent = {"n2"};
   auto c = f.open();
   hang_job(f, *c);
@@ -346,8 +305,8 @@ TEST_CASE("a job pending on ReqNodeNotAvail because of mlsup's exclusions gets t
 namespace {
 
 // Chain mode: the array's pending remainder and one split-off task, as Slurm shows them.
-struct ChainFixture : Fixture {
-  ChainFixture() : Fixture("", "slurm: {array: \"1-4%1\", nodes: 2}\n") {
+struct ChainFixture : EngineFixture {
+  ChainFixture() : EngineFixture("", "slurm: {array: \"1-4%1\", nodes: 2}\n") {
     fake.node_table = {{"n1", "MIXED"}, {"n2", "MIXED"}, {"n3", "IDLE"}, {"n4", "IDLE"}};
   }
   slurm::JobId array = 0;
@@ -374,7 +333,7 @@ struct ChainFixture : Fixture {
 }  // namespace
 
 TEST_CASE("chain mode: each attempt is the task that claims it; the next one goes to the queued task, at once") {
-  ChainFixture f;
+  ChainEngineFixture f;
   auto c = f.open();
   f.pass(*c);
   REQUIRE(f.submits() == 1);
@@ -423,7 +382,7 @@ TEST_CASE("chain mode: each attempt is the task that claims it; the next one goe
 }
 
 TEST_CASE("chain mode: a hang cancels its task only; a chain that runs out is topped up with a new one") {
-  ChainFixture f;
+  ChainEngineFixture f;
   auto c = f.open();
   f.pass(*c);
   f.array = f.fake.next_id - 1;
@@ -464,7 +423,7 @@ std::string events_of(const Fixture& f) { return slurp(f.config.state_dir + "/ev
 }  // namespace
 
 TEST_CASE("with the plugin's records, the node whose task failed first is kept out after one failure") {
-  Fixture f("", "slurm: {nodes: 2}\n");
+  EngineFixture f("", "slurm: {nodes: 2}\n");
   f.fake.node_table = {{"n1", "MIXED"}, {"n2", "MIXED"}, {"n3", "IDLE"}, {"n4", "IDLE"}};
   auto c = f.open();
   f.pass(*c);
@@ -481,7 +440,7 @@ TEST_CASE("with the plugin's records, the node whose task failed first is kept o
 }
 
 TEST_CASE("with the plugin's records, a node whose health check failed is kept out") {
-  Fixture f("", "slurm: {nodes: 2}\n");
+  EngineFixture f("", "slurm: {nodes: 2}\n");
   f.fake.node_table = {{"n1", "MIXED"}, {"n2", "MIXED"}, {"n3", "IDLE"}, {"n4", "IDLE"}};
   auto c = f.open();
   f.pass(*c);
@@ -499,7 +458,7 @@ TEST_CASE("with the plugin's records, a node whose health check failed is kept o
 }
 
 TEST_CASE("without the plugin's records a single failure of a multi-node job excludes nothing") {
-  Fixture f("", "slurm: {nodes: 2}\n");
+  EngineFixture f("", "slurm: {nodes: 2}\n");
   f.fake.node_table = {{"n1", "MIXED"}, {"n2", "MIXED"}, {"n3", "IDLE"}, {"n4", "IDLE"}};
   auto c = f.open();
   f.pass(*c);
@@ -509,7 +468,7 @@ TEST_CASE("without the plugin's records a single failure of a multi-node job exc
 }
 
 TEST_CASE("per-task heartbeats: a hang names the node whose heartbeat stopped first, across separate ticks") {
-  Fixture f("", "slurm: {nodes: 2}\n");
+  EngineFixture f("", "slurm: {nodes: 2}\n");
   f.fake.node_table = {{"n1", "MIXED"}, {"n2", "MIXED"}, {"n3", "IDLE"}, {"n4", "IDLE"}};
   f.pass(*f.open());
   const auto id = f.fake.table.begin()->first;
@@ -546,7 +505,7 @@ TEST_CASE("per-task heartbeats: a hang names the node whose heartbeat stopped fi
 }
 
 TEST_CASE("heartbeat.json of an older mlsup (one file, no per-file entries) still counts") {
-  Fixture f;
+  EngineFixture f;
   f.pass(*f.open());
   const auto id = f.fake.table.begin()->first;
   f.fake.set_state(id, JobState::Running);
@@ -559,7 +518,7 @@ TEST_CASE("heartbeat.json of an older mlsup (one file, no per-file entries) stil
 }
 
 TEST_CASE("a hang runs heartbeat.hang_command in the job's context before the cancel, and keeps its output") {
-  Fixture f("", "slurm: {nodes: 2}\n");
+  EngineFixture f("", "slurm: {nodes: 2}\n");
   f.config.heartbeat.hang_command = "echo \"job $MLSUP_JOB_ID nodes $MLSUP_NODES attempt $MLSUP_ATTEMPT\"; echo oops >&2";
   auto c = f.open();
   hang_job(f, *c);

@@ -1,0 +1,59 @@
+#pragma once
+// The engine's test bench: a campaign in a temporary folder, driven by a fake Slurm and a hand-moved clock.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/load.h"
+#include "engine/campaign.h"
+#include "slurm/fake_client.h"
+#include "support.h"
+
+namespace mlsup::test {
+
+// A campaign in a temporary folder, driven by a fake Slurm and a hand-moved clock.
+struct EngineFixture {
+  TempDir dir;
+  slurm::FakeClient fake;
+  double clock = 1000;
+  config::Config config;
+
+  // policy: more keys of the policy mapping; extra: more top-level YAML.
+  explicit EngineFixture(const std::string& policy = "", const std::string& extra = "") {
+    dir.write("job.sbatch", "#!/bin/bash\n#SBATCH --nodes=1\nsrun true\n");
+    config = config::load_config_file(dir.write("c.yaml", "name: t\ntemplate: job.sbatch\npoll_interval: 1s\n"
+                                                          "heartbeat: {startup_timeout: 60s, steady_timeout: 10s}\n"
+                                                          "policy: {backoff_initial: 5s, backoff_max: 5s" + policy + "}\n" + extra))
+                 .value();
+  }
+
+  std::vector<std::string> silent;  // what the probe reports as not answering
+
+  std::unique_ptr<engine::Campaign> open() {
+    auto probe = [this](slurm::JobId, const std::vector<std::string>&, std::chrono::seconds) { return silent; };
+    auto c = engine::Campaign::open(config, {&fake, [this] { return clock; }, nullptr, probe});
+    if (!c) FAIL(c.error().str());
+    return std::move(*c);
+  }
+
+  std::optional<engine::Outcome> pass(engine::Campaign& c) {
+    auto r = c.pass();
+    if (!r) FAIL(r.error().str());
+    return *r;
+  }
+
+  std::size_t submits() const { return fake.submitted.size(); }
+};
+
+// A whole file (a journal, an event log), "" when it is missing.
+inline std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+}  // namespace mlsup::test
