@@ -20,9 +20,10 @@ std::vector<Job> FakeClient::all() const {
 
 std::optional<Error> FakeClient::scripted_failure(const std::string& call) {
   calls.push_back(call);
-  if (next_errors.empty()) return std::nullopt;
-  Error e = next_errors.front();
-  next_errors.pop_front();
+  auto& queue = next_errors.empty() ? failing[call.substr(0, call.find(' '))] : next_errors;
+  if (queue.empty()) return std::nullopt;
+  Error e = queue.front();
+  queue.pop_front();
   return e;
 }
 

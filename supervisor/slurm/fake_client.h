@@ -18,6 +18,7 @@ class FakeClient final : public Client {
   std::map<JobId, Job> table;                 // the jobs Slurm knows
   std::vector<Node> node_table;
   std::deque<Error> next_errors;              // each call pops one, if any, and fails with it
+  std::map<std::string, std::deque<Error>> failing;  // by verb ("cancel"): each such call pops one, after next_errors
   JobId next_id = 100;
 
   // Sets a known job's state (and optionally its exit code, nodes).

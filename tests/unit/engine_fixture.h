@@ -2,6 +2,7 @@
 // The engine's test bench: a campaign in a temporary folder, driven by a fake Slurm and a hand-moved clock.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -20,7 +21,8 @@ namespace mlsup::test {
 struct EngineFixture {
   TempDir dir;
   slurm::FakeClient fake;
-  double clock = 1000;
+  double clock = 1000;        // the wall clock (unix seconds)
+  double mono_offset = -500;  // the monotonic clock is clock + mono_offset until the wall clock steps
   config::Config config;
 
   // policy: more keys of the policy mapping; extra: more top-level YAML.
@@ -48,6 +50,34 @@ struct EngineFixture {
   }
 
   std::size_t submits() const { return fake.submitted.size(); }
+
+  // The monotonic clock's reading now.
+  double mono() const { return clock + mono_offset; }
+
+  // The wall clock jumps by seconds (NTP, a person); the monotonic clock does not.
+  void wall_step(double seconds) {
+    clock += seconds;
+    mono_offset -= seconds;
+  }
+
+  // How many calls to Slurm began with verb ("cancel", "submit").
+  std::size_t calls(const std::string& verb) const {
+    return static_cast<std::size_t>(std::count_if(fake.calls.begin(), fake.calls.end(), [&](const std::string& c) {
+      return c.rfind(verb, 0) == 0;
+    }));
+  }
+
+  // The job of the newest submission.
+  slurm::JobId last_job() const { return fake.next_id - 1; }
+
+  // Writes the current attempt's heartbeat file as a training would (content as given, may be empty).
+  void heartbeat(const std::string& content, int attempt = 1) const {
+    std::filesystem::create_directories(config.heartbeat.dir);
+    std::ofstream(config.heartbeat.dir + "/attempt-" + std::to_string(attempt)) << content;
+  }
+
+  // The campaign's event log.
+  std::string events() const;
 };
 
 // A whole file (a journal, an event log), "" when it is missing.
@@ -55,5 +85,7 @@ inline std::string slurp(const std::string& path) {
   std::ifstream in(path);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
+
+inline std::string EngineFixture::events() const { return slurp(config.state_dir + "/events.jsonl"); }
 
 }  // namespace mlsup::test

@@ -1,0 +1,192 @@
+// Defects of the reconcile pass, each reproduced with the fake Slurm: torn heartbeat reads, cancels
+// that fail, clock steps and suspended jobs, and engine memory that a cron tick must not lose.
+#include <doctest/doctest.h>
+
+#include "engine_fixture.h"
+
+using namespace mlsup;
+using mlsup::test::EngineFixture;
+using mlsup::test::slurp;
+using slurm::ErrorKind;
+using slurm::JobState;
+
+namespace {
+
+// Submits attempt 1 and lets it run with a heartbeat at step 5.
+slurm::JobId running(EngineFixture& f, engine::Campaign& c, const std::string& nodes = "n1") {
+  f.pass(c);
+  const auto id = f.last_job();
+  f.fake.set_state(id, JobState::Running, 0, nodes);
+  f.heartbeat("5\n");
+  f.pass(c);
+  return id;
+}
+
+}  // namespace
+
+TEST_CASE("an empty read of a heartbeat that had content is no observation: the job lives") {
+  EngineFixture f;  // startup_timeout 60s, steady_timeout 10s
+  auto c = f.open();
+  running(f, *c);
+  f.clock += 9;
+  f.heartbeat("6\n");
+  f.pass(*c);
+  // The writer truncates, then is slow to write (a shared file system): the file stays empty for a
+  // while, well past the start-up timeout counted from the job's start.
+  f.clock += 55;
+  f.heartbeat("");
+  f.pass(*c);
+  f.clock += 2;
+  f.pass(*c);
+  f.clock += 2;
+  f.pass(*c);
+  f.heartbeat("7\n");
+  f.clock += 1;
+  f.pass(*c);
+  CHECK(f.calls("cancel") == 0);
+  CHECK(f.calls("kill_steps") == 0);
+  CHECK(f.events().find("\"event\":\"heartbeat-empty-read\"") != std::string::npos);
+  // The empty reads were not progress either: 10 s of silence after the last real content is a hang.
+  f.clock += 11;
+  f.pass(*c);
+  CHECK(f.calls("cancel") == 1);
+}
+
+TEST_CASE("an empty file from the start is still no heartbeat once the start-up timeout passes") {
+  EngineFixture f;
+  auto c = f.open();
+  f.pass(*c);
+  f.fake.set_state(f.last_job(), JobState::Running, 0, "n1");
+  f.heartbeat("");
+  f.pass(*c);
+  f.clock += 61;
+  f.pass(*c);
+  CHECK(f.calls("cancel") == 1);
+}
+
+TEST_CASE("a cancel that fails is sent again while the job lives, spaced out, with an alert after a few") {
+  EngineFixture f("", "notify: {command: \"echo $MLSUP_EVENT >> notified\"}\n");
+  auto c = f.open();
+  const auto id = running(f, *c);
+  for (int i = 0; i < 4; ++i) f.fake.failing["cancel"].push_back({ErrorKind::Timeout, 0, "Socket timed out"});
+  f.clock += 11;
+  f.pass(*c);  // hang: fenced, cancel fails
+  CHECK(f.calls("cancel") == 1);
+  f.pass(*c);  // too soon to try again
+  CHECK(f.calls("cancel") == 1);
+  for (int i = 0; i < 40 && f.fake.table[id].state == JobState::Running; ++i) {
+    f.clock += 1;
+    f.pass(*c);
+  }
+  CHECK(f.calls("cancel") == 5);
+  CHECK(f.fake.table[id].state == JobState::Cancelled);
+  CHECK(slurp(f.config.base_dir + "/notified").find("cancel-failed") != std::string::npos);
+  f.pass(*c);
+  f.clock += 6;
+  f.pass(*c);
+  CHECK(f.submits() == 2);
+  CHECK(slurp(f.config.state_dir + "/journal.jsonl").find("\"class\":\"hang\"") != std::string::npos);
+}
+
+TEST_CASE("a cancel intended by a supervisor that died before sending it is sent by the next one") {
+  EngineFixture f;
+  const slurm::JobId id = [&] {
+    auto c = f.open();
+    const auto job = running(f, *c);
+    f.fake.failing["cancel"].push_back({ErrorKind::Unreachable, 0, "Unable to contact slurm controller"});
+    f.clock += 11;
+    f.pass(*c);
+    return job;
+  }();
+  REQUIRE(f.fake.table[id].state == JobState::Running);
+  auto c = f.open();
+  f.clock += 30;
+  f.pass(*c);
+  CHECK(f.fake.table[id].state == JobState::Cancelled);
+}
+
+TEST_CASE("a forward step of the wall clock is not a hang") {
+  EngineFixture f;
+  auto c = f.open();
+  running(f, *c);
+  f.wall_step(3600);
+  f.pass(*c);
+  f.clock += 1;
+  f.pass(*c);
+  CHECK(f.calls("cancel") == 0);
+}
+
+TEST_CASE("a backward step of the wall clock does not hide a hang") {
+  EngineFixture f;
+  auto c = f.open();
+  running(f, *c);
+  f.wall_step(-3600);
+  f.pass(*c);
+  f.clock += 11;
+  f.pass(*c);
+  CHECK(f.calls("cancel") == 1);
+}
+
+TEST_CASE("a job resumed after scontrol suspend is not killed at the first poll; its silence counts from the resume") {
+  EngineFixture f;
+  auto c = f.open();
+  const auto id = running(f, *c);
+  f.clock += 4;
+  f.pass(*c);
+  f.fake.set_state(id, JobState::Suspended);
+  for (int i = 0; i < 6; ++i) {
+    f.clock += 600;
+    f.pass(*c);
+  }
+  f.fake.set_state(id, JobState::Running);
+  f.pass(*c);
+  f.clock += 5;
+  f.pass(*c);
+  CHECK(f.calls("cancel") == 0);
+  f.clock += 2;  // 4 + 5 + 2 = 11 s of silence while running
+  f.pass(*c);
+  CHECK(f.calls("cancel") == 1);
+}
+
+TEST_CASE("a backoff runs on the monotonic clock: a wall clock step neither skips nor stretches it") {
+  EngineFixture f;  // backoff 5s
+  auto c = f.open();
+  f.pass(*c);
+  f.fake.set_state(f.last_job(), JobState::Failed, 1);
+  f.pass(*c);
+  f.wall_step(3600);
+  f.pass(*c);
+  CHECK(f.submits() == 1);
+  f.clock += 6;
+  f.pass(*c);
+  CHECK(f.submits() == 2);
+}
+
+TEST_CASE("under cron ticks (a new process each pass) a job waiting on mlsup's exclusions still gets them relaxed") {
+  EngineFixture f("", "slurm: {nodes: 2}\n");
+  f.silent = {"n2"};
+  f.fake.node_table = {{"n1", "MIXED"}, {"n2", "MIXED"}, {"n3", "IDLE"}, {"n4", "IDLE"}};
+  const auto tick = [&] {
+    auto c = f.open();
+    f.pass(*c);
+  };
+  tick();
+  f.fake.set_state(f.last_job(), JobState::Running, 0, "n[1-2]");
+  f.heartbeat("7\n");
+  tick();
+  f.clock += 11;
+  tick();  // hung: n2 does not answer its probe and is excluded
+  tick();
+  f.clock += 6;
+  tick();
+  REQUIRE(f.submits() == 2);
+  const auto id = f.last_job();
+  f.fake.table[id].excluded_nodes = "n2";
+  f.fake.table[id].reason = "ReqNodeNotAvail";
+  for (int i = 0; i < 8; ++i) {
+    f.clock += 10;
+    tick();
+  }
+  CHECK(f.fake.table[id].excluded_nodes == "");
+  CHECK(slurp(f.config.state_dir + "/journal.jsonl").find("\"type\":\"relaxed\"") != std::string::npos);
+}
