@@ -28,25 +28,26 @@ TEST_CASE("an empty read of a heartbeat that had content is no observation: the 
   EngineFixture f;  // startup_timeout 60s, steady_timeout 10s
   auto c = f.open();
   running(f, *c);
-  f.clock += 9;
-  f.heartbeat("6\n");
-  f.pass(*c);
-  // The writer truncates, then is slow to write (a shared file system): the file stays empty for a
-  // while, well past the start-up timeout counted from the job's start.
-  f.clock += 55;
+  for (int step = 6; step <= 18; ++step) {  // a step every 5 s: 65 s, past the start-up timeout
+    f.clock += 5;
+    f.heartbeat(std::to_string(step) + "\n");
+    f.pass(*c);
+  }
+  // The writer truncates, then is slow to write (a shared file system): three polls see it empty.
+  f.clock += 1;
   f.heartbeat("");
   f.pass(*c);
   f.clock += 2;
   f.pass(*c);
   f.clock += 2;
   f.pass(*c);
-  f.heartbeat("7\n");
+  f.heartbeat("19\n");
   f.clock += 1;
   f.pass(*c);
   CHECK(f.calls("cancel") == 0);
   CHECK(f.calls("kill_steps") == 0);
   CHECK(f.events().find("\"event\":\"heartbeat-empty-read\"") != std::string::npos);
-  // The empty reads were not progress either: 10 s of silence after the last real content is a hang.
+  // The empty reads were no progress either: 10 s of silence after the last real content is a hang.
   f.clock += 11;
   f.pass(*c);
   CHECK(f.calls("cancel") == 1);
