@@ -117,6 +117,12 @@ util::Result<void> append_to(int fd, std::string_view line, bool sync, const std
   return written;
 }
 
+// The epoch a record was written under (0 for records of an older mlsup).
+long long epoch_of(const Record& r) {
+  const auto e = r.data.find("epoch");
+  return e != r.data.end() && e->is_number_integer() ? e->get<long long>() : 0;
+}
+
 // True when fd's file is empty or ends with a newline.
 bool ends_with_newline(int fd) {
   struct stat st {};
@@ -163,6 +169,40 @@ util::Result<void> Journal::read(const std::string& text) {
     drop_last(lines.complete.size() + 1, "an incomplete last record (no newline: a crash while it was written)",
               lines.tail.size());
   last_seq_ = std::max(*base, prev);
+  known_size_ = text.size();
+  return {};
+}
+
+long long Journal::newest_epoch() const {
+  long long newest = 0;
+  for (const auto& r : records_) newest = std::max(newest, epoch_of(r));
+  return newest;
+}
+
+// Takes in the records another writer appended (text: the whole file now).
+util::Result<void> Journal::catch_up(const std::string& text) {
+  const Lines lines = split_lines(text);
+  std::vector<Record> theirs;
+  long long prev = last_seq_;
+  for (std::size_t i = 1; i < lines.complete.size(); ++i) {
+    const json j = json::parse(lines.complete[i], nullptr, false);
+    if (!j.is_object() || !j.contains("seq") || !j["seq"].is_number_integer() || j["seq"].get<long long>() <= last_seq_)
+      continue;
+    auto record = parse_record(lines.complete[i], prev);
+    if (!record) return std::unexpected(line_error(path_, i + 1, "another writer appended a record this one cannot read"));
+    prev = record->seq;
+    theirs.push_back(std::move(*record));
+  }
+  for (const auto& r : theirs) {
+    if (epoch_of(r) <= epoch_) continue;
+    return std::unexpected(util::Error{.kind = util::ErrorKind::Superseded, .file = path_,
+                                       .message = "a supervisor of a newer lease (epoch " + std::to_string(epoch_of(r)) +
+                                                  ", this one's " + std::to_string(epoch_) +
+                                                  ") writes this journal now; this one stops acting"});
+  }
+  for (auto& r : theirs) records_.push_back(std::move(r));
+  last_seq_ = prev;
+  known_size_ = text.size() - lines.tail.size();
   return {};
 }
 
@@ -171,10 +211,12 @@ void Journal::drop_last(std::size_t line, const std::string& what, std::size_t b
   needs_repair_ = true;
 }
 
-util::Result<void> Journal::rewrite(const std::vector<Record>& records) const {
+util::Result<void> Journal::rewrite(const std::vector<Record>& records) {
   std::string text = header_line(campaign_, last_seq_);
   for (const auto& r : records) text += record_line(r);
-  return write_atomically(path_, text);
+  if (auto ok = write_atomically(path_, text); !ok) return ok;
+  known_size_ = text.size();
+  return {};
 }
 
 util::Result<Record> Journal::append(const std::string& type, json fields, double now) {
@@ -189,14 +231,26 @@ util::Result<Record> Journal::append(const std::string& type, json fields, doubl
     if (auto ok = rewrite(records_); !ok) return std::unexpected(ok.error());
     needs_repair_ = false;
   }
+  const int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) return std::unexpected(io_error(path_, "cannot open to append", errno));
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && static_cast<std::size_t>(st.st_size) != known_size_) {
+    auto text = read_file_if_exists(path_);
+    auto caught = text ? (*text ? catch_up(**text) : util::Result<void>(std::unexpected(io_error(path_, "is gone", ENOENT))))
+                       : util::Result<void>(std::unexpected(text.error()));
+    if (!caught) {
+      ::close(fd);
+      return std::unexpected(caught.error());
+    }
+  }
   Record record{last_seq_ + 1, now, type, std::move(fields)};
   record.data["seq"] = record.seq;
   record.data["time"] = record.time;
   record.data["type"] = record.type;
-  const int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-  if (fd < 0) return std::unexpected(io_error(path_, "cannot open to append", errno));
+  if (epoch_ > 0) record.data["epoch"] = epoch_;
   bool intact = true;
   auto written = append_to(fd, record_line(record), true, path_, intact);
+  const off_t end = ::lseek(fd, 0, SEEK_CUR);  // where this line ends: after every line before it
   ::close(fd);
   if (!written) {
     needs_repair_ = !intact;
@@ -204,6 +258,7 @@ util::Result<Record> Journal::append(const std::string& type, json fields, doubl
   }
   records_.push_back(record);
   last_seq_ = record.seq;
+  if (end > 0) known_size_ = static_cast<std::size_t>(end);
   return record;
 }
 

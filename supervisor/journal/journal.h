@@ -38,8 +38,16 @@ class Journal {
   const std::vector<std::string>& warnings() const { return warnings_; }
 
   // Appends a record of type with fields (an object without seq, time or type) and makes it durable
-  // (fdatasync). On failure the file and records() are as before.
+  // (fdatasync). On failure the file and records() are as before. Records another writer appended
+  // since this one last read are taken in first (so no sequence number is used twice); when one of
+  // them carries a newer epoch than this writer's, nothing is appended (error kind Superseded).
   util::Result<Record> append(const std::string& type, nlohmann::json fields, double now);
+
+  // Stamps every later record with epoch (the lease's; 0 = none).
+  void set_epoch(long long epoch) { epoch_ = epoch; }
+
+  // The highest epoch any record carries.
+  long long newest_epoch() const;
 
   // Rewrites the journal atomically with only the records keep() accepts; sequence numbers go on from
   // the highest ever written.
@@ -52,7 +60,8 @@ class Journal {
   Journal(std::string path, std::string campaign) : path_(std::move(path)), campaign_(std::move(campaign)) {}
   util::Result<void> read(const std::string& text);
   void drop_last(std::size_t line, const std::string& what, std::size_t bytes);
-  util::Result<void> rewrite(const std::vector<Record>& records) const;
+  util::Result<void> rewrite(const std::vector<Record>& records);
+  util::Result<void> catch_up(const std::string& text);
 
   std::string path_;
   std::string campaign_;
@@ -60,6 +69,8 @@ class Journal {
   std::vector<Record> records_;
   std::vector<std::string> warnings_;
   bool needs_repair_ = false;  // the file holds bytes past the last good record
+  long long epoch_ = 0;
+  std::size_t known_size_ = 0;  // the file's length when this writer last read or wrote it
 };
 
 // <state_dir>/events.jsonl: one JSON object per line, no header; for people and tools, not for replay.

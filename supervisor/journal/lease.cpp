@@ -32,8 +32,8 @@ std::string random_token() {
   return text;
 }
 
-util::Error lease_error(const std::string& path, std::string message) {
-  return util::Error{.file = path, .message = std::move(message)};
+util::Error lease_error(const std::string& path, std::string message, util::ErrorKind kind = util::ErrorKind::Other) {
+  return util::Error{.kind = kind, .file = path, .message = std::move(message)};
 }
 
 // Removes the lock at path when its last change is older than kStaleLockSeconds (by this host's clock);
@@ -82,9 +82,10 @@ util::Result<LockFile> LockFile::take(const std::string& lease_path) {
     if (errno != EEXIST) return std::unexpected(io_error(path, "cannot create the lease lock", errno));
     if (break_if_stale(path)) continue;
     if (std::chrono::steady_clock::now() >= deadline)
-      return std::unexpected(lease_error(path, "busy: another mlsup is taking or renewing the lease; try again (a lock "
-                                               "left by a crash is broken after " +
-                                                   std::to_string(kStaleLockSeconds) + " s)"));
+      return std::unexpected(lease_error(path,
+                                         "busy: another mlsup is taking or renewing the lease; try again (a lock "
+                                         "left by a crash is broken after " + std::to_string(kStaleLockSeconds) + " s)",
+                                         util::ErrorKind::Busy));
     std::this_thread::sleep_for(kLockRetry);
   }
 }
@@ -97,7 +98,8 @@ LockFile::~LockFile() {
 
 std::string lease_text(const LeaseInfo& l) {
   const nlohmann::ordered_json j = {
-      {"host", l.host}, {"pid", l.pid}, {"boot_id", l.boot_id}, {"owner", l.owner}, {"expires", l.expires}};
+      {"host", l.host}, {"pid", l.pid}, {"boot_id", l.boot_id}, {"owner", l.owner}, {"expires", l.expires},
+      {"epoch", l.epoch}};
   return j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
@@ -108,8 +110,9 @@ std::optional<LeaseInfo> parse_lease(std::string_view text) {
     if (!j.contains(key) || !j[key].is_string()) return std::nullopt;
   if (!j.contains("pid") || !j["pid"].is_number_integer() || !j.contains("expires") || !j["expires"].is_number())
     return std::nullopt;
+  const long long epoch = j.contains("epoch") && j["epoch"].is_number_integer() ? j["epoch"].get<long long>() : 0;
   return LeaseInfo{j["host"].get<std::string>(), j["boot_id"].get<std::string>(), j["owner"].get<std::string>(),
-                   j["pid"].get<int>(), j["expires"].get<double>()};
+                   j["pid"].get<int>(), j["expires"].get<double>(), epoch};
 }
 
 // The lease at path: nullopt when there is none, an error when the file is not a lease.
@@ -171,21 +174,32 @@ util::Result<Lease> Lease::acquire(const std::string& path, const Identity& me, 
   auto holder = load(path);
   if (!holder) return std::unexpected(holder.error());
   if (*holder && holder_blocks(**holder, me, now))
-    return std::unexpected(lease_error(path, held_by(**holder) + "; another mlsup runs this campaign"));
-  LeaseInfo mine{me.host, me.boot_id, random_token(), me.pid, now + ttl_seconds};
+    return std::unexpected(lease_error(path, held_by(**holder) + "; another mlsup runs this campaign", util::ErrorKind::Held));
+  LeaseInfo mine{me.host, me.boot_id, random_token(), me.pid, now + ttl_seconds, (*holder ? (*holder)->epoch : 0) + 1};
   if (auto ok = write_and_confirm(path, mine); !ok) return std::unexpected(ok.error());
   return Lease(path, std::move(mine), ttl_seconds);
 }
 
-util::Result<void> Lease::renew(double now) {
+util::Result<void> Lease::renew(double now) { return extend(now + ttl_); }
+
+util::Result<void> Lease::hold(double now, double seconds) {
+  if (info_.expires >= now + seconds + ttl_ / 2) return extend(0);  // long enough: confirm only
+  return extend(now + seconds + ttl_);
+}
+
+// Under the lock: checks that the lease is still this owner's and, when until > 0, moves its expiry there.
+util::Result<void> Lease::extend(double until) {
   auto lock = LockFile::take(path_);
   if (!lock) return std::unexpected(lock.error());
   auto holder = load(path_);
   if (!holder) return std::unexpected(holder.error());
-  if (!*holder) return std::unexpected(lease_error(path_, "the lease file is gone"));
-  if ((*holder)->owner != info_.owner) return std::unexpected(lease_error(path_, "now " + held_by(**holder)));
+  if (!*holder) return std::unexpected(lease_error(path_, "the lease file is gone", util::ErrorKind::Superseded));
+  if ((*holder)->owner != info_.owner)
+    return std::unexpected(lease_error(path_, (*holder)->owner.empty() ? "released" : "now " + held_by(**holder),
+                                       util::ErrorKind::Superseded));
+  if (until <= 0) return {};
   LeaseInfo next = info_;
-  next.expires = now + ttl_;
+  next.expires = until;
   if (auto ok = write_and_confirm(path_, next); !ok) return ok;
   info_ = std::move(next);
   return {};
@@ -196,7 +210,11 @@ void Lease::release() {
   auto lock = LockFile::take(path_);
   if (!lock) return;
   const auto holder = load(path_);
-  if (holder && *holder && (*holder)->owner == info_.owner) ::unlink(path_.c_str());
+  if (!holder || !*holder || (*holder)->owner != info_.owner) return;
+  LeaseInfo ended = info_;
+  ended.owner.clear();  // nobody's
+  ended.expires = 0;
+  (void)write_atomically(path_, lease_text(ended));
 }
 
 std::optional<LeaseInfo> read_lease(const std::string& path) {

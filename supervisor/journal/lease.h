@@ -14,7 +14,8 @@ namespace mlsup::journal {
 struct LeaseInfo {
   std::string host, boot_id, owner;  // owner: a random token, new at every acquire
   int pid = 0;
-  double expires = 0;  // unix seconds
+  double expires = 0;  // unix seconds; 0 once released
+  long long epoch = 0;  // 1, 2, ...: one more at every acquire, kept across releases
 };
 
 // Who a process is, for telling whether a holder is still alive.
@@ -29,14 +30,21 @@ Identity current_identity();
 class Lease {
  public:
   // Takes the lease at path for ttl_seconds when it is free, expired, or held by a dead process on this
-  // host (its pid gone or its boot over); otherwise an error naming the holder.
+  // host (its pid gone or its boot over), with the next epoch; otherwise an error naming the holder
+  // (kind Held) or saying the lease is being taken by another at this moment (kind Busy).
   static util::Result<Lease> acquire(const std::string& path, const Identity& me, double now, double ttl_seconds);
 
   // Moves the expiry to now + ttl; an error (after which the caller must stop acting) when the lease no
-  // longer names this owner or cannot be written.
+  // longer names this owner (kind Superseded) or cannot be written.
   util::Result<void> renew(double now);
 
-  // Removes the lease file if it still names this owner; a lease not released runs out at its expiry.
+  // Confirms the lease still names this owner and runs at least seconds + ttl/2 past now, renewing it
+  // to now + seconds + ttl when it would not: called before every side effect, so that no operation
+  // outlives the lease. Errors as renew().
+  util::Result<void> hold(double now, double seconds);
+
+  // Ends the claim (no owner, expiry 0) if the lease still names this owner, keeping the file for its
+  // epoch; after it renew() and hold() fail. A lease not released runs out at its expiry.
   void release();
 
   // The lease as last written by this holder.
@@ -44,6 +52,7 @@ class Lease {
 
  private:
   Lease(std::string path, LeaseInfo info, double ttl) : path_(std::move(path)), info_(std::move(info)), ttl_(ttl) {}
+  util::Result<void> extend(double until);
 
   std::string path_;
   LeaseInfo info_;

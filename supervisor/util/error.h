@@ -5,7 +5,16 @@
 
 namespace mlsup::util {
 
+// What kind of failure, where a caller must tell kinds apart (never by matching the message).
+enum class ErrorKind {
+  Other,
+  Held,        // another holder has it now
+  Busy,        // contended for a moment: try again soon
+  Superseded,  // this holder's claim was taken over: stop acting
+};
+
 struct Error {
+  ErrorKind kind = ErrorKind::Other;
   std::string file;     // config or template path; "" when not about a file
   int line = 0;         // 1-based; 0 when unknown
   int column = 0;       // 1-based; 0 when unknown

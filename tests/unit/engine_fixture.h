@@ -35,10 +35,21 @@ struct EngineFixture {
   }
 
   std::vector<std::string> silent;  // what the probe reports as not answering
+  std::string clock_id = "host-a/boot-1";  // the monotonic clock's identity
+  bool lease_lost = false;          // another supervisor took the campaign over
+  std::vector<double> held_for;     // every hold() the engine asked for, in seconds
 
   std::unique_ptr<engine::Campaign> open() {
     auto probe = [this](slurm::JobId, const std::vector<std::string>&, std::chrono::seconds) { return silent; };
-    auto c = engine::Campaign::open(config, {&fake, [this] { return clock; }, nullptr, probe});
+    engine::Edges edges{&fake, [this] { return clock; }, nullptr, probe};
+    edges.mono = [this] { return mono(); };
+    edges.clock_id = clock_id;
+    edges.hold = [this](double seconds) -> util::Result<void> {
+      held_for.push_back(seconds);
+      if (lease_lost) return std::unexpected(util::Error{.kind = util::ErrorKind::Superseded, .message = "lease lost"});
+      return {};
+    };
+    auto c = engine::Campaign::open(config, std::move(edges));
     if (!c) FAIL(c.error().str());
     return std::move(*c);
   }

@@ -120,15 +120,20 @@ TEST_CASE("lease: renew extends the expiry, and fails once someone else holds th
   CHECK(second.renew(kNow + 200));
 }
 
-TEST_CASE("lease: release removes the lease, after which renew fails and anyone may take it") {
+TEST_CASE("lease: release leaves a lease of nobody's (keeping its epoch), after which renew fails and anyone may take it") {
   mlsup::test::TempDir tmp;
   const std::string path = tmp.path() + "/lease.json";
   Lease lease = take(path, neighbour(), kNow);
   lease.release();
-  CHECK_FALSE(fs::exists(path));
-  CHECK_FALSE(read_lease(path));
-  CHECK_FALSE(lease.renew(kNow + 1));
-  take(path, me(), kNow + 1);
+  const auto released = read_lease(path);
+  REQUIRE(released);
+  CHECK(released->owner.empty());
+  CHECK(released->expires == 0);
+  CHECK(released->epoch == 1);
+  const auto renewed = lease.renew(kNow + 1);
+  REQUIRE_FALSE(renewed);
+  CHECK(renewed.error().kind == mlsup::util::ErrorKind::Superseded);
+  CHECK(take(path, me(), kNow + 1).info().epoch == 2);
 }
 
 TEST_CASE("lease: a file that is not a lease is refused rather than overwritten") {
