@@ -95,8 +95,11 @@ int status_verb(const std::string& config_path, bool as_json) {
     if (a->end_class) j["last_end"] = std::string(decide::class_name(*a->end_class));
   }
   if (auto last = journal::read_file(c->state_dir + "/status.json")) j["last_pass"] = json::parse(*last, nullptr, false);
-  if (auto lease = journal::read_lease(c->state_dir + "/lease.json"))
-    j["supervisor"] = {{"host", lease->host}, {"pid", lease->pid}, {"until", clock_time(lease->expires)}};
+  const auto lease = journal::read_lease(c->state_dir + "/lease.json");
+  j["supervisor"] = nullptr;  // none holds the campaign now (a lease released or run out)
+  if (lease && lease->expires > static_cast<double>(std::time(nullptr)))
+    j["supervisor"] = {{"host", lease->host}, {"pid", lease->pid}, {"until", clock_time(lease->expires)},
+                       {"epoch", lease->epoch}};
   if (as_json) {
     std::cout << j.dump(2) << "\n";
     return kOk;

@@ -19,6 +19,7 @@
 #include "journal/journal.h"
 #include "observe/node_records.h"
 #include "render/submission.h"
+#include "slurm/sbatch.h"
 #include "slurm/srun_messages.h"
 #include "util/files.h"
 #include "util/strings.h"
@@ -85,6 +86,7 @@ util::Result<std::unique_ptr<Campaign>> Campaign::open(config::Config config, Ed
   auto j = journal::Journal::open(c->config_.state_dir + "/journal.jsonl", c->config_.name);
   if (!j) return std::unexpected(j.error());
   c->journal_ = std::make_unique<journal::Journal>(std::move(*j));
+  c->journal_->set_epoch(c->edges_.epoch);
   c->events_ = std::make_unique<journal::EventLog>(c->config_.state_dir + "/events.jsonl");
   for (const auto& w : c->journal_->warnings()) c->event("journal-repaired", {{"detail", w}});
   auto state = replay(c->records());
@@ -95,6 +97,7 @@ util::Result<std::unique_ptr<Campaign>> Campaign::open(config::Config config, Ed
   }
   if (auto ok = claim_checkpoint_dir(c->config_, state.campaign_id); !ok) return std::unexpected(ok.error());
   c->campaign_id_ = state.campaign_id;
+  c->load_memory();
   return c;
 }
 
@@ -110,7 +113,15 @@ std::vector<JournalRecord> Campaign::records() const {
   return out;
 }
 
+double Campaign::mono() const { return edges_.mono ? edges_.mono() : edges_.now(); }
+
+util::Result<void> Campaign::hold(double seconds) {
+  if (!edges_.hold) return {};
+  return edges_.hold(seconds);
+}
+
 util::Result<void> Campaign::record(const std::string& type, json fields) {
+  if (auto held = hold(0); !held) return held;
   auto r = journal_->append(type, std::move(fields), edges_.now());
   if (!r) return std::unexpected(r.error());
   return {};
@@ -122,6 +133,7 @@ void Campaign::event(const std::string& what, json fields) {
   fields["campaign"] = config_.name;
   emit(fields);
   if (!fields.value("alert", false)) return;
+  if (!hold(kNotifyBound)) return;  // another supervisor holds the campaign now; it tells people
   const std::string outcome = notifier_.alert(fields, edges_.now());
   if (outcome == "none configured") return;
   emit({{"event", "notified"}, {"time", edges_.now()}, {"campaign", config_.name}, {"about", what}, {"outcome", outcome}});
@@ -145,10 +157,12 @@ util::Result<std::optional<Outcome>> Campaign::pass() {
   CampaignState s = replay(records());
   for (int round = 0; round < 2 && !s.finished_code; ++round) {
     const bool was_awaiting = s.awaiting_submit;
-    if (auto acted = act(s); !acted) return std::unexpected(acted.error());
+    auto acted = act(s);
+    save_memory();
+    if (!acted) return std::unexpected(acted.error());
     s = replay(records());
     // An ending whose resubmission needs no wait is followed by the submission in the same pass.
-    if (was_awaiting || !s.awaiting_submit || edges_.now() < s.next_submit_at) break;
+    if (was_awaiting || !s.awaiting_submit || !submit_due(s)) break;
   }
   if (s.finished_code) return std::optional<Outcome>(Outcome{*s.finished_code, s.finished_reason});
   return std::optional<Outcome>();
@@ -162,8 +176,18 @@ util::Result<void> Campaign::act(const CampaignState& s) {
   if (!a->ended) return a->job_id ? watch(s, *a) : recover_submission(*a);
   if (!s.awaiting_submit) return {};
   if (kill_switch()) return finish(decide::kStoppedBySwitch, "the kill switch was set: nothing more is submitted");
-  if (edges_.now() >= s.next_submit_at) return submit(a->number + 1);
+  if (submit_due(s)) return submit(a->number + 1);
   return {};
+}
+
+bool Campaign::submit_due(const CampaignState& s) {
+  const AttemptState* a = s.current();
+  if (!a) return true;
+  if (memory_.resubmit_after != a->number) {  // decided by a supervisor whose memory is gone: the journal's wall time
+    memory_.resubmit_after = a->number;
+    memory_.resubmit_at = mono() + std::max(0.0, s.next_submit_at - edges_.now());
+  }
+  return mono() >= memory_.resubmit_at;
 }
 
 util::Result<void> Campaign::finish(int code, const std::string& reason) {
@@ -173,6 +197,7 @@ util::Result<void> Campaign::finish(int code, const std::string& reason) {
 }
 
 util::Result<void> Campaign::submit(int number) {
+  if (auto held = hold(0); !held) return held;  // nothing, not even a checkpoint's deletion, without the lease
   const auto scan = checkpoint::scan(config_.checkpoint);
   const auto newest = checkpoint::newest_complete(scan);
   if (!scan.pointer_problem.empty()) event("checkpoint-pointer-ignored", {{"detail", scan.pointer_problem}});
@@ -234,6 +259,7 @@ util::Result<void> Campaign::send(const AttemptState& a) {
   const std::string script = dir + "/job.sbatch";
   if (auto ok = journal::write_atomically(script, plan->script, 0644); !ok) return std::unexpected(ok.error());
   if (plan->array) write_chain_values(a);  // the first task may start the moment sbatch returns
+  if (auto held = hold(static_cast<double>(slurm::kSbatchTimeout.count())); !held) return held;
   auto id = edges_.slurm->submit({plan->options, plan->environment, script, config_.base_dir});
   crash_point("after-sbatch");
   if (!id) {
@@ -261,8 +287,8 @@ util::Result<void> Campaign::watch(const CampaignState& s, const AttemptState& a
     return {};
   }
   last_slurm_error_.clear();
+  focus(memory_, a.number);
   if (a.chain && !a.task_job_id) return watch_chain(s, a, *jobs);
-  load_heartbeat(a.number);
   const slurm::JobId id = a.task_job_id.value_or(*a.job_id);
   const auto it = std::find_if(jobs->begin(), jobs->end(),
                                [&](const slurm::Job& j) { return j.job_id == id && (!a.chain || j.array_task_id); });
@@ -270,6 +296,8 @@ util::Result<void> Campaign::watch(const CampaignState& s, const AttemptState& a
   const slurm::Job& job = *it;
   write_status(s, job);
   if (slurm::is_final(job.state)) return end_attempt(s, a, job, false, a.chain && chain_goes_on(*jobs, id));
+  note_suspension(job.state);
+  if (a.cancel_reason) return retry_cancel(a);
   if (job.state == slurm::JobState::Pending) return watch_pending(a, job);
   if (job.state == slurm::JobState::Running) return watch_running(a, job);
   return {};
@@ -285,10 +313,9 @@ util::Result<void> Campaign::watch_pending(const AttemptState& a, const slurm::J
       "AssocMaxNodesPerJobLimit", "AssocMaxCpuPerJobLimit"};
   // Nodes it may use are missing: after a while, drop mlsup's oldest exclusion (one per wait).
   const bool unavailable = util::starts_with(job.reason, "ReqNodeNotAvail") && !a.exclude.empty();
-  if (!unavailable) unavailable_since_ = 0;
-  else if (unavailable_since_ == 0) unavailable_since_ = edges_.now();
-  if (unavailable && edges_.now() - std::max(unavailable_since_, a.relaxed_at) >=
-                         static_cast<double>(config_.policy.exclusion_relax_after.count()))
+  if (!unavailable) memory_.unavailable_since = 0;
+  else if (memory_.unavailable_since <= 0) memory_.unavailable_since = mono();
+  if (unavailable && mono() - memory_.unavailable_since >= static_cast<double>(config_.policy.exclusion_relax_after.count()))
     return relax_exclusion(a, job);
   const double waited = edges_.now() - a.intent_time;
   if (a.pending_alerted || waited < static_cast<double>(config_.policy.pending_alert_after.count())) return {};
@@ -301,34 +328,13 @@ util::Result<void> Campaign::watch_pending(const AttemptState& a, const slurm::J
   return {};
 }
 
-util::Result<void> Campaign::cancel(const AttemptState& a, decide::EndClass why, const std::string& reason) {
-  if (a.cancel_reason) return {};
-  const slurm::JobId id = a.task_job_id.value_or(*a.job_id);  // in a chain, the task only
-  std::error_code ec;
-  fs::create_directories(config_.state_dir + "/fenced", ec);
-  if (auto ok = journal::write_atomically(config_.state_dir + "/fenced/" + std::to_string(a.number), reason + "\n"); !ok)
-    return ok;
-  if (auto ok = record("cancel-intent", {{"attempt", a.number}, {"job_id", id},
-                                         {"class", std::string(decide::class_name(why))}, {"reason", reason}});
-      !ok)
-    return ok;
-  event("cancelling", {{"attempt", a.number}, {"job_id", id}, {"class", std::string(decide::class_name(why))},
-                       {"reason", reason}, {"fenced", true}});
-  // A hung job's tasks are killed at once: Slurm's grace would only keep its nodes from the replacement.
-  if (why == decide::EndClass::Hang) (void)edges_.slurm->kill_steps(id);
-  auto done = edges_.slurm->cancel(id);
-  if (!done && done.error().kind != slurm::ErrorKind::UnknownJob)
-    event("cancel-failed", {{"attempt", a.number}, {"detail", done.error().message}, {"decision", "retry next pass"}});
-  return {};
-}
-
 util::Result<void> Campaign::end_attempt(const CampaignState& s, const AttemptState& a, const slurm::Job& job,
                                          bool vanished, bool chain_goes_on) {
   if (vanished && a.cancel_reason) vanished = false;
-  look_at_heartbeat(a.number, edges_.now());  // its last word
+  look_at_heartbeat(a.number, mono());  // its last word
   const auto newest = checkpoint::newest_complete(checkpoint::scan(config_.checkpoint));
   const long long ck_step = newest ? newest->step : 0;
-  const long long step = std::max(ck_step, combined(heartbeat_).step);
+  const long long step = std::max(ck_step, combined(memory_.heartbeat).step);
   // Without a target, a clean exit is the end; a job Slurm forgot needs evidence (a target reached).
   const bool target_reached = config_.target_steps == 0 ? !vanished : step >= config_.target_steps;
   decide::Ending ending{job.state, job.exit_code, job.exit_signal, a.cancel_reason, kill_switch(),
@@ -367,8 +373,10 @@ util::Result<void> Campaign::end_attempt(const CampaignState& s, const AttemptSt
   ev["output_tail"] = job.std_out.empty() ? "" : tail(job.std_out, 10);
   event("attempt-ended", ev);
   crash_point("after-ended");
-  if (d.action == decide::Action::Resubmit) return {};
-  return finish(d.exit_code, d.reason);
+  if (d.action != decide::Action::Resubmit) return finish(d.exit_code, d.reason);
+  memory_.resubmit_after = a.number;
+  memory_.resubmit_at = mono() + d.delay_seconds;
+  return {};
 }
 
 void Campaign::write_status(const CampaignState& s, const std::optional<slurm::Job>& job) {
@@ -379,7 +387,7 @@ void Campaign::write_status(const CampaignState& s, const std::optional<slurm::J
     j["nodes"] = job->nodes;
     j["reason"] = job->reason;
   }
-  j["step"] = combined(heartbeat_).step;
+  j["step"] = combined(memory_.heartbeat).step;
   (void)journal::write_atomically(config_.state_dir + "/status.json", j.dump() + "\n");
 }
 

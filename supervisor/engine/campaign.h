@@ -11,6 +11,7 @@
 
 #include "config/config.h"
 #include "engine/heartbeat.h"
+#include "engine/memory.h"
 #include "engine/notify.h"
 #include "engine/state.h"
 #include "slurm/client.h"
@@ -34,7 +35,18 @@ struct Edges {
   std::function<void(const nlohmann::json&)> on_event;  // also told of every event; may be empty
   // The nodes of a running job that do not answer a probe; empty function = no probing.
   std::function<std::vector<std::string>(slurm::JobId, const std::vector<std::string>&, std::chrono::seconds)> probe;
+  std::function<double()> mono;  // seconds on a clock that never steps; empty function = now
+  std::string clock_id;          // which monotonic clock mono reads (host and boot)
+  // Confirms that this supervisor still holds the campaign and will for seconds more (renewing the
+  // lease as needed); an error of kind Superseded when another took over. Empty function = always.
+  std::function<util::Result<void>(double seconds)> hold;
+  long long epoch = 0;           // the lease's epoch, stamped on every journal record (0 = none)
 };
+
+// How long the engine holds the lease for beyond a side effect's start: one Slurm request (libslurm's
+// retries included), and an alert (its command, 30 s, or its webhook, 10 s).
+inline constexpr double kSlurmCallBound = 60;
+inline constexpr double kNotifyBound = 45;
 
 // How a campaign ended.
 struct Outcome {
@@ -101,9 +113,16 @@ class Campaign {
 
   std::string tag(int attempt) const;
   bool kill_switch() const;
-  void save_heartbeat(int attempt);
-  void load_heartbeat(int attempt);
   void look_at_heartbeat(int attempt, double now);
+  void report_empty_reads(const AttemptState& a, const HeartbeatSet& before);
+  double mono() const;
+  util::Result<void> hold(double seconds);
+  void load_memory();
+  void save_memory();
+  bool submit_due(const CampaignState& s);
+  void note_suspension(slurm::JobState state);
+  util::Result<void> retry_cancel(const AttemptState& a);
+  void send_cancel(const AttemptState& a, decide::EndClass why);
   void write_status(const CampaignState& s, const std::optional<slurm::Job>& job);
 
   config::Config config_;
@@ -111,12 +130,9 @@ class Campaign {
   std::unique_ptr<journal::Journal> journal_;
   std::unique_ptr<journal::EventLog> events_;
   std::string campaign_id_;
-  HeartbeatSet heartbeat_;
-  Calibration calibration_;  // the campaign's pace, for heartbeat.calibrate
-  int heartbeat_attempt_ = 0;
+  Memory memory_;             // what passes remember beyond the journal (memory.json)
+  std::string memory_saved_;  // memory.json's text as last written
   std::string last_slurm_error_;
-  double unavailable_since_ = 0;
-  double chain_refreshed_at_ = 0;  // when next.env last got the newest checkpoint  // when the pending job was first seen waiting for missing nodes
   Notifier notifier_;
 };
 

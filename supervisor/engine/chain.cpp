@@ -98,6 +98,7 @@ std::optional<std::string> Campaign::patch_queued(const AttemptState& a, const s
   for (const auto& n : a.exclude)
     if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) nodes.push_back(n);
   if (util::join(nodes, ",") == util::join(now, ",")) return std::nullopt;
+  if (auto held = hold(kSlurmCallBound); !held) return "not updated: " + held.error().message;
   const auto done = edges_.slurm->set_excluded(queued.job_id, util::join(nodes, ","));
   if (!done) return "not updated: " + done.error().message;
   const auto back = edges_.slurm->jobs({queued.job_id});  // read it back
@@ -152,8 +153,8 @@ util::Result<void> Campaign::watch_chain(const CampaignState& s, const AttemptSt
 
 void Campaign::refresh_chain_fallback(const AttemptState& a) {
   const double period = std::max(10.0, 10.0 * static_cast<double>(config_.poll_interval.count()) / 1000.0);
-  if (edges_.now() - chain_refreshed_at_ < period) return;
-  chain_refreshed_at_ = edges_.now();
+  if (mono() - memory_.chain_refreshed_at < period) return;
+  memory_.chain_refreshed_at = mono();
   const auto newest = checkpoint::newest_complete(checkpoint::scan(config_.checkpoint));
   if (newest) write_chain_values(a, &newest->path);
 }
@@ -161,6 +162,7 @@ void Campaign::refresh_chain_fallback(const AttemptState& a) {
 void Campaign::cancel_rest_of_chain(const CampaignState& s) {
   const AttemptState* a = s.current();
   if (!a || !a->chain || !a->job_id || (!a->ended && a->task_job_id)) return;
+  if (!hold(kSlurmCallBound)) return;  // another supervisor holds the campaign now
   const auto done = edges_.slurm->cancel(*a->job_id);
   event("chain-cancelled", {{"attempt", a->number}, {"job_id", *a->job_id},
                             {"detail", done ? "the chain's remaining tasks are cancelled" : done.error().message}});

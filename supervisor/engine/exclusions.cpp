@@ -18,12 +18,14 @@ util::Result<void> Campaign::relax_exclusion(const AttemptState& a, const slurm:
   std::vector<std::string> keep;
   for (const auto& n : slurm::expand_hostlist(job.excluded_nodes))
     if (n != node) keep.push_back(n);
+  if (auto held = hold(kSlurmCallBound); !held) return held;
   if (auto done = edges_.slurm->set_excluded(job.job_id, util::join(keep, ",")); !done) {
     event("relax-failed", {{"attempt", a.number}, {"job_id", job.job_id}, {"node", node}, {"detail", done.error().message},
                            {"decision", "retry next pass"}});
     return {};
   }
   if (auto ok = record("relaxed", {{"attempt", a.number}, {"job_id", job.job_id}, {"node", node}}); !ok) return ok;
+  memory_.unavailable_since = mono();  // the next one only after another full wait
   const auto now = edges_.slurm->jobs({job.job_id});  // read the change back
   event("exclusions-relaxed", {{"attempt", a.number}, {"job_id", job.job_id}, {"node", node},
                                {"exc_node_list", now && !now->empty() ? now->front().excluded_nodes : "?"},

@@ -31,10 +31,16 @@ HeartbeatSeen parse_heartbeat(const std::string& content) {
 
 HeartbeatSeen observe(const HeartbeatSeen& before, const std::optional<std::string>& content, double now) {
   if (!content || *content == before.content) return before;
+  if (util::trim(*content).empty() && !before.content.empty()) {
+    HeartbeatSeen same = before;
+    ++same.empty_reads;
+    return same;
+  }
   HeartbeatSeen seen = parse_heartbeat(*content);
   seen.changed_at = now;
   seen.progress_at = seen.waiting ? before.progress_at : now;
   seen.running_since = before.running_since;
+  seen.empty_reads = before.empty_reads;
   return seen;
 }
 

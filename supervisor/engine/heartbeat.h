@@ -22,13 +22,16 @@ struct HeartbeatSeen {
   bool saving = false;              // the content's second word is "saving"
   bool waiting = false;             // a later word is "waiting": the rank is alive, blocked on its peers
   double progress_at = 0;           // mlsup's clock when the content last changed to one not waiting
+  int empty_reads = 0;              // reads that found the file empty after it had content (a writer mid-way)
 };
 
 // The step and the flags in a heartbeat's content: "<step>", "<step> saving", optionally followed by
 // "waiting ..." (alive but blocked, no progress); further words are ignored; garbage gives step -1.
 HeartbeatSeen parse_heartbeat(const std::string& content);
 
-// Folds one look at the file (nullopt = missing) into what was seen, at mlsup's time now.
+// Folds one look at the file (nullopt = missing) into what was seen, at mlsup's time now. An empty
+// read of a file that had content is no observation (a writer between truncate and write): it is
+// only counted.
 HeartbeatSeen observe(const HeartbeatSeen& before, const std::optional<std::string>& content, double now);
 
 // Why the attempt counts as hung at now, or "" when it does not.

@@ -37,21 +37,21 @@ std::map<std::string, std::string> read_heartbeats(const std::string& path) {
 }  // namespace
 
 void Campaign::look_at_heartbeat(int attempt, double now) {
-  observe(heartbeat_, read_heartbeats(render::heartbeat_file(config_, attempt)), now);
+  observe(memory_.heartbeat, read_heartbeats(render::heartbeat_file(config_, attempt)), now);
 }
 
 util::Result<void> Campaign::watch_running(const AttemptState& a, const slurm::Job& job) {
-  const double now = edges_.now();
-  if (heartbeat_.running_since <= 0) heartbeat_.running_since = now;
-  const auto before = combined(heartbeat_);
+  const double now = mono();
+  auto& seen = memory_.heartbeat;
+  if (seen.running_since <= 0) seen.running_since = now;
+  const HeartbeatSet before = seen;
   look_at_heartbeat(a.number, now);
-  learn(calibration_, before, combined(heartbeat_));
-  save_heartbeat(a.number);
+  report_empty_reads(a, before);
+  learn(memory_.calibration, combined(before), combined(seen));
   if (a.chain) refresh_chain_fallback(a);
-  if (a.cancel_reason) return {};
   auto settings = config_.heartbeat;
-  settings.steady_timeout = steady_timeout(config_.heartbeat, calibration_);
-  const std::string hung = hang_reason(heartbeat_, settings, now);
+  settings.steady_timeout = steady_timeout(config_.heartbeat, memory_.calibration);
+  const std::string hung = hang_reason(seen, settings, now);
   if (hung.empty()) return {};
   // Before giving up on the attempt, keep what evidence there is and find out which nodes still answer.
   std::vector<decide::NodeEvidence> evidence;
@@ -60,7 +60,7 @@ util::Result<void> Campaign::watch_running(const AttemptState& a, const slurm::J
                           {"steady_timeout", config::format_duration(settings.steady_timeout)},
                           {"calibrated", settings.steady_timeout != config_.heartbeat.steady_timeout}});
   keep_hang_evidence(a, job, nodes);
-  const auto stale = stale_first(heartbeat_, stale_margin(settings));
+  const auto stale = stale_first(seen, stale_margin(settings));
   for (const auto& n : nodes) {
     evidence.push_back({n});
     for (const auto& st : stale) {
@@ -75,6 +75,7 @@ util::Result<void> Campaign::watch_running(const AttemptState& a, const slurm::J
     event("heartbeat-stale-first", {{"attempt", a.number}, {"job_id", job.job_id}, {"nodes", named},
                                     {"margin", stale_margin(config_.heartbeat)}});
   }
+  if (auto held = hold(static_cast<double>(config_.heartbeat.probe_timeout.count()) + 5); !held) return held;
   const auto silent = edges_.probe ? edges_.probe(job.job_id, nodes, config_.heartbeat.probe_timeout) : std::vector<std::string>{};
   for (auto& e : evidence) e.not_responding = std::find(silent.begin(), silent.end(), e.name) != silent.end();
   if (auto ok = exclude_blamed(replay(records()), a, decide::EndClass::Hang, evidence); !ok) return ok;
@@ -89,6 +90,7 @@ void Campaign::keep_hang_evidence(const AttemptState& a, const slurm::Job& job, 
                {"MLSUP_ATTEMPT", std::to_string(a.number)}, {"MLSUP_STATE_DIR", config_.state_dir}};
   r.working_dir = config_.base_dir;
   r.timeout = config_.heartbeat.hang_command_timeout;
+  if (!hold(static_cast<double>(r.timeout.count()) + 5)) return;  // another supervisor holds the campaign now
   const auto done = edges::run_process(r);
   const std::string path = config_.state_dir + "/attempts/" + std::to_string(a.number) + "/hang-evidence.txt";
   const std::string outcome = !done.started ? "could not start: " + done.start_error
@@ -100,39 +102,55 @@ void Campaign::keep_hang_evidence(const AttemptState& a, const slurm::Job& job, 
   event("hang-evidence", {{"attempt", a.number}, {"job_id", job.job_id}, {"path", path}, {"outcome", outcome}});
 }
 
-void Campaign::load_heartbeat(int attempt) {
-  if (heartbeat_attempt_ == attempt) return;
-  heartbeat_ = {};
-  heartbeat_attempt_ = attempt;
-  const auto text = util::read_file(config_.state_dir + "/heartbeat.json");
+void Campaign::load_memory() {
+  auto text = util::read_file(config_.state_dir + "/memory.json");
+  if (!text) text = util::read_file(config_.state_dir + "/heartbeat.json");  // an older mlsup's
   if (!text) return;
-  const auto j = json::parse(*text, nullptr, false);
-  if (!j.is_object()) return;
-  if (calibration_.steps == 0 && j.contains("calibration") && j["calibration"].is_object())  // the campaign's pace
-    calibration_ = {j["calibration"].value("longest", 0.0), j["calibration"].value("steps", 0)};
-  if (j.value("attempt", 0) != attempt) return;
-  heartbeat_.running_since = j.value("running_since", 0.0);
-  // Each file's observation; a file of an older mlsup has only P's, at the top level.
-  const json files = j.contains("files") && j["files"].is_object() ? j["files"] : json{{"", j}};
-  for (const auto& [name, f] : files.items()) {
-    if (!f.is_object()) continue;
-    auto seen = parse_heartbeat(f.value("content", ""));
-    seen.changed_at = f.value("changed_at", 0.0);
-    seen.progress_at = f.value("progress_at", seen.waiting ? 0.0 : seen.changed_at);
-    seen.running_since = heartbeat_.running_since;
-    heartbeat_.files[name] = seen;
-  }
+  memory_ = memory_from_json(json::parse(*text, nullptr, false));
+  memory_.clock_id = memory_.clock_id.empty() ? "?" : memory_.clock_id;
+  rebase(memory_, {edges_.now(), mono(), edges_.clock_id});
 }
 
-void Campaign::save_heartbeat(int attempt) {
-  const auto all = combined(heartbeat_);
-  json files = json::object();
-  for (const auto& [name, f] : heartbeat_.files)
-    files[name] = {{"content", f.content}, {"changed_at", f.changed_at}, {"progress_at", f.progress_at}};
-  const json j = {{"attempt", attempt}, {"content", all.content}, {"changed_at", all.progress_at},
-                  {"running_since", heartbeat_.running_since}, {"files", files},
-                  {"calibration", {{"longest", calibration_.longest}, {"steps", calibration_.steps}}}};
-  (void)journal::write_atomically(config_.state_dir + "/heartbeat.json", j.dump() + "\n");
+void Campaign::save_memory() {
+  memory_.clock_id = edges_.clock_id;
+  const std::string before = memory_saved_;
+  auto j = to_json(memory_);
+  j["clock"]["wall"] = nullptr;  // compared without the save times, written with them
+  j["clock"]["mono"] = nullptr;
+  const std::string text = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (text == before) return;
+  memory_.saved_wall = edges_.now();
+  memory_.saved_mono = mono();
+  const std::string file = to_json(memory_).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  if (journal::write_atomically(config_.state_dir + "/memory.json", file)) memory_saved_ = text;
+}
+
+void Campaign::note_suspension(slurm::JobState state) {
+  const double now = mono();
+  if (state == slurm::JobState::Suspended) {
+    // Suspended since the last pass that saw it run, at the latest.
+    if (memory_.suspended_at <= 0) memory_.suspended_at = memory_.running_seen_at > 0 ? memory_.running_seen_at : now;
+    return;
+  }
+  if (state != slurm::JobState::Running) return;
+  if (memory_.suspended_at > 0) {  // resumed: the time it spent suspended was no silence
+    shift(memory_.heartbeat, now - memory_.suspended_at);
+    event("resumed", {{"attempt", memory_.attempt}, {"suspended_for", now - memory_.suspended_at},
+                      {"reason", "the job was suspended; its heartbeat's silence counts from now on"}});
+    memory_.suspended_at = 0;
+  }
+  memory_.running_seen_at = now;
+}
+
+void Campaign::report_empty_reads(const AttemptState& a, const HeartbeatSet& before) {
+  for (const auto& [name, f] : memory_.heartbeat.files) {
+    const auto was = before.files.find(name);
+    if (f.empty_reads == 0 || (was != before.files.end() && was->second.empty_reads > 0)) continue;
+    event("heartbeat-empty-read",
+          {{"attempt", a.number}, {"file", name.empty() ? render::heartbeat_file(config_, a.number) : name},
+           {"detail", "the heartbeat file was empty after it had content (a writer between truncating and writing it); "
+                      "the read is ignored: write the file atomically (a temporary file, then rename)"}});
+  }
 }
 
 }  // namespace mlsup::engine

@@ -30,6 +30,19 @@ double wall_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// CLOCK_BOOTTIME: never steps, and goes on while the machine sleeps.
+double mono_now() {
+  timespec t{};
+  ::clock_gettime(CLOCK_BOOTTIME, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
+}
+
+// Which monotonic clock mono_now() reads: this host's, in this boot.
+std::string clock_id() {
+  const auto me = journal::current_identity();
+  return me.host + "/" + me.boot_id;
+}
+
 // Prints each event as one line on stderr: "12:00:01 submitted attempt=1 job_id=42 ...".
 void print_event(const nlohmann::json& e) {
   const std::time_t t = static_cast<std::time_t>(e.value("time", 0.0));
@@ -62,13 +75,18 @@ std::variant<Opened, RunResult> open_campaign(const config::Config& config) {
   auto lease = journal::Lease::acquire(config.state_dir + "/lease.json", journal::current_identity(), wall_now(),
                                        lease_ttl(config));
   if (!lease) {
-    const bool held = lease.error().message.find("held by") != std::string::npos ||
-                      lease.error().message.find("busy:") != std::string::npos;
+    const bool held = lease.error().kind == util::ErrorKind::Held || lease.error().kind == util::ErrorKind::Busy;
     return RunResult{held ? kLeaseHeld : kRuntimeFailure, lease.error().str()};
   }
   o.lease = std::make_unique<journal::Lease>(std::move(*lease));
   o.client = slurm::make_client(config.slurm.backend);
-  auto campaign = Campaign::open(config, Edges{o.client.get(), wall_now, print_event, slurm::unresponsive_nodes});
+  journal::Lease* held = o.lease.get();
+  Edges edges{o.client.get(), wall_now, print_event, slurm::unresponsive_nodes};
+  edges.mono = mono_now;
+  edges.clock_id = clock_id();
+  edges.hold = [held](double seconds) { return held->hold(wall_now(), seconds); };
+  edges.epoch = held->info().epoch;
+  auto campaign = Campaign::open(config, std::move(edges));
   if (!campaign) {
     o.lease->release();
     return RunResult{kRuntimeFailure, campaign.error().str()};
@@ -77,10 +95,8 @@ std::variant<Opened, RunResult> open_campaign(const config::Config& config) {
   return o;
 }
 
-// True when a lease error means another supervisor holds the campaign now (not an I/O failure).
-bool lease_taken(const util::Error& e) {
-  return e.message.find("held by") != std::string::npos || e.message.find("is gone") != std::string::npos;
-}
+// True when an error means another supervisor holds the campaign now (not an I/O failure).
+bool lease_taken(const util::Error& e) { return e.kind == util::ErrorKind::Superseded || e.kind == util::ErrorKind::Held; }
 
 // Renews the lease, then runs one pass; an outcome ends the run. A lease that cannot be written (a
 // full disk) skips the pass: nobody else can take it over meanwhile, and nothing is done unrenewed.
@@ -91,6 +107,7 @@ std::optional<RunResult> one_pass(Opened& o) {
     return std::nullopt;
   }
   auto result = o.campaign->pass();
+  if (!result && lease_taken(result.error())) return RunResult{kLeaseHeld, "lost the lease: " + result.error().str()};
   if (!result) {
     print_event({{"event", "pass-failed"}, {"time", wall_now()}, {"detail", result.error().str()}});
     return std::nullopt;

@@ -30,7 +30,7 @@ Result<JobId> submit_with_sbatch(const SubmitRequest& request) {
   p.argv.push_back(request.script_path);
   p.env_add = request.environment;
   p.working_dir = request.working_dir;
-  p.timeout = std::chrono::seconds(120);
+  p.timeout = kSbatchTimeout;
   return parse_sbatch_result(edges::run_process(p));
 }
 

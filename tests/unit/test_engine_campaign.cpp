@@ -511,6 +511,7 @@ TEST_CASE("heartbeat.json of an older mlsup (one file, no per-file entries) stil
   f.fake.set_state(id, JobState::Running);
   std::filesystem::create_directories(f.config.heartbeat.dir);
   std::ofstream(f.config.heartbeat.dir + "/attempt-1") << "7\n";
+  std::filesystem::remove(f.config.state_dir + "/memory.json");  // an older mlsup wrote only heartbeat.json
   std::ofstream(f.config.state_dir + "/heartbeat.json")
       << R"({"attempt":1,"content":"7\n","changed_at":990.0,"running_since":985.0})" << "\n";
   f.pass(*f.open());  // 10 s after the change the old file recorded: hung

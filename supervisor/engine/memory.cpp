@@ -1,0 +1,148 @@
+#include "engine/memory.h"
+
+#include <algorithm>
+
+namespace mlsup::engine {
+namespace {
+
+using nlohmann::json;
+
+// j[key] when it has the type of fallback, else fallback: a damaged file never throws.
+template <typename T>
+T get(const json& j, const char* key, T fallback) {
+  if (!j.is_object()) return fallback;
+  const auto it = j.find(key);
+  if (it == j.end()) return fallback;
+  if constexpr (std::is_same_v<T, std::string>) {
+    return it->is_string() ? it->get<std::string>() : fallback;
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return it->is_boolean() ? it->get<bool>() : fallback;
+  } else {
+    return it->is_number() ? it->get<T>() : fallback;
+  }
+}
+
+json heartbeat_json(const HeartbeatSet& set) {
+  json files = json::object();
+  for (const auto& [name, f] : set.files)
+    files[name] = {{"content", f.content}, {"changed_at", f.changed_at}, {"progress_at", f.progress_at},
+                   {"empty_reads", f.empty_reads}};
+  return {{"running_since", set.running_since}, {"files", files}};
+}
+
+HeartbeatSet heartbeat_from(const json& j) {
+  HeartbeatSet set;
+  set.running_since = get(j, "running_since", 0.0);
+  // Each file's observation; a heartbeat.json of an older mlsup has only P's, at the top level.
+  const json files = j.is_object() && j.contains("files") && j["files"].is_object() ? j["files"] : json{{"", j}};
+  for (const auto& [name, f] : files.items()) {
+    if (!f.is_object()) continue;
+    auto seen = parse_heartbeat(get(f, "content", std::string()));
+    seen.changed_at = get(f, "changed_at", 0.0);
+    seen.progress_at = get(f, "progress_at", seen.waiting ? 0.0 : seen.changed_at);
+    seen.empty_reads = get(f, "empty_reads", 0);
+    seen.running_since = set.running_since;
+    set.files[name] = seen;
+  }
+  return set;
+}
+
+// A re-based time older than the clock itself: as old as can be said, and still not "never" (0).
+constexpr double kEarliest = 1e-6;
+
+// Applies fn to every mono time of m (zero stays zero: "never").
+template <typename Fn>
+void each_time(Memory& m, Fn fn) {
+  for (double* t : {&m.heartbeat.running_since, &m.running_seen_at, &m.suspended_at, &m.unavailable_since, &m.chain_refreshed_at,
+                    &m.cancel.first_at, &m.cancel.next_at, &m.resubmit_at})
+    if (*t > 0) *t = std::max(kEarliest, fn(*t));
+  for (auto& [name, f] : m.heartbeat.files) {
+    for (double* t : {&f.changed_at, &f.progress_at})
+      if (*t > 0) *t = std::max(kEarliest, fn(*t));
+    f.running_since = m.heartbeat.running_since;
+  }
+}
+
+}  // namespace
+
+void focus(Memory& m, int attempt) {
+  if (m.attempt == attempt) return;
+  const Memory fresh;
+  m.attempt = attempt;
+  m.heartbeat = fresh.heartbeat;
+  m.running_seen_at = 0;
+  m.suspended_at = 0;
+  m.unavailable_since = 0;
+  m.chain_refreshed_at = 0;
+  m.cancel = fresh.cancel;
+}
+
+json to_json(const Memory& m) {
+  const auto& c = m.cancel;
+  return {{"version", 1},
+          {"clock", {{"id", m.clock_id}, {"wall", m.saved_wall}, {"mono", m.saved_mono}}},
+          {"calibration", {{"longest", m.calibration.longest}, {"steps", m.calibration.steps}}},
+          {"attempt", m.attempt},
+          {"heartbeat", heartbeat_json(m.heartbeat)},
+          {"running_seen_at", m.running_seen_at},
+          {"suspended_at", m.suspended_at},
+          {"unavailable_since", m.unavailable_since},
+          {"chain_refreshed_at", m.chain_refreshed_at},
+          {"cancel", {{"sent", c.sent}, {"failed", c.failed}, {"first_at", c.first_at}, {"next_at", c.next_at},
+                      {"alerted", c.alerted}}},
+          {"resubmit", {{"after", m.resubmit_after}, {"at", m.resubmit_at}}}};
+}
+
+Memory memory_from_json(const json& j) {
+  Memory m;
+  if (!j.is_object()) return m;
+  if (!j.contains("version")) {  // heartbeat.json of an older mlsup: wall-clock times
+    m.clock_id = "wall";
+    m.attempt = get(j, "attempt", 0);
+    m.heartbeat = heartbeat_from(j);
+    const json cal = j.contains("calibration") ? j["calibration"] : json();
+    m.calibration = {get(cal, "longest", 0.0), get(cal, "steps", 0)};
+    return m;
+  }
+  const json clock = j.contains("clock") ? j["clock"] : json();
+  m.clock_id = get(clock, "id", std::string());
+  m.saved_wall = get(clock, "wall", 0.0);
+  m.saved_mono = get(clock, "mono", 0.0);
+  const json cal = j.contains("calibration") ? j["calibration"] : json();
+  m.calibration = {get(cal, "longest", 0.0), get(cal, "steps", 0)};
+  m.attempt = get(j, "attempt", 0);
+  m.heartbeat = heartbeat_from(j.contains("heartbeat") ? j["heartbeat"] : json::object());
+  m.running_seen_at = get(j, "running_seen_at", 0.0);
+  m.suspended_at = get(j, "suspended_at", 0.0);
+  m.unavailable_since = get(j, "unavailable_since", 0.0);
+  m.chain_refreshed_at = get(j, "chain_refreshed_at", 0.0);
+  const json c = j.contains("cancel") ? j["cancel"] : json();
+  m.cancel = {get(c, "sent", 0), get(c, "failed", 0), get(c, "first_at", 0.0), get(c, "next_at", 0.0),
+              get(c, "alerted", false)};
+  const json r = j.contains("resubmit") ? j["resubmit"] : json();
+  m.resubmit_after = get(r, "after", 0);
+  m.resubmit_at = get(r, "at", 0.0);
+  return m;
+}
+
+void rebase(Memory& m, const Clocks& now) {
+  if (m.clock_id == now.clock_id) return;
+  if (m.clock_id == "wall") {
+    each_time(m, [&](double t) { return t - now.wall + now.mono; });
+  } else {
+    const double elapsed = std::max(0.0, now.wall - m.saved_wall);
+    each_time(m, [&](double t) { return now.mono - elapsed - (m.saved_mono - t); });
+  }
+  m.clock_id = now.clock_id;
+}
+
+void shift(HeartbeatSet& set, double seconds) {
+  if (set.running_since > 0) set.running_since += seconds;
+  for (auto& [name, f] : set.files) {
+    if (f.changed_at > 0) f.changed_at += seconds;
+    if (f.progress_at > 0) f.progress_at += seconds;
+    f.running_since = set.running_since;
+  }
+}
+
+}  // namespace mlsup::engine

@@ -1,0 +1,62 @@
+#pragma once
+// What the engine remembers between passes beyond the journal: one struct, persisted in
+// <state_dir>/memory.json after every pass, so that `mlsup tick` (a new process each pass) decides
+// exactly as `mlsup run` does. Its times are on the monotonic clock of the host and boot that wrote
+// them; read under another clock they are re-based by the wall time elapsed since the write.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/heartbeat.h"
+
+namespace mlsup::engine {
+
+// The clocks a pass reads: monotonic for every silence, backoff and timer; wall for budget windows,
+// exclusion expiry and the journal's times.
+struct Clocks {
+  double wall = 0;        // unix seconds
+  double mono = 0;        // seconds on a clock that never steps (CLOCK_BOOTTIME)
+  std::string clock_id;   // which monotonic clock: host and boot id
+};
+
+// A cancel mlsup keeps sending until the job ends.
+struct CancelTries {
+  int sent = 0;            // cancels sent so far
+  int failed = 0;          // of them, refused or unanswered by Slurm
+  double first_at = 0;     // mono: the first send
+  double next_at = 0;      // mono: no resend before this
+  bool alerted = false;    // people were told the job does not go away
+};
+
+struct Memory {
+  std::string clock_id;        // the monotonic clock the times below are on
+  double saved_wall = 0;       // wall time of the last save, for re-basing
+  double saved_mono = 0;       // mono time of the last save
+  Calibration calibration;     // the campaign's pace, over all attempts
+
+  int attempt = 0;             // the attempt the fields below are about
+  HeartbeatSet heartbeat;      // its heartbeat files as seen (mono times)
+  double running_seen_at = 0;  // mono: the last pass that saw its job running
+  double suspended_at = 0;     // mono: since when its job is suspended (at the latest); 0 while not
+  double unavailable_since = 0;  // mono: since when it waits for missing nodes (or since the last relaxation)
+  double chain_refreshed_at = 0; // mono: when next.env last got the newest checkpoint
+  CancelTries cancel;
+  int resubmit_after = 0;      // the ended attempt whose resubmission resubmit_at gates
+  double resubmit_at = 0;      // mono: no submission before this
+};
+
+// Starts the per-attempt part afresh when attempt is not the one remembered.
+void focus(Memory& m, int attempt);
+
+// The memory as JSON, and back (a missing or malformed field takes its default; never throws).
+nlohmann::json to_json(const Memory& m);
+Memory memory_from_json(const nlohmann::json& j);
+
+// Moves every mono time of m onto the clock of now, when m was written under another one: each
+// keeps its age as the wall clock measured it (never less than zero).
+void rebase(Memory& m, const Clocks& now);
+
+// Moves the heartbeat's times by seconds (a job that was suspended that long did not go silent).
+void shift(HeartbeatSet& set, double seconds);
+
+}  // namespace mlsup::engine
