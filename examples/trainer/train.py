@@ -181,6 +181,10 @@ def parse_args(argv):
         help="exit $MLSUP_NO_RETRY_EXIT_CODE instead of executing step N")
     add("--partial-save-at-step", metavar="N", type=int, default=0,
         help="after step N write an incomplete checkpoint and pointer, then exit 1")
+    add("--torn-heartbeat-at-step", metavar="N", type=int, default=0,
+        help="at step N write the heartbeat in place, as a careless writer does: truncate, pause, write")
+    add("--torn-heartbeat-seconds", metavar="S", type=float, default=3.0,
+        help="how long the heartbeat file stays empty at --torn-heartbeat-at-step (default 3)")
     add("--slow-save-seconds", metavar="S", type=float, default=0.0, help="extra sleep inside every checkpoint save")
     add("--rendezvous-dir", metavar="DIR",
         help="shared directory of the multi-rank collective (default $MLSUP_STATE_DIR/collective)")
@@ -528,6 +532,16 @@ class Trainer:
 
     # -- heartbeat, state --
 
+    def torn_heartbeat(self, text):
+        """Writes the heartbeat in place (truncate, pause, write): a reader sees an empty file meanwhile."""
+        if not self.ctx.heartbeat_file:
+            return
+        with open(self.ctx.heartbeat_file, "w") as f:
+            f.flush()
+            say(f"heartbeat truncated at step {text}; writing it in {self.args.torn_heartbeat_seconds}s")
+            time.sleep(self.args.torn_heartbeat_seconds)
+            f.write(f"{text}\n")
+
     def heartbeat(self, text):
         """Writes the heartbeat ("<step>" or "<step> saving") atomically, when a path is given."""
         if self.ctx.heartbeat_file:
@@ -620,6 +634,8 @@ class Trainer:
         self.state["chain"] = chain_next(self.state["chain"], step)
         self.state["step"] = step
         self.executed += 1
+        if step == self.args.torn_heartbeat_at_step and self.fault_applies():
+            self.torn_heartbeat(str(step))
         self.heartbeat(str(step))
         if step == self.args.partial_save_at_step and self.fault_applies():
             self.partial_save()

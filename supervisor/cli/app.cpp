@@ -14,26 +14,15 @@
 namespace mlsup::cli {
 namespace {
 
-constexpr const char* kFooter = R"(Exit codes:
-  0  done; for run and tick: the campaign completed (tick: or goes on)
-  1  a runtime failure (a file could not be written, the state directory is unusable, ...)
-  2  the command line is wrong
-  3  the config or the template is wrong (the message says file:line:column)
-  5  run: another supervisor is acting on this campaign
-  6  run: stopped supervising on SIGTERM/SIGINT; the jobs keep running
-  10 the campaign stopped: kill switch
-  11 the campaign stopped: a restart budget is spent, or a crash loop
-  12 the campaign stopped: its job was cancelled by a person
-  13 the campaign stopped: the training exited with the do-not-retry code
-  14 the campaign stopped: it cannot go on (Slurm refused the job, deadline, template unreadable)
-See README.md and configs/reference.yaml.)";
+// The --help footer: every exit code, from the one table.
+std::string footer() { return "Exit codes:\n" + decide::exit_code_help() + "See README.md and configs/reference.yaml."; }
 
 }  // namespace
 
 int run(int argc, char** argv) {
   CLI::App app{"mlsup " MLSUP_VERSION ": keeps Slurm training campaigns alive", "mlsup"};
   app.set_version_flag("--version", "mlsup " MLSUP_VERSION);
-  app.footer(kFooter);
+  app.footer(footer());
   app.require_subcommand(1);
 
   std::string config_path;

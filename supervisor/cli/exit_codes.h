@@ -1,12 +1,12 @@
 #pragma once
-// mlsup's exit codes; the README's table lists the same.
+// The command line's exit codes, from the one table (decide/exit_codes.h).
+#include "decide/exit_codes.h"
+
 namespace mlsup::cli {
 
-enum ExitCode : int {
-  kOk = 0,             // done: the command did what was asked
-  kRuntimeFailure = 1, // something outside the input failed (a file could not be written, ...)
-  kUsage = 2,          // the command line is wrong
-  kBadInput = 3,       // the config or the template is wrong; the message says where
-};
+inline constexpr int kOk = decide::kCompleted;  // done: the command did what was asked
+using decide::kBadInput;
+using decide::kRuntimeFailure;
+using decide::kUsage;
 
 }  // namespace mlsup::cli

@@ -6,20 +6,11 @@
 
 #include "config/config.h"
 #include "decide/classify.h"
+#include "decide/exit_codes.h"
 
 namespace mlsup::decide {
 
 enum class Action { Finish, Resubmit, Stop };
-
-// mlsup's exit codes for a campaign that ends; the README lists the same.
-enum StopCode : int {
-  kCompleted = 0,
-  kStoppedBySwitch = 10,
-  kBudgetSpent = 11,
-  kCancelledByPerson = 12,
-  kNoRetry = 13,
-  kCannotGoOn = 14,
-};
 
 // One earlier restart, as the journal records it.
 struct Restart {

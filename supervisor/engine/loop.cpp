@@ -11,6 +11,7 @@
 #include <boost/asio.hpp>
 
 #include "config/load.h"
+#include "decide/exit_codes.h"
 #include "engine/campaign.h"
 #include "journal/lease.h"
 #include "slurm/client.h"
@@ -21,10 +22,9 @@ namespace {
 
 namespace asio = boost::asio;
 
-// Exit codes of run and tick besides the campaign's own (decide::StopCode).
-constexpr int kRuntimeFailure = 1;
-constexpr int kLeaseHeld = 5;
-constexpr int kDetached = 6;
+using decide::kDetached;
+using decide::kLeaseHeld;
+using decide::kRuntimeFailure;
 
 double wall_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();

@@ -141,6 +141,43 @@ scancel "$blocker"
 fault undrain "$blocker_node"
 scenario_done
 
+# Drives the campaign with `mlsup tick` every 2 s, as cron would, until a tick reports its end (at
+# most LIMIT seconds); sets RC and keeps the last tick's output in $CDIR/tick.out.
+tick_until_done() {
+  local deadline=$(( $(date +%s) + $1 ))
+  while [ "$(date +%s)" -lt "$deadline" ]; do
+    "$MLSUP" tick "$CONF" > "$CDIR/tick.out" 2>&1; RC=$?
+    grep -q "goes on\|nothing done" "$CDIR/tick.out" || return 0
+    sleep 2
+  done
+  RC=124
+}
+
+scenario "the same, driven by cron ticks (a new process every 2 s) -> the same decisions: excluded, pending, relaxed, completed"
+blocker=$(sbatch --parsable -w "$blocker_node" -N1 -o /dev/null --wrap 'sleep 600')
+wait_until 30 job_running "$blocker"
+sticky_campaign relax-ticks
+tick_until_done 240 &
+ticker=$!
+wait_until 150 attempt3_pending
+job3=$(job_of_attempt 3)
+check "relax ticks: attempt 3 pends excluding the sticky node" job_excludes "$job3" "$NODE"
+fault sticky-clear "$NODE"
+fault drain "$blocker_node" "taken for maintenance"
+t0=$(date +%s)
+wait_until 60 job_running "$job3"; ran=$?
+echo "attempt 3 (job $job3) RUNNING $(( $(date +%s) - t0 ))s after the drain, under ticks"
+check "relax ticks: the job runs, the sticky node back in its ExcNodeList's place" [ "$ran" -eq 0 ] && job_keeps_node "$job3" "$NODE"
+wait "$ticker"
+echo "last tick: $(tail -1 "$CDIR/tick.out")"
+check "relax ticks: campaign completed" grep -q "the training completed" "$CDIR/tick.out"
+check "relax ticks: attempts 1 2 3, as under run" [ "$(attempts | tr '\n' ' ')" = "1 2 3 " ]
+check "relax ticks: one relaxed record" [ "$(grep -c '"type":"relaxed"' "$STATE/journal.jsonl")" -eq 1 ]
+check "relax ticks: result equals a failure-free run's" result_is_exact
+scancel "$blocker"
+fault undrain "$blocker_node"
+scenario_done
+
 # Chain mode (slurm.array N%1): the task that claimed attempt N, and the chain's array id.
 task_of_attempt() { grep '"type":"claimed"' "$STATE/journal.jsonl" 2>/dev/null | grep "\"attempt\":$1," | grep -o '"job_id":[0-9]*' | cut -d: -f2; }
 chain_of_campaign() { grep '"type":"submitted"' "$STATE/journal.jsonl" | head -1 | grep -o '"job_id":[0-9]*' | cut -d: -f2; }

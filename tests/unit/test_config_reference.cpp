@@ -1,9 +1,12 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "config/load.h"
 #include "config/schema.h"
+#include "render/submission.h"
 #include "support.h"
 
 using namespace mlsup;
@@ -28,12 +31,16 @@ bool same_value(const config::KeySpec& spec, config::Config& a, config::Config& 
 
 }  // namespace
 
-TEST_CASE("the reference config is valid") {
+TEST_CASE("the reference config is valid, and its template renders with it as shipped") {
   const auto r = config::load_config_file(kReference);
   if (!r) {
     for (const auto& e : r.error()) MESSAGE(e.str());
   }
   REQUIRE(r.has_value());
+  std::ifstream in(r->template_path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto plan = render::plan_submission(*r, text, {1});
+  CHECK_MESSAGE(plan.has_value(), (plan ? "" : plan.error().str()));
 }
 
 TEST_CASE("the reference config shows every key of the schema") {
@@ -50,7 +57,7 @@ TEST_CASE("every value in the reference config is the default") {
   auto defaults = config::load_config_file(dir.write("configs/minimal.yaml", "name: example\ntemplate: ../templates/job\n")).value();
   auto full = config::load_config_file(kReference).value();
   for (const auto& spec : config::schema()) {
-    if (spec.path == "name" || spec.path == "template" || spec.kind == config::Kind::Path) continue;
+    if (spec.path == "name" || spec.path == "template" || spec.path == "vars" || spec.kind == config::Kind::Path) continue;
     CAPTURE(spec.path);
     CHECK(same_value(spec, full, defaults));
   }
