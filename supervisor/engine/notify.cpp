@@ -60,19 +60,23 @@ std::string Notifier::run_command(const json& event) const {
 }
 
 std::string Notifier::post_webhook(const json& event) const {
+  return post_json(settings_.webhook, event.dump(), std::chrono::seconds(10));
+}
+
+std::string post_json(const std::string& target, const std::string& body, std::chrono::milliseconds timeout) {
   static const std::regex url("http://([^/:]+)(?::(\\d+))?(/.*)?");
   std::smatch m;
-  if (!std::regex_match(settings_.webhook, m, url)) return "not an http:// URL";
+  if (!std::regex_match(target, m, url)) return "not an http:// URL";
   try {
     boost::asio::io_context io;
     beast::tcp_stream stream(io);
-    stream.expires_after(std::chrono::seconds(10));
+    stream.expires_after(timeout);
     boost::asio::ip::tcp::resolver resolver(io);
     stream.connect(resolver.resolve(m[1].str(), m[2].matched ? m[2].str() : "80"));
     http::request<http::string_body> req{http::verb::post, m[3].matched ? m[3].str() : "/", 11};
     req.set(http::field::host, m[1].str());
     req.set(http::field::content_type, "application/json");
-    req.body() = event.dump();
+    req.body() = body;
     req.prepare_payload();
     http::write(stream, req);
     beast::flat_buffer buffer;
