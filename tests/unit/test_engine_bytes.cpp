@@ -160,6 +160,28 @@ TEST_CASE("a per-task heartbeat file whose name is not UTF-8 is watched like the
   CHECK(std::filesystem::exists(f.config.state_dir + "/fenced/1"));
 }
 
+TEST_CASE("heartbeat.json with fields of the wrong type is set aside: the heartbeat is observed afresh") {
+  EngineFixture f;
+  running_attempt(f);
+  std::ofstream(f.config.heartbeat.dir + "/attempt-1") << "7\n";
+  std::ofstream(f.config.state_dir + "/heartbeat.json")
+      << R"({"attempt":1,"running_since":"x","calibration":{"longest":"y"},"files":{"":{"content":5}}})" << "\n";
+  f.pass(*f.open());
+  CHECK(json_file(f.config.state_dir + "/heartbeat.json").value("running_since", 0.0) == 1000);
+  f.clock += 11;
+  f.pass(*f.open());
+  CHECK(std::filesystem::exists(f.config.state_dir + "/fenced/1"));
+}
+
+TEST_CASE("a checkpoint directory marker with fields of the wrong type is refused with a message, not a crash") {
+  EngineFixture f;
+  std::filesystem::create_directories(f.config.checkpoint.dir);
+  std::ofstream(f.config.checkpoint.dir + "/.mlsup-campaign") << R"({"campaign_id":5,"name":6,"state_dir":[]})" << "\n";
+  auto c = engine::Campaign::open(f.config, {&f.fake, [&] { return f.clock; }, nullptr, nullptr});
+  REQUIRE_FALSE(c.has_value());
+  CHECK(c.error().str().find("checkpoint.dir") != std::string::npos);
+}
+
 TEST_CASE("a journal record with a field of the wrong type: the pass names its file and line, and does nothing") {
   EngineFixture f;
   f.pass(*f.open());  // attempt 1 submitted
