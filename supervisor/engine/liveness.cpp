@@ -10,6 +10,7 @@
 #include "journal/atomic_file.h"
 #include "render/contract.h"
 #include "util/files.h"
+#include "util/json.h"
 #include "util/strings.h"
 
 namespace mlsup::engine {
@@ -20,18 +21,38 @@ namespace {
 
 // One look at an attempt's heartbeat files: P itself (key "") and every P.d/<name> the SPANK plugin's
 // per-task paths give (hidden files, such as a writer's temporary ones, are skipped). One listing.
+// Names and contents come back as valid UTF-8 (other bytes spelled "\xNN"), as heartbeat.json keeps them.
 std::map<std::string, std::string> read_heartbeats(const std::string& path) {
   std::map<std::string, std::string> out;
-  if (auto p = util::read_file(path)) out[""] = std::move(*p);
+  if (auto p = util::read_file(path)) out[""] = util::valid_utf8(*p);
   std::error_code ec;
   std::size_t seen = 0;
   for (fs::directory_iterator it(path + ".d", ec), end; !ec && it != end && seen < 4096; it.increment(ec), ++seen) {
-    const std::string name = it->path().filename().string();
+    const std::string name = util::valid_utf8(it->path().filename().string());
     std::error_code gone;  // a file renamed away meanwhile is skipped; the listing goes on
     if (name.empty() || name[0] == '.' || !it->is_regular_file(gone)) continue;
-    if (auto text = util::read_file(it->path().string())) out[name] = std::move(*text);
+    if (auto text = util::read_file(it->path().string())) out[name] = util::valid_utf8(*text);
   }
   return out;
+}
+
+// What heartbeat.json (j) kept of attempt's heartbeat, and the campaign's pace when none is known yet.
+// Throws json::exception on a field of the wrong type.
+void restore_heartbeat(const json& j, int attempt, HeartbeatSet& heartbeat, Calibration& calibration) {
+  if (calibration.steps == 0 && j.contains("calibration") && j["calibration"].is_object())  // the campaign's pace
+    calibration = {j["calibration"].value("longest", 0.0), j["calibration"].value("steps", 0)};
+  if (j.value("attempt", 0) != attempt) return;
+  heartbeat.running_since = j.value("running_since", 0.0);
+  // Each file's observation; a file of an older mlsup has only P's, at the top level.
+  const json files = j.contains("files") && j["files"].is_object() ? j["files"] : json{{"", j}};
+  for (const auto& [name, f] : files.items()) {
+    if (!f.is_object()) continue;
+    auto seen = parse_heartbeat(f.value("content", ""));
+    seen.changed_at = f.value("changed_at", 0.0);
+    seen.progress_at = f.value("progress_at", seen.waiting ? 0.0 : seen.changed_at);
+    seen.running_since = heartbeat.running_since;
+    heartbeat.files[name] = seen;
+  }
 }
 
 }  // namespace
@@ -108,19 +129,13 @@ void Campaign::load_heartbeat(int attempt) {
   if (!text) return;
   const auto j = json::parse(*text, nullptr, false);
   if (!j.is_object()) return;
-  if (calibration_.steps == 0 && j.contains("calibration") && j["calibration"].is_object())  // the campaign's pace
-    calibration_ = {j["calibration"].value("longest", 0.0), j["calibration"].value("steps", 0)};
-  if (j.value("attempt", 0) != attempt) return;
-  heartbeat_.running_since = j.value("running_since", 0.0);
-  // Each file's observation; a file of an older mlsup has only P's, at the top level.
-  const json files = j.contains("files") && j["files"].is_object() ? j["files"] : json{{"", j}};
-  for (const auto& [name, f] : files.items()) {
-    if (!f.is_object()) continue;
-    auto seen = parse_heartbeat(f.value("content", ""));
-    seen.changed_at = f.value("changed_at", 0.0);
-    seen.progress_at = f.value("progress_at", seen.waiting ? 0.0 : seen.changed_at);
-    seen.running_since = heartbeat_.running_since;
-    heartbeat_.files[name] = seen;
+  // heartbeat.json only spares a restart a fresh look; one with a field of the wrong type is set aside.
+  const Calibration pace = calibration_;
+  try {
+    restore_heartbeat(j, attempt, heartbeat_, calibration_);
+  } catch (const json::exception&) {
+    heartbeat_ = {};
+    calibration_ = pace;
   }
 }
 
@@ -132,7 +147,7 @@ void Campaign::save_heartbeat(int attempt) {
   const json j = {{"attempt", attempt}, {"content", all.content}, {"changed_at", all.progress_at},
                   {"running_since", heartbeat_.running_since}, {"files", files},
                   {"calibration", {{"longest", calibration_.longest}, {"steps", calibration_.steps}}}};
-  (void)journal::write_atomically(config_.state_dir + "/heartbeat.json", j.dump() + "\n");
+  (void)journal::write_atomically(config_.state_dir + "/heartbeat.json", util::dump_json(j) + "\n");
 }
 
 }  // namespace mlsup::engine
