@@ -1,5 +1,7 @@
 #include "cli/campaign_verbs.h"
 
+#include <algorithm>
+#include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -13,6 +15,7 @@
 #include "journal/atomic_file.h"
 #include "journal/journal.h"
 #include "journal/lease.h"
+#include "util/json.h"
 #include "util/strings.h"
 
 namespace mlsup::cli {
@@ -27,10 +30,13 @@ std::optional<config::Config> load(const std::string& path) {
   return std::nullopt;
 }
 
+// "YYYY-MM-DD HH:MM:SS" in local time; "?" for a time no calendar holds.
 std::string clock_time(double t) {
+  if (!(std::fabs(t) < 1e12)) return "?";
   const std::time_t s = static_cast<std::time_t>(t);
+  std::tm local{};
   char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", std::localtime(&s));
+  if (!::localtime_r(&s, &local) || std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &local) == 0) return "?";
   return text;
 }
 
@@ -39,16 +45,39 @@ int finish(const engine::RunResult& r) {
   return r.exit_code;
 }
 
-// The journal's records, read without taking the lease (status must work beside a running supervisor).
-std::vector<engine::JournalRecord> journal_records(const config::Config& c) {
+// The records of the journal at path, each with its line, read without taking the lease (status must
+// work beside a running supervisor). The header is left out; a line after it that is no record is
+// listed in problems.
+std::vector<engine::JournalRecord> journal_records(const std::string& path, std::vector<util::Error>& problems) {
   std::vector<engine::JournalRecord> out;
-  auto text = journal::read_file(c.state_dir + "/journal.jsonl");
+  auto text = journal::read_file(path);
   if (!text) return out;
-  for (const auto& line : util::split(*text, '\n')) {
-    const auto j = json::parse(line, nullptr, false);
-    if (j.is_object() && j.contains("type")) out.push_back({j.value("time", 0.0), j.value("type", ""), j});
+  const auto lines = util::split(*text, '\n');
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    if (lines[i].empty()) continue;
+    const auto j = json::parse(lines[i], nullptr, false);
+    const auto time = j.is_object() ? j.find("time") : j.end();
+    const auto type = j.is_object() ? j.find("type") : j.end();
+    if (time != j.end() && time->is_number() && type != j.end() && type->is_string())
+      out.push_back({time->get<double>(), type->get<std::string>(), j, static_cast<int>(i + 1)});
+    else
+      problems.push_back({.file = path, .line = static_cast<int>(i + 1),
+                          .message = "not a journal record (a JSON object with a numeric time and a type); "
+                                     "repair this line by hand or restore the journal"});
   }
   return out;
+}
+
+// One event as `events` prints it: its local time, its kind, then its other fields as key=value.
+std::string event_line(const json& e) {
+  const bool timed = e.contains("time") && e["time"].is_number();
+  std::string line = (timed ? clock_time(e["time"].get<double>()) : "?") + " " +
+                     (e.contains("event") ? util::json_text(e["event"]) : "?");
+  for (const auto& [key, value] : e.items()) {
+    if ((key == "time" && timed) || key == "event" || key == "campaign" || key == "output_tail") continue;
+    line += " " + key + "=" + util::json_text(value);
+  }
+  return line;
 }
 
 }  // namespace
@@ -83,7 +112,9 @@ int switch_verb(const std::string& config_path, bool kill) {
 int status_verb(const std::string& config_path, bool as_json) {
   const auto c = load(config_path);
   if (!c) return kBadInput;
-  const auto s = engine::replay(journal_records(*c));
+  const std::string path = c->state_dir + "/journal.jsonl";
+  std::vector<util::Error> problems;
+  auto s = engine::replay(journal_records(path, problems), path);
   json j = {{"campaign", c->name}, {"state_dir", c->state_dir}, {"attempts", s.attempts.size()}};
   j["state"] = s.finished_code ? (*s.finished_code == 0 ? "completed" : "stopped")
                                : (s.attempts.empty() ? "not started" : "running");
@@ -94,35 +125,30 @@ int status_verb(const std::string& config_path, bool as_json) {
     j["resume_from"] = a->resume_from;
     if (a->end_class) j["last_end"] = std::string(decide::class_name(*a->end_class));
   }
-  if (auto last = journal::read_file(c->state_dir + "/status.json")) j["last_pass"] = json::parse(*last, nullptr, false);
+  problems.insert(problems.end(), s.problems.begin(), s.problems.end());
+  std::stable_sort(problems.begin(), problems.end(), [](const auto& a, const auto& b) { return a.line < b.line; });
+  for (const auto& p : problems) j["problems"].push_back(p.str());
+  if (auto last = journal::read_file(c->state_dir + "/status.json")) {
+    if (auto pass = json::parse(*last, nullptr, false); !pass.is_discarded()) j["last_pass"] = std::move(pass);
+  }
   const auto lease = journal::read_lease(c->state_dir + "/lease.json");
   j["supervisor"] = nullptr;  // none holds the campaign now (a lease released or run out)
   if (lease && lease->expires > static_cast<double>(std::time(nullptr)))
     j["supervisor"] = {{"host", lease->host}, {"pid", lease->pid}, {"until", clock_time(lease->expires)},
                        {"epoch", lease->epoch}};
   if (as_json) {
-    std::cout << j.dump(2) << "\n";
+    std::cout << util::dump_json(j, 2) << "\n";
     return kOk;
   }
-  for (const auto& [key, value] : j.items()) std::cout << key << ": " << (value.is_string() ? value.get<std::string>() : value.dump()) << "\n";
+  for (const auto& [key, value] : j.items()) std::cout << key << ": " << util::json_text(value) << "\n";
   return kOk;
 }
 
 int events_verb(const std::string& config_path, bool as_json) {
   const auto c = load(config_path);
   if (!c) return kBadInput;
-  for (const auto& e : journal::EventLog::read(c->state_dir + "/events.jsonl")) {
-    if (as_json) {
-      std::cout << e.dump() << "\n";
-      continue;
-    }
-    std::cout << clock_time(e.value("time", 0.0)) << " " << e.value("event", "?");
-    for (const auto& [key, value] : e.items()) {
-      if (key == "time" || key == "event" || key == "campaign" || key == "output_tail") continue;
-      std::cout << " " << key << "=" << (value.is_string() ? value.get<std::string>() : value.dump());
-    }
-    std::cout << "\n";
-  }
+  for (const auto& e : journal::EventLog::read(c->state_dir + "/events.jsonl"))
+    std::cout << (as_json ? util::dump_json(e) : event_line(e)) << "\n";
   return kOk;
 }
 

@@ -12,6 +12,7 @@
 #include "config/duration.h"
 #include "config/load.h"
 #include "render/submission.h"
+#include "util/json.h"
 #include "util/strings.h"
 
 namespace mlsup::cli {
@@ -129,7 +130,7 @@ int render_verb(const RenderOptions& options) {
   if (!planned) return kBadInput;
   if (!options.write_dir.empty()) return write_files(*planned, options.write_dir);
   if (options.json) {
-    std::cout << as_json(*planned, options.attempt).dump(2) << "\n";
+    std::cout << util::dump_json(as_json(*planned, options.attempt), 2) << "\n";
   } else {
     print_text(*planned, options.attempt);
   }

@@ -22,6 +22,7 @@
 #include "slurm/sbatch.h"
 #include "slurm/srun_messages.h"
 #include "util/files.h"
+#include "util/json.h"
 #include "util/strings.h"
 
 namespace mlsup::engine {
@@ -61,15 +62,15 @@ util::Result<void> claim_checkpoint_dir(const config::Config& c, const std::stri
   const std::string marker = c.checkpoint.dir + "/.mlsup-campaign";
   if (const auto text = util::read_file(marker)) {
     const auto claim = json::parse(*text, nullptr, false);
-    const std::string owner = claim.is_object() ? claim.value("campaign_id", "") : "";
+    const std::string owner = util::string_field(claim, "campaign_id");
     if (owner == campaign_id) return {};
     return std::unexpected(error("checkpoint.dir " + c.checkpoint.dir + " belongs to campaign \"" +
-                                 (claim.is_object() ? claim.value("name", "?") : "?") + "\" (state in " +
-                                 (claim.is_object() ? claim.value("state_dir", "?") : "?") +
+                                 util::string_field(claim, "name", "?") + "\" (state in " +
+                                 util::string_field(claim, "state_dir", "?") +
                                  "); give this campaign a checkpoint directory of its own"));
   }
   const json claim = {{"campaign_id", campaign_id}, {"name", c.name}, {"state_dir", c.state_dir}};
-  return journal::write_atomically(marker, claim.dump() + "\n");
+  return journal::write_atomically(marker, util::dump_json(claim) + "\n");
 }
 
 }  // namespace
@@ -90,6 +91,7 @@ util::Result<std::unique_ptr<Campaign>> Campaign::open(config::Config config, Ed
   c->events_ = std::make_unique<journal::EventLog>(c->config_.state_dir + "/events.jsonl");
   for (const auto& w : c->journal_->warnings()) c->event("journal-repaired", {{"detail", w}});
   auto state = replay(c->records());
+  if (!state.problems.empty()) return c;  // every pass reports them; no new id, no claim on a state that lacks records
   if (state.campaign_id.empty()) {
     state.campaign_id = random_id();
     if (auto ok = c->record("campaign", {{"id", state.campaign_id}, {"name", c->config_.name}}); !ok)
@@ -109,7 +111,7 @@ void Campaign::reload(config::Config config) {
 
 std::vector<JournalRecord> Campaign::records() const {
   std::vector<JournalRecord> out;
-  for (const auto& r : journal_->records()) out.push_back({r.time, r.type, r.data});
+  for (const auto& r : journal_->records()) out.push_back({r.time, r.type, r.data, r.line});
   return out;
 }
 
@@ -154,7 +156,8 @@ bool Campaign::kill_switch() const {
 }
 
 util::Result<std::optional<Outcome>> Campaign::pass() {
-  CampaignState s = replay(records());
+  CampaignState s = replay(records(), journal_->path());
+  if (!s.problems.empty()) return std::unexpected(s.problems.front());  // nothing is done on an incomplete state
   for (int round = 0; round < 2 && !s.finished_code; ++round) {
     const bool was_awaiting = s.awaiting_submit;
     auto acted = act(s);
@@ -388,7 +391,7 @@ void Campaign::write_status(const CampaignState& s, const std::optional<slurm::J
     j["reason"] = job->reason;
   }
   j["step"] = combined(memory_.heartbeat).step;
-  (void)journal::write_atomically(config_.state_dir + "/status.json", j.dump() + "\n");
+  (void)journal::write_atomically(config_.state_dir + "/status.json", util::dump_json(j) + "\n");
 }
 
 }  // namespace mlsup::engine

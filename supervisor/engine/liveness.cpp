@@ -10,6 +10,7 @@
 #include "journal/atomic_file.h"
 #include "render/contract.h"
 #include "util/files.h"
+#include "util/json.h"
 #include "util/strings.h"
 
 namespace mlsup::engine {
@@ -20,16 +21,17 @@ namespace {
 
 // One look at an attempt's heartbeat files: P itself (key "") and every P.d/<name> the SPANK plugin's
 // per-task paths give (hidden files, such as a writer's temporary ones, are skipped). One listing.
+// Names and contents come back as valid UTF-8 (other bytes spelled "\xNN"), as heartbeat.json keeps them.
 std::map<std::string, std::string> read_heartbeats(const std::string& path) {
   std::map<std::string, std::string> out;
-  if (auto p = util::read_file(path)) out[""] = std::move(*p);
+  if (auto p = util::read_file(path)) out[""] = util::valid_utf8(*p);
   std::error_code ec;
   std::size_t seen = 0;
   for (fs::directory_iterator it(path + ".d", ec), end; !ec && it != end && seen < 4096; it.increment(ec), ++seen) {
-    const std::string name = it->path().filename().string();
+    const std::string name = util::valid_utf8(it->path().filename().string());
     std::error_code gone;  // a file renamed away meanwhile is skipped; the listing goes on
     if (name.empty() || name[0] == '.' || !it->is_regular_file(gone)) continue;
-    if (auto text = util::read_file(it->path().string())) out[name] = std::move(*text);
+    if (auto text = util::read_file(it->path().string())) out[name] = util::valid_utf8(*text);
   }
   return out;
 }
@@ -117,11 +119,11 @@ void Campaign::save_memory() {
   auto j = to_json(memory_);
   j["clock"]["wall"] = nullptr;  // compared without the save times, written with them
   j["clock"]["mono"] = nullptr;
-  const std::string text = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  const std::string text = util::dump_json(j);
   if (text == before) return;
   memory_.saved_wall = edges_.now();
   memory_.saved_mono = mono();
-  const std::string file = to_json(memory_).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  const std::string file = util::dump_json(to_json(memory_)) + "\n";
   if (journal::write_atomically(config_.state_dir + "/memory.json", file)) memory_saved_ = text;
 }
 

@@ -16,6 +16,7 @@
 #include "journal/lease.h"
 #include "slurm/client.h"
 #include "slurm/probe.h"
+#include "util/json.h"
 
 namespace mlsup::engine {
 namespace {
@@ -45,14 +46,14 @@ std::string clock_id() {
 
 // Prints each event as one line on stderr: "12:00:01 submitted attempt=1 job_id=42 ...".
 void print_event(const nlohmann::json& e) {
-  const std::time_t t = static_cast<std::time_t>(e.value("time", 0.0));
+  const std::time_t t = static_cast<std::time_t>(util::number_field(e, "time"));
   char when[16];
   std::strftime(when, sizeof when, "%H:%M:%S", std::localtime(&t));
-  std::string line = std::string(when) + " " + e.value("event", "?");
+  std::string line = std::string(when) + " " + util::string_field(e, "event", "?");
   for (const char* key : {"attempt", "job_id", "class", "exit_code", "nodes", "step", "action", "delay"})
-    if (e.contains(key)) line += std::string(" ") + key + "=" + (e[key].is_string() ? e[key].get<std::string>() : e[key].dump());
+    if (e.contains(key)) line += std::string(" ") + key + "=" + util::json_text(e[key]);
   for (const char* key : {"reason", "detail"})
-    if (e.contains(key) && !e[key].get<std::string>().empty()) line += ": " + e[key].get<std::string>();
+    if (!util::string_field(e, key).empty()) line += ": " + util::string_field(e, key);
   std::cerr << line << std::endl;
 }
 
@@ -95,6 +96,15 @@ std::variant<Opened, RunResult> open_campaign(const config::Config& config) {
   return o;
 }
 
+// One pass; an exception that escapes it (a defect) fails this pass only, so the loop goes on.
+util::Result<std::optional<Outcome>> guarded_pass(Campaign& c) {
+  try {
+    return c.pass();
+  } catch (const std::exception& e) {
+    return util::fail(std::string("the pass stopped on an unexpected error (please report it): ") + e.what());
+  }
+}
+
 // True when an error means another supervisor holds the campaign now (not an I/O failure).
 bool lease_taken(const util::Error& e) { return e.kind == util::ErrorKind::Superseded || e.kind == util::ErrorKind::Held; }
 
@@ -106,7 +116,7 @@ std::optional<RunResult> one_pass(Opened& o) {
     print_event({{"event", "pass-failed"}, {"time", wall_now()}, {"detail", "cannot renew the lease: " + renewed.error().str()}});
     return std::nullopt;
   }
-  auto result = o.campaign->pass();
+  auto result = guarded_pass(*o.campaign);
   if (!result && lease_taken(result.error())) return RunResult{kLeaseHeld, "lost the lease: " + result.error().str()};
   if (!result) {
     print_event({{"event", "pass-failed"}, {"time", wall_now()}, {"detail", result.error().str()}});

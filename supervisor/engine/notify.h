@@ -1,6 +1,7 @@
 #pragma once
 // Alerts to people: a shell command and/or an HTTP webhook per alert, with a cooldown per kind of
 // alert so that a flapping campaign does not page anyone a hundred times.
+#include <chrono>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -8,6 +9,10 @@
 #include "config/config.h"
 
 namespace mlsup::engine {
+
+// POSTs body (JSON) to an http:// url and waits at most timeout for the answer. Returns "sent" (a 2xx
+// answer), "HTTP <status>", or what went wrong.
+std::string post_json(const std::string& url, const std::string& body, std::chrono::milliseconds timeout);
 
 class Notifier {
  public:

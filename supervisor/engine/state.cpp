@@ -117,13 +117,27 @@ const std::map<std::string, Apply>& appliers() {
   return table;
 }
 
+// A record that could not be applied (why: the JSON library's complaint), as an error that says where
+// and what to do.
+util::Error unusable(const JournalRecord& r, const std::string& path, std::string why) {
+  if (const auto end = why.find("] "); why.starts_with("[json.exception.") && end != std::string::npos) why.erase(0, end + 2);
+  return util::Error{.file = path, .line = r.line, .subject = r.type + " record",
+                     .message = "a field has the wrong type (" + why + "); repair this record by hand or restore the "
+                                "journal, then start mlsup again; until then nothing is done for this campaign"};
+}
+
 }  // namespace
 
-CampaignState replay(const std::vector<JournalRecord>& records) {
+CampaignState replay(const std::vector<JournalRecord>& records, const std::string& path) {
   CampaignState s;
   for (const auto& r : records) {
     const auto it = appliers().find(r.type);
-    if (it != appliers().end()) it->second(s, r);
+    if (it == appliers().end()) continue;
+    try {
+      it->second(s, r);
+    } catch (const nlohmann::json::exception& e) {
+      s.problems.push_back(unusable(r, path, e.what()));
+    }
   }
   return s;
 }

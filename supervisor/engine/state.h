@@ -12,6 +12,7 @@
 #include "decide/ledger.h"
 #include "decide/policy.h"
 #include "slurm/types.h"
+#include "util/error.h"
 
 namespace mlsup::engine {
 
@@ -43,6 +44,9 @@ struct CampaignState {
   bool awaiting_submit = false;           // the last attempt ended and a resubmission was decided
   std::optional<int> finished_code;       // the campaign ended with this exit code
   std::string finished_reason;
+  // Records that could not be applied (a field of the wrong type), each as file:line and what to do.
+  // While there is one, the state above is incomplete and nothing may be decided from it.
+  std::vector<util::Error> problems;
 
   // The newest attempt, or nullptr before the first.
   const AttemptState* current() const { return attempts.empty() ? nullptr : &attempts.back(); }
@@ -52,9 +56,13 @@ struct JournalRecord {
   double time = 0;
   std::string type;
   nlohmann::json data;
+  int line = 0;  // its line in the journal; 0 when unknown
 };
 
-// Rebuilds the campaign from its journal records, in order.
-CampaignState replay(const std::vector<JournalRecord>& records);
+// Rebuilds the campaign from its journal records (those of the journal at path), in order. Never throws:
+// a record that cannot be applied is left out and listed in problems with path and line; the engine
+// then acts on nothing (acting on a state that lacks a record could submit twice), while `status`
+// and `events` still show what there is.
+CampaignState replay(const std::vector<JournalRecord>& records, const std::string& path = "");
 
 }  // namespace mlsup::engine

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "journal/atomic_file.h"
+#include "util/json.h"
 
 namespace mlsup::journal {
 namespace {
@@ -18,9 +19,7 @@ using nlohmann::ordered_json;
 
 const char* const kReserved[] = {"seq", "time", "type"};
 
-std::string dump_line(const ordered_json& j) {
-  return j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-}
+std::string dump_line(const ordered_json& j) { return util::dump_json(j) + "\n"; }
 
 std::string header_line(const std::string& campaign, long long last_seq) {
   ordered_json header = {{"mlsup_journal", kJournalVersion}, {"campaign", campaign}};
@@ -52,8 +51,8 @@ Lines split_lines(std::string_view text) {
   return out;
 }
 
-// The record on line, if it is a well-formed one that follows prev_seq.
-std::optional<Record> parse_record(std::string_view line, long long prev_seq) {
+// The record on line (number), if it is a well-formed one that follows prev_seq.
+std::optional<Record> parse_record(std::string_view line, int number, long long prev_seq) {
   json j = json::parse(line, nullptr, false);
   if (!j.is_object()) return std::nullopt;
   const auto seq = j.find("seq");
@@ -61,7 +60,7 @@ std::optional<Record> parse_record(std::string_view line, long long prev_seq) {
   const auto type = j.find("type");
   if (seq == j.end() || !seq->is_number_integer() || seq->get<long long>() <= prev_seq) return std::nullopt;
   if (time == j.end() || !time->is_number() || type == j.end() || !type->is_string()) return std::nullopt;
-  Record r{seq->get<long long>(), time->get<double>(), type->get<std::string>(), {}};
+  Record r{seq->get<long long>(), time->get<double>(), type->get<std::string>(), {}, number};
   r.data = std::move(j);
   return r;
 }
@@ -80,7 +79,7 @@ util::Result<long long> parse_header(std::string_view line, const std::string& p
     return std::unexpected(line_error(path, 1, "not an mlsup journal (the first line is not {\"mlsup_journal\":1,...}); "
                                                "move the file away or give the campaign another state_dir"));
   if (version->get<long long>() > kJournalVersion)
-    return std::unexpected(line_error(path, 1, "written by a newer mlsup (journal version " + version->dump() +
+    return std::unexpected(line_error(path, 1, "written by a newer mlsup (journal version " + util::dump_json(*version) +
                                                    ", this one reads " + std::to_string(kJournalVersion) + "); use that mlsup"));
   if (h["campaign"].get<std::string>() != campaign)
     return std::unexpected(line_error(path, 1, "belongs to campaign \"" + h["campaign"].get<std::string>() + "\", not \"" +
@@ -154,7 +153,7 @@ util::Result<void> Journal::read(const std::string& text) {
   if (!base) return std::unexpected(base.error());
   long long prev = 0;
   for (std::size_t i = 1; i < lines.complete.size(); ++i) {
-    auto record = parse_record(lines.complete[i], prev);
+    auto record = parse_record(lines.complete[i], static_cast<int>(i + 1), prev);
     if (record) {
       prev = record->seq;
       records_.push_back(std::move(*record));
@@ -188,7 +187,7 @@ util::Result<void> Journal::catch_up(const std::string& text) {
     const json j = json::parse(lines.complete[i], nullptr, false);
     if (!j.is_object() || !j.contains("seq") || !j["seq"].is_number_integer() || j["seq"].get<long long>() <= last_seq_)
       continue;
-    auto record = parse_record(lines.complete[i], prev);
+    auto record = parse_record(lines.complete[i], static_cast<int>(i + 1), prev);
     if (!record) return std::unexpected(line_error(path_, i + 1, "another writer appended a record this one cannot read"));
     prev = record->seq;
     theirs.push_back(std::move(*record));
@@ -243,7 +242,7 @@ util::Result<Record> Journal::append(const std::string& type, json fields, doubl
       return std::unexpected(caught.error());
     }
   }
-  Record record{last_seq_ + 1, now, type, std::move(fields)};
+  Record record{last_seq_ + 1, now, type, std::move(fields), static_cast<int>(records_.size()) + 2};
   record.data["seq"] = record.seq;
   record.data["time"] = record.time;
   record.data["type"] = record.type;
@@ -267,6 +266,7 @@ util::Result<void> Journal::compact(const std::function<bool(const Record&)>& ke
   for (const auto& r : records_)
     if (keep(r)) kept.push_back(r);
   if (auto ok = rewrite(kept); !ok) return ok;
+  for (std::size_t i = 0; i < kept.size(); ++i) kept[i].line = static_cast<int>(i) + 2;
   records_ = std::move(kept);
   needs_repair_ = false;
   return {};
@@ -276,7 +276,7 @@ util::Result<void> EventLog::append(const json& event) {
   if (!event.is_object()) return std::unexpected(util::Error{.file = path_, .message = "an event must be a JSON object"});
   const int fd = ::open(path_.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return std::unexpected(io_error(path_, "cannot open to append", errno));
-  std::string line = event.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  std::string line = util::dump_json(event) + "\n";
   if (!ends_with_newline(fd)) line.insert(0, "\n");
   bool intact = true;
   auto written = append_to(fd, line, false, path_, intact);

@@ -21,6 +21,7 @@ struct Record {
   double time = 0;      // unix seconds, from the clock handed to append()
   std::string type;
   nlohmann::json data;  // the whole object, seq, time and type included
+  int line = 0;         // its line in the file (the header is line 1)
 };
 
 // <state_dir>/journal.jsonl: a header line {"mlsup_journal":1,"campaign":...}, then one Record per line.

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "journal/atomic_file.h"
+#include "util/json.h"
 #include "util/strings.h"
 
 namespace mlsup::journal {
@@ -100,7 +101,7 @@ std::string lease_text(const LeaseInfo& l) {
   const nlohmann::ordered_json j = {
       {"host", l.host}, {"pid", l.pid}, {"boot_id", l.boot_id}, {"owner", l.owner}, {"expires", l.expires},
       {"epoch", l.epoch}};
-  return j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  return util::dump_json(j) + "\n";
 }
 
 std::optional<LeaseInfo> parse_lease(std::string_view text) {

@@ -4,6 +4,35 @@
 #include <numeric>
 
 namespace mlsup::util {
+namespace {
+
+// The forms of a multi-byte UTF-8 sequence (RFC 3629): its lead bytes, its length, and the range
+// its second byte must be in (the others are 0x80-0xBF); overlong forms and surrogates are excluded.
+struct Utf8Form {
+  unsigned char lead_low, lead_high;
+  std::size_t length;
+  unsigned char second_low, second_high;
+};
+constexpr Utf8Form kUtf8Forms[] = {
+    {0xC2, 0xDF, 2, 0x80, 0xBF}, {0xE0, 0xE0, 3, 0xA0, 0xBF}, {0xE1, 0xEC, 3, 0x80, 0xBF},
+    {0xED, 0xED, 3, 0x80, 0x9F}, {0xEE, 0xEF, 3, 0x80, 0xBF}, {0xF0, 0xF0, 4, 0x90, 0xBF},
+    {0xF1, 0xF3, 4, 0x80, 0xBF}, {0xF4, 0xF4, 4, 0x80, 0x8F}};
+
+// The length of the well-formed UTF-8 sequence s starts with (s is not empty); 0 when there is none.
+std::size_t utf8_length(std::string_view s) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
+  if (byte(0) < 0x80) return 1;
+  for (const auto& f : kUtf8Forms) {
+    if (byte(0) < f.lead_low || byte(0) > f.lead_high) continue;
+    if (s.size() < f.length || byte(1) < f.second_low || byte(1) > f.second_high) return 0;
+    for (std::size_t i = 2; i < f.length; ++i)
+      if (byte(i) < 0x80 || byte(i) > 0xBF) return 0;
+    return f.length;
+  }
+  return 0;
+}
+
+}  // namespace
 
 std::string_view trim(std::string_view s) {
   const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
@@ -78,6 +107,23 @@ std::string shell_quote(std::string_view s) {
     }
   }
   out += "'";
+  return out;
+}
+
+std::string valid_utf8(std::string_view s) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size());
+  while (!s.empty()) {
+    const std::size_t n = utf8_length(s);
+    if (n > 0) {
+      out.append(s.substr(0, n));
+    } else {
+      const auto b = static_cast<unsigned char>(s[0]);
+      out += {'\\', 'x', kHex[b >> 4], kHex[b & 0xF]};
+    }
+    s.remove_prefix(std::max<std::size_t>(n, 1));
+  }
   return out;
 }
 

@@ -24,6 +24,10 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 // The candidate closest to word, if it is close enough to be a plausible typo; else "".
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
 
+// s with each byte that is not part of well-formed UTF-8 written as the four characters "\xNN";
+// well-formed text comes back unchanged.
+std::string valid_utf8(std::string_view s);
+
 // Quotes s for POSIX sh: bare if it only has safe characters, else in single quotes.
 std::string shell_quote(std::string_view s);
 

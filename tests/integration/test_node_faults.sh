@@ -116,7 +116,7 @@ scenario_done
 
 scenario "exclusions that leave a pending job too few nodes -> the oldest is dropped in place, the job runs"
 blocker_node=$(all_nodes | tail -1)
-blocker=$(sbatch --parsable -w "$blocker_node" -N1 -o /dev/null --wrap 'sleep 600')
+blocker=$(sbatch --parsable --exclusive -w "$blocker_node" -N1 -o /dev/null --wrap 'sleep 600')
 wait_until 30 job_running "$blocker"
 sticky_campaign relax
 start_campaign
@@ -154,7 +154,7 @@ tick_until_done() {
 }
 
 scenario "the same, driven by cron ticks (a new process every 2 s) -> the same decisions: excluded, pending, relaxed, completed"
-blocker=$(sbatch --parsable -w "$blocker_node" -N1 -o /dev/null --wrap 'sleep 600')
+blocker=$(sbatch --parsable --exclusive -w "$blocker_node" -N1 -o /dev/null --wrap 'sleep 600')
 wait_until 30 job_running "$blocker"
 sticky_campaign relax-ticks
 tick_until_done 240 &

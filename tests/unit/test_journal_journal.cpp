@@ -208,6 +208,28 @@ TEST_CASE("journal: compaction keeps the chosen records and never reuses a seque
   CHECK(later->seq == 7);
 }
 
+TEST_CASE("journal: each record knows its line in the file, after a repair, an append and a compaction") {
+  mlsup::test::TempDir tmp;
+  const std::string path = tmp.path() + "/journal.jsonl";
+  std::ofstream(path) << kHeader << R"({"seq":1,"time":1,"type":"a"})" << "\n" << R"({"seq":2,"time":2,"type":"b"})" << "\n"
+                      << R"({"seq":3,"ti)";
+  Journal j = open_ok(path);
+  const auto lines = [&] {
+    std::vector<int> out;
+    for (const auto& r : j.records()) out.push_back(r.line);
+    return out;
+  };
+  CHECK(lines() == std::vector<int>{2, 3});
+  REQUIRE(j.append("c", {}, 3));  // the torn line is cut off first
+  CHECK(lines() == std::vector<int>{2, 3, 4});
+  REQUIRE(j.compact([](const Record& r) { return r.type != "a"; }));
+  CHECK(lines() == std::vector<int>{2, 3});
+  const Journal again = open_ok(path);
+  std::vector<int> reread;
+  for (const auto& r : again.records()) reread.push_back(r.line);
+  CHECK(reread == lines());
+}
+
 TEST_CASE("journal: the event log skips a truncated tail and the next event still lands on its own line") {
   mlsup::test::TempDir tmp;
   const std::string path = tmp.path() + "/events.jsonl";

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "util/error.h"
+#include "util/json.h"
 #include "util/strings.h"
 
 using namespace mlsup::util;
@@ -36,4 +37,27 @@ TEST_CASE("Error::str leaves out unknown parts") {
   CHECK(Error{.file = "c.yaml", .line = 3, .column = 5, .subject = "name", .message = "bad"}.str() == "c.yaml:3:5: name: bad");
   CHECK(Error{.file = "c.yaml", .subject = "name", .message = "bad"}.str() == "c.yaml: name: bad");
   CHECK(Error{.message = "bad"}.str() == "bad");
+}
+
+TEST_CASE("valid_utf8 keeps well-formed text and spells out every other byte") {
+  CHECK(valid_utf8("12 saving\n") == "12 saving\n");
+  CHECK(valid_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80") == "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+  CHECK(valid_utf8("12 \xff\xfe") == "12 \\xff\\xfe");
+  CHECK(valid_utf8("\xc0\xaf") == "\\xc0\\xaf");              // overlong
+  CHECK(valid_utf8("\xed\xa0\x80") == "\\xed\\xa0\\x80");  // a surrogate
+  CHECK(valid_utf8("\xe2\x82") == "\\xe2\\x82");              // cut short
+  CHECK(valid_utf8("\xf4\x90\x80\x80") == "\\xf4\\x90\\x80\\x80");  // past U+10FFFF
+  CHECK(valid_utf8(std::string("a\0b", 3)) == std::string("a\0b", 3));
+}
+
+TEST_CASE("dump_json never throws; the field readers fall back on a wrong type") {
+  const nlohmann::json j = {{"s", "bad \xff"}, {"n", 2.5}, {"x", "text"}};
+  CHECK(dump_json(j) == "{\"n\":2.5,\"s\":\"bad \xef\xbf\xbd\",\"x\":\"text\"}");  // U+FFFD
+  CHECK(json_text(j["x"]) == "text");
+  CHECK(json_text(j["n"]) == "2.5");
+  CHECK(string_field(j, "n", "?") == "?");
+  CHECK(string_field(j, "x") == "text");
+  CHECK(number_field(j, "x", -1) == -1);
+  CHECK(number_field(j, "n") == 2.5);
+  CHECK(number_field(nlohmann::json::array(), "n", 7) == 7);
 }
