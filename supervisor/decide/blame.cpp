@@ -1,5 +1,7 @@
 #include "decide/blame.h"
 
+#include "decide/classes.h"
+
 #include <algorithm>
 #include <map>
 
@@ -51,10 +53,7 @@ void repeated(const BlameInput& in, std::vector<Blamed>& out) {
 
 }  // namespace
 
-bool node_related(EndClass c) {
-  return c == EndClass::Failed || c == EndClass::NodeFail || c == EndClass::Hang || c == EndClass::BootFail ||
-         c == EndClass::Lost;
-}
+bool node_related(EndClass c) { return row(c).node_related; }
 
 std::vector<std::string> suspects(const std::vector<NodeEvidence>& job_nodes) {
   std::vector<std::string> named, all;

@@ -1,5 +1,7 @@
 #include "decide/classify.h"
 
+#include "decide/classes.h"
+
 #include <array>
 #include <utility>
 
@@ -7,16 +9,6 @@ namespace mlsup::decide {
 namespace {
 
 using slurm::JobState;
-
-constexpr std::array<std::pair<EndClass, std::string_view>, 14> kNames{{
-    {EndClass::Completed, "completed"},     {EndClass::KillSwitch, "kill_switch"},
-    {EndClass::PlannedExit, "planned_exit"}, {EndClass::NoRetry, "no_retry"},
-    {EndClass::Failed, "failed"},           {EndClass::Timeout, "timeout"},
-    {EndClass::Preempted, "preempted"},     {EndClass::NodeFail, "node_fail"},
-    {EndClass::OutOfMemory, "out_of_memory"}, {EndClass::BootFail, "boot_fail"},
-    {EndClass::Deadline, "deadline"},       {EndClass::CancelledByPerson, "cancelled"},
-    {EndClass::Hang, "hang"},               {EndClass::Lost, "lost"},
-}};
 
 // Slurm end states whose class does not depend on anything else.
 constexpr std::array<std::pair<JobState, EndClass>, 6> kByState{{
@@ -27,15 +19,11 @@ constexpr std::array<std::pair<JobState, EndClass>, 6> kByState{{
 
 }  // namespace
 
-std::string_view class_name(EndClass c) {
-  for (const auto& [cls, name] : kNames)
-    if (cls == c) return name;
-  return "unknown";
-}
+std::string_view class_name(EndClass c) { return row(c).name; }
 
 std::optional<EndClass> class_from_name(std::string_view name) {
-  for (const auto& [cls, n] : kNames)
-    if (n == name) return cls;
+  for (const auto& r : class_table())
+    if (r.name == name) return r.cls;
   return std::nullopt;
 }
 

@@ -5,12 +5,11 @@
 #include <vector>
 
 #include "config/config.h"
+#include "decide/classes.h"
 #include "decide/classify.h"
 #include "decide/exit_codes.h"
 
 namespace mlsup::decide {
-
-enum class Action { Finish, Resubmit, Stop };
 
 // One earlier restart, as the journal records it.
 struct Restart {

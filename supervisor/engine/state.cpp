@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 
+#include "decide/classes.h"
 #include "slurm/types.h"
 
 namespace mlsup::engine {
@@ -65,8 +66,7 @@ void on_ended(CampaignState& s, const JournalRecord& r) {
   a->ended = true;
   a->end_class = decide::class_from_name(r.data.value("class", ""));
   a->end_step = r.data.value("step", -1LL);
-  const std::string cls = r.data.value("class", "");
-  if (cls == "failed" || cls == "hang") {
+  if (a->end_class && decide::row(*a->end_class).counts_for_blame) {
     auto suspects = r.data.value("suspects", std::vector<std::string>{});
     s.failures.push_back({r.time, suspects.empty() ? slurm::expand_hostlist(r.data.value("nodes", "")) : suspects});
   }

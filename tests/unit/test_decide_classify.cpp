@@ -1,9 +1,16 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <set>
+
+#include "config/schema.h"
+#include "decide/classes.h"
 #include "decide/classify.h"
 
 using namespace mlsup::decide;
 using mlsup::slurm::JobState;
+namespace decide = mlsup::decide;
+namespace config = mlsup::config;
 
 TEST_CASE("every Slurm ending has its class") {
   const std::pair<JobState, EndClass> table[] = {
@@ -47,4 +54,23 @@ TEST_CASE("class names both ways") {
     CHECK(class_from_name(class_name(c)) == c);
   }
   CHECK_FALSE(class_from_name("nope").has_value());
+}
+
+TEST_CASE("the class table: every name reads back, every budget it names is a config budget and every config budget is drawn on") {
+  std::set<std::string_view> drawn;
+  for (const auto& r : decide::class_table()) {
+    CAPTURE(r.name);
+    CHECK(decide::class_from_name(r.name) == r.cls);
+    CHECK(decide::class_name(r.cls) == r.name);
+    CHECK((r.action == decide::Action::Resubmit) == !r.budget.empty());
+    if (r.budget.empty()) continue;
+    drawn.insert(r.budget);
+    const auto budgets = config::budget_classes();
+    CHECK(std::find(budgets.begin(), budgets.end(), r.budget) != budgets.end());
+  }
+  for (const auto b : config::budget_classes()) {
+    CAPTURE(b);
+    CHECK(drawn.contains(b));
+  }
+  CHECK_FALSE(decide::class_from_name("nonsense"));
 }

@@ -1,0 +1,47 @@
+#include "decide/classes.h"
+
+#include <array>
+
+#include "decide/exit_codes.h"
+
+namespace mlsup::decide {
+namespace {
+
+using enum EndClass;
+using A = Action;
+
+constexpr std::array<ClassRow, 14> kRows{{
+    // class, name, action, exit code, budget, backoff, node related, counts for blame, reason
+    {Completed, "completed", A::Finish, kCompleted, "", false, false, false, "the training completed"},
+    {KillSwitch, "kill_switch", A::Stop, kStoppedBySwitch, "", false, false, false,
+     "the kill switch was set: the training saved and stopped"},
+    {PlannedExit, "planned_exit", A::Resubmit, 0, "planned_exit", false, false, false,
+     "the training exited cleanly short of its target"},
+    {NoRetry, "no_retry", A::Stop, kNoRetry, "", false, false, false, "the training exited with the do-not-retry code"},
+    {Failed, "failed", A::Resubmit, 0, "failed", true, true, true, "the training failed"},
+    {Timeout, "timeout", A::Resubmit, 0, "timeout", false, false, false, "the job reached its time limit"},
+    {Preempted, "preempted", A::Resubmit, 0, "preempted", false, false, false, "the job was preempted"},
+    {NodeFail, "node_fail", A::Resubmit, 0, "node_fail", true, true, false, "a node of the job failed"},
+    {OutOfMemory, "out_of_memory", A::Resubmit, 0, "out_of_memory", true, false, false, "the job ran out of memory"},
+    {BootFail, "boot_fail", A::Resubmit, 0, "boot_fail", true, true, false, "a node of the job failed to boot"},
+    {Deadline, "deadline", A::Stop, kCannotGoOn, "", false, false, false, "the job passed its deadline"},
+    {CancelledByPerson, "cancelled", A::Stop, kCancelledByPerson, "", false, false, false,
+     "the job was cancelled, not by mlsup"},
+    {Hang, "hang", A::Resubmit, 0, "hang", true, true, true, "the training hung (no heartbeat)"},
+    {Lost, "lost", A::Resubmit, 0, "failed", true, true, false, "Slurm forgot the job before its end was seen"},
+}};
+
+constexpr bool in_enum_order() {
+  for (std::size_t i = 0; i < kRows.size(); ++i)
+    if (static_cast<std::size_t>(kRows[i].cls) != i) return false;
+  return true;
+}
+static_assert(in_enum_order(), "the class table's rows follow EndClass");
+
+}  // namespace
+
+std::span<const ClassRow> class_table() { return kRows; }
+
+const ClassRow& row(EndClass c) { return kRows[static_cast<std::size_t>(c)]; }
+
+}  // namespace mlsup::decide
