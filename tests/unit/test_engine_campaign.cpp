@@ -135,7 +135,7 @@ TEST_CASE("a job stuck pending for a reason waiting cannot end is alerted once, 
 TEST_CASE("a second campaign pointed at a claimed checkpoint directory refuses to start") {
   EngineFixture f;
   auto c = f.open();
-  Fixture other;
+  EngineFixture other;
   other.config.checkpoint.dir = f.config.checkpoint.dir;
   auto refused = engine::Campaign::open(other.config, {&other.fake, [] { return 0.0; }, nullptr});
   REQUIRE_FALSE(refused.has_value());
@@ -191,7 +191,7 @@ bool has_exclude(const slurm::SubmitRequest& r) {
 }
 
 // A running 2-node job whose heartbeat goes silent until it counts as hung and is cancelled.
-void hang_job(Fixture& f, engine::Campaign& c,
+void hang_job(EngineFixture& f, engine::Campaign& c,
               std::vector<slurm::Node> cluster = {{"n1", "MIXED"}, {"n2", "MIXED"}, {"n3", "IDLE"}, {"n4", "IDLE"}}) {
   f.fake.node_table = std::move(cluster);
   f.pass(c);
@@ -253,7 +253,7 @@ TEST_CASE("exclusions that would leave too few nodes for the job are relaxed") {
 namespace {
 
 // Ends the current job as FAILED on nodes, with srun's words in its output, and resubmits.
-void fail_with_output(Fixture& f, engine::Campaign& c, const std::string& nodes, const std::string& output) {
+void fail_with_output(EngineFixture& f, engine::Campaign& c, const std::string& nodes, const std::string& output) {
   const auto id = f.fake.next_id - 1;
   const std::string out = f.dir.write("job-" + std::to_string(id) + ".out", output);
   f.fake.set_state(id, JobState::Failed, 1, nodes);
@@ -406,7 +406,7 @@ TEST_CASE("chain mode: a hang cancels its task only; a chain that runs out is to
 namespace {
 
 // Writes the SPANK plugin's record file of one node of job id into the campaign's state dir.
-void node_records(const Fixture& f, slurm::JobId id, const std::string& node, const std::string& lines) {
+void node_records(const EngineFixture& f, slurm::JobId id, const std::string& node, const std::string& lines) {
   const std::string dir = f.config.state_dir + "/nodes/" + std::to_string(id);
   std::filesystem::create_directories(dir);
   std::ofstream(dir + "/" + node + ".jsonl") << lines;
@@ -418,7 +418,7 @@ std::string task_exit(slurm::JobId id, int step, const std::string& node, int ra
          std::to_string(code) + R"(,"signal":)" + std::to_string(sig) + R"(,"time":)" + std::to_string(time) + "}\n";
 }
 
-std::string events_of(const Fixture& f) { return slurp(f.config.state_dir + "/events.jsonl"); }
+std::string events_of(const EngineFixture& f) { return slurp(f.config.state_dir + "/events.jsonl"); }
 
 }  // namespace
 
