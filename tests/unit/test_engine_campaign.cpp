@@ -333,7 +333,7 @@ struct ChainFixture : EngineFixture {
 }  // namespace
 
 TEST_CASE("chain mode: each attempt is the task that claims it; the next one goes to the queued task, at once") {
-  ChainEngineFixture f;
+  ChainFixture f;
   auto c = f.open();
   f.pass(*c);
   REQUIRE(f.submits() == 1);
@@ -382,7 +382,7 @@ TEST_CASE("chain mode: each attempt is the task that claims it; the next one goe
 }
 
 TEST_CASE("chain mode: a hang cancels its task only; a chain that runs out is topped up with a new one") {
-  ChainEngineFixture f;
+  ChainFixture f;
   auto c = f.open();
   f.pass(*c);
   f.array = f.fake.next_id - 1;
