@@ -20,6 +20,7 @@ std::vector<Job> FakeClient::all() const {
 
 std::optional<Error> FakeClient::scripted_failure(const std::string& call) {
   calls.push_back(call);
+  if (const auto it = always_failing.find(call.substr(0, call.find(' '))); it != always_failing.end()) return it->second;
   if (next_errors.empty()) return std::nullopt;
   Error e = next_errors.front();
   next_errors.pop_front();

@@ -18,6 +18,7 @@ class FakeClient final : public Client {
   std::map<JobId, Job> table;                 // the jobs Slurm knows
   std::vector<Node> node_table;
   std::deque<Error> next_errors;              // each call pops one, if any, and fails with it
+  std::map<std::string, Error> always_failing;  // calls by name ("submit") that fail with this every time
   JobId next_id = 100;
 
   // Sets a known job's state (and optionally its exit code, nodes).
