@@ -68,6 +68,9 @@ class Campaign {
   util::Result<void> submit(int number);
   util::Result<void> recover_submission(const AttemptState& a);
   util::Result<void> send(const AttemptState& a);
+  // Looks at the template file and keeps what submissions render from (engine/template_snapshot.cpp);
+  // false when no template has ever rendered.
+  bool take_template();
   void prune_checkpoints(const checkpoint::Scan& scan, const std::string& resume_from);
   util::Result<void> watch(const CampaignState& s, const AttemptState& a);
   util::Result<void> watch_running(const AttemptState& a, const slurm::Job& job);
@@ -115,6 +118,8 @@ class Campaign {
   Calibration calibration_;  // the campaign's pace, for heartbeat.calibrate
   int heartbeat_attempt_ = 0;
   std::string last_slurm_error_;
+  std::optional<std::string> template_;  // what submissions render from: the last template that rendered
+  std::string template_problem_;         // why that is not the file as it is now, as last told
   double unavailable_since_ = 0;
   double chain_refreshed_at_ = 0;  // when next.env last got the newest checkpoint  // when the pending job was first seen waiting for missing nodes
   Notifier notifier_;

@@ -10,7 +10,9 @@
 #include <nlohmann/json.hpp>
 #include <slurm/slurm_errno.h>
 
+#include "config/load.h"
 #include "engine/campaign.h"
+#include "engine/template_snapshot.h"
 #include "engine_fixture.h"
 #include "slurm/fake_client.h"
 
@@ -157,6 +159,31 @@ TEST_CASE("a template that never rendered: nothing is submitted and the campaign
   CHECK_FALSE(f.pass(*c).has_value());
   REQUIRE(f.submits() == 1);
   CHECK(script_of(f, 1).find("srun fixed") != std::string::npos);
+}
+
+TEST_CASE("a reload (SIGHUP) looks at the template again: one that does not render is told, and the snapshot kept") {
+  EngineFixture f;
+  auto c = f.open();
+  fail_first_attempt(f, *c);
+  write_template(f, "#!/bin/bash\nsrun {{nope}}\n");
+  c->reload(f.config);
+  CHECK(alerts_of(f, "template-unusable") == 1);
+  CHECK_FALSE(f.pass(*c).has_value());
+  REQUIRE(f.submits() == 2);
+  CHECK(script_of(f, 2).find("srun true") != std::string::npos);
+  CHECK(alerts_of(f, "template-unusable") == 1);  // the same problem is told once per process
+}
+
+TEST_CASE("run and tick load the config of a campaign that has a template snapshot even while its template is gone") {
+  EngineFixture f;
+  const std::string text = slurp(f.config.template_path);
+  std::filesystem::remove(f.config.template_path);
+  CHECK_FALSE(engine::load_config_to_supervise(f.config.source_file).has_value());  // no snapshot: an error, as before
+  write_template(f, text);
+  f.open();  // takes the snapshot
+  std::filesystem::remove(f.config.template_path);
+  CHECK(engine::load_config_to_supervise(f.config.source_file).has_value());
+  CHECK_FALSE(config::load_config_file(f.config.source_file).has_value());  // `mlsup validate` still says so
 }
 
 TEST_CASE("an unclassified sbatch error is retried with a growing, capped delay, alerted once, then given up on") {
