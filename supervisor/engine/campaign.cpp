@@ -14,6 +14,7 @@
 #include "checkpoint/checkpoints.h"
 #include "checkpoint/retention.h"
 #include "decide/policy.h"
+#include "decide/submit_retry.h"
 #include "edges/process.h"
 #include "journal/atomic_file.h"
 #include "journal/journal.h"
@@ -220,7 +221,12 @@ util::Result<void> Campaign::recover_submission(const AttemptState& a) {
     event("slurm-unavailable", {{"attempt", a.number}, {"detail", found.error().message}});
     return {};
   }
-  if (found->empty()) return take_template() ? send(a) : util::Result<void>{};
+  if (found->empty()) {  // not submitted: again, once the failures so far allow it
+    const auto retry = decide::submit_retry(a.submit_failures, config_, edges_.now());
+    if (retry.step == decide::SubmitStep::Stop) return finish(decide::kCannotGoOn, retry.reason);
+    if (retry.step == decide::SubmitStep::Wait) return {};
+    return take_template() ? send(a) : util::Result<void>{};
+  }
   const auto& job = found->front();
   const slurm::JobId id = job.array_job_id ? job.array_job_id : job.job_id;
   event("adopted", {{"attempt", a.number}, {"job_id", id}, {"detail", "a job with this attempt's tag already exists"}});
@@ -244,13 +250,7 @@ util::Result<void> Campaign::send(const AttemptState& a) {
   if (plan->array) write_chain_values(a);  // the first task may start the moment sbatch returns
   auto id = edges_.slurm->submit({plan->options, plan->environment, script, config_.base_dir});
   crash_point("after-sbatch");
-  if (!id) {
-    const auto& e = id.error();
-    event("submit-failed", {{"attempt", a.number}, {"kind", slurm::error_kind_name(e.kind)}, {"detail", e.message},
-                            {"transient", e.transient()}, {"decision", e.transient() ? "look for the job by its tag, then retry" : "stop"}});
-    if (e.transient() || e.kind == slurm::ErrorKind::Other) return {};
-    return finish(decide::kCannotGoOn, "Slurm refused the job: " + e.message);
-  }
+  if (!id) return submit_failed(a, id.error());
   if (auto ok = record("submitted", {{"attempt", a.number}, {"job_id", *id}, {"chain", plan->array.has_value()}}); !ok)
     return ok;
   event("submitted", {{"attempt", a.number}, {"job_id", *id}, {"resume_from", a.resume_from}, {"exclude", a.exclude},

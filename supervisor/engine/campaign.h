@@ -68,6 +68,8 @@ class Campaign {
   util::Result<void> submit(int number);
   util::Result<void> recover_submission(const AttemptState& a);
   util::Result<void> send(const AttemptState& a);
+  // Journals a failed sbatch and decides on it: a retry later, or the campaign's end (engine/submit_retry.cpp).
+  util::Result<void> submit_failed(const AttemptState& a, const slurm::Error& e);
   // Looks at the template file and keeps what submissions render from (engine/template_snapshot.cpp);
   // false when no template has ever rendered.
   bool take_template();
