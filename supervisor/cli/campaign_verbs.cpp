@@ -12,6 +12,7 @@
 #include "config/load.h"
 #include "engine/loop.h"
 #include "engine/state.h"
+#include "engine/template_snapshot.h"
 #include "journal/atomic_file.h"
 #include "journal/journal.h"
 #include "journal/lease.h"
@@ -23,11 +24,17 @@ namespace {
 
 using nlohmann::json;
 
-std::optional<config::Config> load(const std::string& path) {
-  auto c = config::load_config_file(path);
-  if (c) return *c;
+std::optional<config::Config> print_errors(std::expected<config::Config, config::Errors> c) {
+  if (c) return std::move(*c);
   for (const auto& e : c.error()) std::cerr << e.str() << "\n";
   return std::nullopt;
+}
+
+std::optional<config::Config> load(const std::string& path) { return print_errors(config::load_config_file(path)); }
+
+// For run and tick: a template that cannot be read now is no obstacle once the campaign has a snapshot.
+std::optional<config::Config> load_to_supervise(const std::string& path) {
+  return print_errors(engine::load_config_to_supervise(path));
 }
 
 // "YYYY-MM-DD HH:MM:SS" in local time; "?" for a time no calendar holds.
@@ -83,12 +90,12 @@ std::string event_line(const json& e) {
 }  // namespace
 
 int run_verb(const std::string& config_path) {
-  const auto c = load(config_path);
+  const auto c = load_to_supervise(config_path);
   return c ? finish(engine::run(*c)) : kBadInput;
 }
 
 int tick_verb(const std::string& config_path) {
-  const auto c = load(config_path);
+  const auto c = load_to_supervise(config_path);
   return c ? finish(engine::tick(*c)) : kBadInput;
 }
 

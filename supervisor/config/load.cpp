@@ -90,7 +90,8 @@ void finalize(Config& c) {
 
 }  // namespace
 
-std::expected<Config, Errors> load_config_text(std::string_view yaml, const std::string& file, const std::string& base_dir) {
+std::expected<Config, Errors> load_config_text(std::string_view yaml, const std::string& file, const std::string& base_dir,
+                                               const LoadOptions& options) {
   Config config = defaults();
   config.source_file = file;
   config.base_dir = fs::absolute(base_dir).lexically_normal().string();
@@ -110,12 +111,12 @@ std::expected<Config, Errors> load_config_text(std::string_view yaml, const std:
   Walk{file, config, errors}.mapping(root, "");
   if (!errors.empty()) return std::unexpected(errors);
   finalize(config);
-  validate(config, errors);
+  validate(config, errors, options);
   if (!errors.empty()) return std::unexpected(errors);
   return config;
 }
 
-std::expected<Config, Errors> load_config_file(const std::string& path) {
+std::expected<Config, Errors> load_config_file(const std::string& path, const LoadOptions& options) {
   std::ifstream in(path);
   if (!in) {
     return std::unexpected(Errors{{.file = path, .message = "cannot read the config file: " +
@@ -123,7 +124,7 @@ std::expected<Config, Errors> load_config_file(const std::string& path) {
   }
   std::stringstream text;
   text << in.rdbuf();
-  return load_config_text(text.str(), path, fs::absolute(path).parent_path().string());
+  return load_config_text(text.str(), path, fs::absolute(path).parent_path().string(), options);
 }
 
 }  // namespace mlsup::config

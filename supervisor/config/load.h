@@ -12,10 +12,16 @@ namespace mlsup::config {
 
 using Errors = std::vector<util::Error>;
 
+// What loading checks besides the config itself.
+struct LoadOptions {
+  bool template_file = true;  // the template file exists and can be read
+};
+
 // Reads, parses and validates the config file at path.
-std::expected<Config, Errors> load_config_file(const std::string& path);
+std::expected<Config, Errors> load_config_file(const std::string& path, const LoadOptions& options = {});
 
 // Parses and validates YAML text; file names it in errors, base_dir resolves relative paths.
-std::expected<Config, Errors> load_config_text(std::string_view yaml, const std::string& file, const std::string& base_dir);
+std::expected<Config, Errors> load_config_text(std::string_view yaml, const std::string& file, const std::string& base_dir,
+                                               const LoadOptions& options = {});
 
 }  // namespace mlsup::config

@@ -17,6 +17,7 @@ namespace {
 struct Rule {
   std::string_view key;
   std::function<std::optional<std::string>(const Config&)> check;
+  bool template_file = false;  // looks at the template file (LoadOptions::template_file)
 };
 
 std::string d(Seconds s) { return "\"" + format_duration(s) + "\""; }
@@ -31,6 +32,11 @@ std::optional<std::string> check_name(const Config& c) {
 
 std::optional<std::string> check_template(const Config& c) {
   if (c.template_path.empty()) return "is required: the sbatch template or script to submit, e.g. `template: train.sbatch`";
+  return std::nullopt;
+}
+
+std::optional<std::string> check_template_file(const Config& c) {
+  if (c.template_path.empty()) return std::nullopt;
   std::error_code ec;
   if (!fs::exists(c.template_path, ec)) return "\"" + c.template_path + "\" does not exist (relative paths start at the config's folder)";
   if (!fs::is_regular_file(c.template_path, ec)) return "\"" + c.template_path + "\" is not a regular file";
@@ -64,6 +70,7 @@ const std::vector<Rule>& rules() {
   static const std::vector<Rule> table = {
       {"name", check_name},
       {"template", check_template},
+      {"template", check_template_file, true},
       {"poll_interval",
        [](const Config& c) -> std::optional<std::string> {
          if (c.poll_interval >= Millis(100)) return std::nullopt;
@@ -115,8 +122,9 @@ const std::vector<Rule>& rules() {
 
 }  // namespace
 
-void validate(const Config& config, Errors& errors) {
+void validate(const Config& config, Errors& errors, const LoadOptions& options) {
   for (const auto& rule : rules()) {
+    if (rule.template_file && !options.template_file) continue;
     const auto problem = rule.check(config);
     if (!problem) continue;
     util::Error e{.file = config.source_file, .subject = std::string(rule.key), .message = *problem};

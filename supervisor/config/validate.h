@@ -6,6 +6,6 @@
 namespace mlsup::config {
 
 // Appends one error per impossible combination or missing requirement found in config.
-void validate(const Config& config, Errors& errors);
+void validate(const Config& config, Errors& errors, const LoadOptions& options = {});
 
 }  // namespace mlsup::config

@@ -16,7 +16,9 @@ constexpr std::array<ExitCodeRow, 11> kRows = {{
     {kBudgetSpent, "the campaign stopped: a restart budget is spent, or a crash loop"},
     {kCancelledByPerson, "the campaign stopped: its job was cancelled by a person"},
     {kNoRetry, "the campaign stopped: the training exited with the do-not-retry code"},
-    {kCannotGoOn, "the campaign stopped: it cannot go on (Slurm refused the job, deadline)"},
+    {kCannotGoOn,
+     "the campaign stopped: it cannot go on (Slurm refused the job, or kept refusing it for policy.submit_retry_for; "
+     "deadline)"},
 }};
 
 }  // namespace

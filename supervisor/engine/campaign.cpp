@@ -14,6 +14,7 @@
 #include "checkpoint/checkpoints.h"
 #include "checkpoint/retention.h"
 #include "decide/policy.h"
+#include "decide/submit_retry.h"
 #include "edges/process.h"
 #include "journal/atomic_file.h"
 #include "journal/journal.h"
@@ -100,6 +101,7 @@ util::Result<std::unique_ptr<Campaign>> Campaign::open(config::Config config, Ed
   if (auto ok = claim_checkpoint_dir(c->config_, state.campaign_id); !ok) return std::unexpected(ok.error());
   c->campaign_id_ = state.campaign_id;
   c->load_memory();
+  if (!state.finished_code) c->take_template();
   return c;
 }
 
@@ -107,6 +109,8 @@ void Campaign::reload(config::Config config) {
   event("config-reloaded", {{"file", config.source_file}});
   config_ = std::move(config);
   notifier_ = Notifier(config_.notify, config_.state_dir, config_.base_dir);
+  template_problem_.clear();  // asked for: a template that does not render is told again
+  take_template();
 }
 
 std::vector<JournalRecord> Campaign::records() const {
@@ -201,6 +205,7 @@ util::Result<void> Campaign::finish(int code, const std::string& reason) {
 
 util::Result<void> Campaign::submit(int number) {
   if (auto held = hold(0); !held) return held;  // nothing, not even a checkpoint's deletion, without the lease
+  const bool renders = take_template();
   const auto scan = checkpoint::scan(config_.checkpoint);
   const auto newest = checkpoint::newest_complete(scan);
   if (!scan.pointer_problem.empty()) event("checkpoint-pointer-ignored", {{"detail", scan.pointer_problem}});
@@ -216,6 +221,7 @@ util::Result<void> Campaign::submit(int number) {
                                 {"decision", "ask again before submitting anything"}});
     return {};
   }
+  if (!*queued && !renders) return {};  // no template has rendered yet: told, and looked at again next pass
   if (*queued) {
     intent["chain"] = true;
     intent["chain_job"] = *s.current()->job_id;
@@ -243,7 +249,12 @@ util::Result<void> Campaign::recover_submission(const AttemptState& a) {
     event("slurm-unavailable", {{"attempt", a.number}, {"detail", found.error().message}});
     return {};
   }
-  if (found->empty()) return send(a);
+  if (found->empty()) {  // not submitted: again, once the failures so far allow it
+    const auto retry = decide::submit_retry(a.submit_failures, config_, edges_.now());
+    if (retry.step == decide::SubmitStep::Stop) return finish(decide::kCannotGoOn, retry.reason);
+    if (retry.step == decide::SubmitStep::Wait) return {};
+    return take_template() ? send(a) : util::Result<void>{};
+  }
   const auto& job = found->front();
   const slurm::JobId id = job.array_job_id ? job.array_job_id : job.job_id;
   event("adopted", {{"attempt", a.number}, {"job_id", id}, {"detail", "a job with this attempt's tag already exists"}});
@@ -251,10 +262,13 @@ util::Result<void> Campaign::recover_submission(const AttemptState& a) {
 }
 
 util::Result<void> Campaign::send(const AttemptState& a) {
-  const auto text = util::read_file(config_.template_path);
-  if (!text) return finish(decide::kCannotGoOn, "cannot read the template " + config_.template_path);
-  auto plan = render::plan_submission(config_, *text, {a.number, a.resume_from, a.exclude, a.tag});
-  if (!plan) return finish(decide::kCannotGoOn, plan.error().str());
+  if (!template_) return {};  // no template has rendered yet (told by take_template)
+  auto plan = render::plan_submission(config_, *template_, {a.number, a.resume_from, a.exclude, a.tag});
+  if (!plan) {  // this attempt's values break a template that renders: told, tried again next pass
+    event("template-unusable", {{"attempt", a.number}, {"file", config_.template_path}, {"detail", plan.error().str()},
+                                {"alert", true}, {"decision", "nothing is submitted; tried again next pass"}});
+    return {};
+  }
   const std::string dir = config_.state_dir + "/attempts/" + std::to_string(a.number);
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -265,13 +279,7 @@ util::Result<void> Campaign::send(const AttemptState& a) {
   if (auto held = hold(static_cast<double>(slurm::kSbatchTimeout.count())); !held) return held;
   auto id = edges_.slurm->submit({plan->options, plan->environment, script, config_.base_dir});
   crash_point("after-sbatch");
-  if (!id) {
-    const auto& e = id.error();
-    event("submit-failed", {{"attempt", a.number}, {"kind", slurm::error_kind_name(e.kind)}, {"detail", e.message},
-                            {"transient", e.transient()}, {"decision", e.transient() ? "look for the job by its tag, then retry" : "stop"}});
-    if (e.transient() || e.kind == slurm::ErrorKind::Other) return {};
-    return finish(decide::kCannotGoOn, "Slurm refused the job: " + e.message);
-  }
+  if (!id) return submit_failed(a, id.error());
   if (auto ok = record("submitted", {{"attempt", a.number}, {"job_id", *id}, {"chain", plan->array.has_value()}}); !ok)
     return ok;
   event("submitted", {{"attempt", a.number}, {"job_id", *id}, {"resume_from", a.resume_from}, {"exclude", a.exclude},

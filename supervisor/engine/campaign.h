@@ -80,6 +80,11 @@ class Campaign {
   util::Result<void> submit(int number);
   util::Result<void> recover_submission(const AttemptState& a);
   util::Result<void> send(const AttemptState& a);
+  // Journals a failed sbatch and decides on it: a retry later, or the campaign's end (engine/submit_retry.cpp).
+  util::Result<void> submit_failed(const AttemptState& a, const slurm::Error& e);
+  // Looks at the template file and keeps what submissions render from (engine/template_snapshot.cpp);
+  // false when no template has ever rendered.
+  bool take_template();
   void prune_checkpoints(const checkpoint::Scan& scan, const std::string& resume_from);
   util::Result<void> watch(const CampaignState& s, const AttemptState& a);
   util::Result<void> watch_running(const AttemptState& a, const slurm::Job& job);
@@ -133,6 +138,8 @@ class Campaign {
   Memory memory_;             // what passes remember beyond the journal (memory.json)
   std::string memory_saved_;  // memory.json's text as last written
   std::string last_slurm_error_;
+  std::optional<std::string> template_;  // what submissions render from: the last template that rendered
+  std::string template_problem_;         // why that is not the file as it is now, as last told
   Notifier notifier_;
 };
 

@@ -95,7 +95,7 @@ std::vector<std::string> Campaign::exclusions_for(const CampaignState& s, int nu
   const std::size_t live = decide::excluded_nodes(s.ledger, edges_.now(), -1).size();
   if (live == 0) return {};
   // The cap depends on the job's size, which the rendered script knows.
-  const auto shape = render::plan_submission(config_, util::read_file(config_.template_path).value_or(""), {number});
+  const auto shape = render::plan_submission(config_, template_.value_or(""), {number});
   const int job_nodes = shape ? shape->nodes : 1;
   int usable = 0;
   if (const auto all = edges_.slurm->nodes()) {

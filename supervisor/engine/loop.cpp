@@ -13,6 +13,7 @@
 #include "config/load.h"
 #include "decide/exit_codes.h"
 #include "engine/campaign.h"
+#include "engine/template_snapshot.h"
 #include "journal/lease.h"
 #include "slurm/client.h"
 #include "slurm/probe.h"
@@ -181,7 +182,7 @@ RunResult run(const config::Config& initial) {
   std::function<void(const boost::system::error_code&, int)> on_signal = [&](const boost::system::error_code& ec, int sig) {
     if (ec) return;
     if (sig == SIGHUP) {
-      auto reloaded = config::load_config_file(initial.source_file);
+      auto reloaded = load_config_to_supervise(initial.source_file);
       if (!reloaded) {
         for (const auto& e : reloaded.error()) std::cerr << e.str() << "\n";
         std::cerr << "mlsup: SIGHUP: the config has errors; keeping the one in use\n";

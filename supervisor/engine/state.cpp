@@ -37,7 +37,13 @@ void on_submitted(CampaignState& s, const JournalRecord& r) {
   auto* a = attempt(s, r.data);
   if (!a) return;
   a->job_id = r.data.value("job_id", 0u);
+  a->submit_failures.clear();
   a->chain = r.data.value("chain", a->chain);
+}
+
+void on_submit_failed(CampaignState& s, const JournalRecord& r) {
+  if (auto* a = attempt(s, r.data))
+    a->submit_failures.push_back({r.time, slurm::error_kind_from_name(r.data.value("kind", "")), r.data.value("message", "")});
 }
 
 // A chain task took the attempt; with values it found for itself when mlsup was away, its resume point.
@@ -98,6 +104,7 @@ const std::map<std::string, Apply>& appliers() {
       {"campaign", [](CampaignState& s, const JournalRecord& r) { s.campaign_id = r.data.value("id", ""); }},
       {"submit-intent", on_submit_intent},
       {"submitted", on_submitted},
+      {"submit-failed", on_submit_failed},
       {"adopted", on_submitted},
       {"cancel-intent", on_cancel_intent},
       {"pending-alert",

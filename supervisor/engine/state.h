@@ -11,6 +11,7 @@
 #include "decide/classify.h"
 #include "decide/ledger.h"
 #include "decide/policy.h"
+#include "decide/submit_retry.h"
 #include "slurm/types.h"
 #include "util/error.h"
 
@@ -25,6 +26,7 @@ struct AttemptState {
   double relaxed_at = 0;                // when one of them was last dropped while it was pending
   double intent_time = 0;               // when the submission was decided
   std::optional<slurm::JobId> job_id;   // once submitted (or adopted); in chain mode the array's id
+  std::vector<decide::SubmitFailure> submit_failures;  // sbatch failures since its last submission went through
   bool chain = false;                   // a task of a job array (chain mode) runs this attempt
   std::optional<slurm::JobId> task_job_id;  // chain mode: the task that claimed the attempt
   std::optional<decide::EndClass> cancel_reason;  // mlsup asked Slurm to cancel it, and why

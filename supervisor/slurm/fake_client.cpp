@@ -20,6 +20,7 @@ std::vector<Job> FakeClient::all() const {
 
 std::optional<Error> FakeClient::scripted_failure(const std::string& call) {
   calls.push_back(call);
+  if (const auto it = always_failing.find(call.substr(0, call.find(' '))); it != always_failing.end()) return it->second;
   auto& queue = next_errors.empty() ? failing[call.substr(0, call.find(' '))] : next_errors;
   if (queue.empty()) return std::nullopt;
   Error e = queue.front();

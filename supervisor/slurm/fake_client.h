@@ -19,6 +19,7 @@ class FakeClient final : public Client {
   std::vector<Node> node_table;
   std::deque<Error> next_errors;              // each call pops one, if any, and fails with it
   std::map<std::string, std::deque<Error>> failing;  // by verb ("cancel"): each such call pops one, after next_errors
+  std::map<std::string, Error> always_failing;  // calls by name ("submit") that fail with this every time
   JobId next_id = 100;
 
   // Sets a known job's state (and optionally its exit code, nodes).

@@ -20,13 +20,14 @@ constexpr std::array<std::pair<JobState, std::string_view>, 13> kStateNames{{
     {JobState::Unknown, "UNKNOWN"},
 }};
 
-constexpr std::array<std::pair<ErrorKind, std::string_view>, 7> kErrorNames{{
+constexpr std::array<std::pair<ErrorKind, std::string_view>, 8> kErrorNames{{
     {ErrorKind::Unreachable, "unreachable"}, {ErrorKind::Timeout, "timeout"}, {ErrorKind::UnknownJob, "unknown-job"},
-    {ErrorKind::PermissionDenied, "permission-denied"}, {ErrorKind::Rejected, "rejected"}, {ErrorKind::Busy, "busy"},
-    {ErrorKind::Other, "other"},
+    {ErrorKind::PermissionDenied, "permission-denied"}, {ErrorKind::Rejected, "rejected"},
+    {ErrorKind::OverLimit, "over-limit"}, {ErrorKind::Busy, "busy"}, {ErrorKind::Other, "other"},
 }};
 
-// Slurm errnos by the kind of failure they are.
+// Slurm errnos by the kind of failure they are. Slurm gives one errno (and one message) to every
+// accounting/QOS refusal, a submit limit that lifts as jobs end as well as a size or time limit.
 constexpr std::array<std::pair<int, ErrorKind>, 24> kErrnoKinds{{
     {SLURM_COMMUNICATIONS_CONNECTION_ERROR, ErrorKind::Unreachable},
     {SLURM_COMMUNICATIONS_SEND_ERROR, ErrorKind::Unreachable},
@@ -48,7 +49,7 @@ constexpr std::array<std::pair<int, ErrorKind>, 24> kErrnoKinds{{
     {ESLURM_INVALID_TIME_LIMIT, ErrorKind::Rejected},
     {ESLURM_INVALID_QOS, ErrorKind::Rejected},
     {ESLURM_INVALID_ACCOUNT, ErrorKind::Rejected},
-    {ESLURM_ACCOUNTING_POLICY, ErrorKind::Rejected},
+    {ESLURM_ACCOUNTING_POLICY, ErrorKind::OverLimit},
     {ESLURM_PARTITION_NOT_AVAIL, ErrorKind::Rejected},
     {ESLURM_DISABLED, ErrorKind::Busy},
     {EAGAIN, ErrorKind::Busy},
@@ -72,7 +73,7 @@ constexpr std::array<std::pair<std::string_view, ErrorKind>, 19> kMessageKinds{{
     {"More processors requested than permitted", ErrorKind::Rejected},
     {"Invalid qos", ErrorKind::Rejected},
     {"Invalid account", ErrorKind::Rejected},
-    {"Job violates accounting/QOS policy", ErrorKind::Rejected},
+    {"Job violates accounting/QOS policy", ErrorKind::OverLimit},
     {"Requested time limit is invalid", ErrorKind::Rejected},
     {"Resource temporarily unavailable", ErrorKind::Busy},
 }};
@@ -125,6 +126,12 @@ std::string_view error_kind_name(ErrorKind k) {
   for (const auto& [kind, name] : kErrorNames)
     if (kind == k) return name;
   return "other";
+}
+
+ErrorKind error_kind_from_name(std::string_view name) {
+  for (const auto& [kind, n] : kErrorNames)
+    if (n == name) return kind;
+  return ErrorKind::Other;
 }
 
 bool Error::transient() const {

@@ -64,11 +64,14 @@ enum class ErrorKind {
   UnknownJob,        // Slurm does not know the job (never existed, or aged out after MinJobAge)
   PermissionDenied,  // not allowed for this user
   Rejected,          // the request is wrong and retrying will not help (bad partition, too many nodes, QOS)
+  OverLimit,         // it goes against an accounting/QOS limit: a momentary submit limit, or a size or time limit
   Busy,              // the controller asks to come back later
   Other,
 };
 
+// A kind's name ("over-limit"), and back (Other for a name it does not know).
 std::string_view error_kind_name(ErrorKind k);
+ErrorKind error_kind_from_name(std::string_view name);
 
 struct Error {
   ErrorKind kind = ErrorKind::Other;

@@ -1,0 +1,24 @@
+// A failed sbatch: journaled as a fact, so that `run` and every `tick` decide alike from the journal
+// (decide/submit_retry.h) whether to try again later or to stop.
+#include "decide/submit_retry.h"
+#include "engine/campaign.h"
+
+namespace mlsup::engine {
+
+util::Result<void> Campaign::submit_failed(const AttemptState& a, const slurm::Error& e) {
+  const std::string kind(slurm::error_kind_name(e.kind));
+  if (auto ok = record("submit-failed", {{"attempt", a.number}, {"kind", kind}, {"code", e.code}, {"message", e.message}}); !ok)
+    return ok;
+  const CampaignState s = replay(records());
+  const auto retry = decide::submit_retry(s.current()->submit_failures, config_, edges_.now());
+  const bool stop = retry.step == decide::SubmitStep::Stop;
+  event("submit-failed", {{"attempt", a.number}, {"kind", kind}, {"detail", e.message}, {"transient", e.transient()},
+                          {"tries", s.current()->submit_failures.size()}, {"alert", retry.alert},
+                          {"decision", stop ? "stop" : "look for the job by its tag, then submit again"},
+                          {"next_try", retry.next_try}, {"reason", retry.reason}});
+  // Before the end, the tag is looked up: a job sbatch created though it failed is adopted, not left behind.
+  if (stop) return recover_submission(*s.current());
+  return {};
+}
+
+}  // namespace mlsup::engine

@@ -1,0 +1,30 @@
+#pragma once
+// The template a campaign renders from: the file when it reads and renders, otherwise the last text
+// that did, kept in <state_dir>/template.snapshot so that every process of the campaign (`run`, each
+// `tick`) falls back to it while the file is briefly unreadable or invalid.
+#include <optional>
+#include <string>
+
+#include "config/config.h"
+#include "config/load.h"
+
+namespace mlsup::engine {
+
+struct TemplateLook {
+  std::optional<std::string> text;  // what submissions render from; nullopt = no template ever rendered
+  std::string problem;              // why that is not the file as it is now; "" = it is
+  std::string save_problem;         // the snapshot could not be stored (the text is used all the same)
+};
+
+// Where a campaign keeps the last template text that rendered.
+std::string template_snapshot_path(const config::Config& config);
+
+// Reads the template file; when it renders with config, keeps it as the snapshot (stored when it
+// differs from the stored one), otherwise falls back to the stored snapshot if that renders.
+TemplateLook look_at_template(const config::Config& config);
+
+// Loads a config to supervise its campaign (run, tick, SIGHUP): as config::load_config_file, except
+// that a template file that cannot be read now is no error when the campaign has a snapshot.
+std::expected<config::Config, config::Errors> load_config_to_supervise(const std::string& path);
+
+}  // namespace mlsup::engine
