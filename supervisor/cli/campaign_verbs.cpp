@@ -52,26 +52,15 @@ int finish(const engine::RunResult& r) {
   return r.exit_code;
 }
 
-// The records of the journal at path, each with its line, read without taking the lease (status must
-// work beside a running supervisor). The header is left out; a line after it that is no record is
-// listed in problems.
-std::vector<engine::JournalRecord> journal_records(const std::string& path, std::vector<util::Error>& problems) {
+// The records of the campaign's journal at path, each with its line, read by the journal's own reader
+// without changing the file (status works beside a running supervisor); what it cannot read goes to
+// problems.
+std::vector<engine::JournalRecord> journal_records(const std::string& path, const std::string& campaign,
+                                                  std::vector<util::Error>& problems) {
+  auto [records, unread] = journal::Journal::read_only(path, campaign);
+  problems.insert(problems.end(), unread.begin(), unread.end());
   std::vector<engine::JournalRecord> out;
-  auto text = journal::read_file(path);
-  if (!text) return out;
-  const auto lines = util::split(*text, '\n');
-  for (std::size_t i = 1; i < lines.size(); ++i) {
-    if (lines[i].empty()) continue;
-    const auto j = json::parse(lines[i], nullptr, false);
-    const auto time = j.is_object() ? j.find("time") : j.end();
-    const auto type = j.is_object() ? j.find("type") : j.end();
-    if (time != j.end() && time->is_number() && type != j.end() && type->is_string())
-      out.push_back({time->get<double>(), type->get<std::string>(), j, static_cast<int>(i + 1)});
-    else
-      problems.push_back({.file = path, .line = static_cast<int>(i + 1),
-                          .message = "not a journal record (a JSON object with a numeric time and a type); "
-                                     "repair this line by hand or restore the journal"});
-  }
+  for (auto& r : records) out.push_back({r.time, r.type, std::move(r.data), r.line});
   return out;
 }
 
@@ -121,7 +110,7 @@ int status_verb(const std::string& config_path, bool as_json) {
   if (!c) return kBadInput;
   const std::string path = c->state_dir + "/journal.jsonl";
   std::vector<util::Error> problems;
-  auto s = engine::replay(journal_records(path, problems), path);
+  auto s = engine::replay(journal_records(path, c->name, problems), path);
   json j = {{"campaign", c->name}, {"state_dir", c->state_dir}, {"attempts", s.attempts.size()}};
   j["state"] = s.finished_code ? (*s.finished_code == 0 ? "completed" : "stopped")
                                : (s.attempts.empty() ? "not started" : "running");

@@ -56,6 +56,27 @@ std::string tail(const std::string& path, std::size_t lines) {
 
 util::Error error(std::string message) { return util::Error{.message = std::move(message)}; }
 
+// How far an ended attempt got: the step it reached, the newest complete checkpoint's, and whether
+// that is past the checkpoint it resumed from.
+struct Reached {
+  long long step = 0, checkpoint_step = 0;
+  bool progressed = false;
+};
+
+// The `ended` record's fields: what ended, how it is classed, how far it got, what was decided and why.
+json ended_fields(const AttemptState& a, const slurm::Job& job, decide::EndClass cls, const Reached& r,
+                  const decide::Decision& d) {
+  static const char* kActions[] = {"finish", "resubmit", "stop"};
+  return {{"attempt", a.number},           {"job_id", job.job_id},
+          {"class", std::string(decide::class_name(cls))},
+          {"slurm_state", std::string(slurm::state_name(job.state))},
+          {"exit_code", job.exit_code},    {"signal", job.exit_signal},
+          {"nodes", job.nodes},            {"step", r.step},
+          {"checkpoint_step", r.checkpoint_step}, {"resumed_from", a.resume_from},
+          {"progressed", r.progressed},    {"action", kActions[static_cast<int>(d.action)]},
+          {"delay", d.delay_seconds},      {"reason", d.reason}};
+}
+
 // Claims checkpoint_dir for this campaign with a marker file; refuses one claimed by another.
 util::Result<void> claim_checkpoint_dir(const config::Config& c, const std::string& campaign_id) {
   std::error_code ec;
@@ -151,7 +172,7 @@ void Campaign::emit(const json& e) {
 }
 
 std::string Campaign::tag(int attempt) const {
-  return "mlsup:" + config_.name + ":" + campaign_id_ + ":" + std::to_string(attempt);
+  return render::job_tag(config_.name, campaign_id_, attempt);
 }
 
 bool Campaign::kill_switch() const {
@@ -357,21 +378,7 @@ util::Result<void> Campaign::end_attempt(const CampaignState& s, const AttemptSt
     d.delay_seconds = 0;  // the chain's next task is queued already and waits for its values
     d.reason += "; the chain's next task takes over without a backoff";
   }
-  static const char* kActions[] = {"finish", "resubmit", "stop"};
-  json context = {{"attempt", a.number},
-                        {"job_id", job.job_id},
-                        {"class", std::string(decide::class_name(cls))},
-                        {"slurm_state", std::string(slurm::state_name(job.state))},
-                        {"exit_code", job.exit_code},
-                        {"signal", job.exit_signal},
-                        {"nodes", job.nodes},
-                        {"step", step},
-                        {"checkpoint_step", ck_step},
-                        {"resumed_from", a.resume_from},
-                        {"progressed", progressed},
-                        {"action", kActions[static_cast<int>(d.action)]},
-                        {"delay", d.delay_seconds},
-                        {"reason", d.reason}};
+  json context = ended_fields(a, job, cls, {step, ck_step, progressed}, d);
   // A hang was judged when it was cancelled; other endings about nodes are judged now (one RPC).
   if (cls != decide::EndClass::Hang && decide::node_related(cls)) {
     const auto evidence = ending_evidence(job, context);

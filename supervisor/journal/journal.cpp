@@ -145,6 +145,30 @@ util::Result<Journal> Journal::open(const std::string& path, const std::string& 
   return journal;
 }
 
+std::pair<std::vector<Record>, std::vector<util::Error>> Journal::read_only(const std::string& path,
+                                                                            const std::string& campaign) {
+  std::vector<Record> records;
+  std::vector<util::Error> problems;
+  auto text = read_file_if_exists(path);
+  if (!text) problems.push_back(text.error());
+  if (!text || !*text || (*text)->empty()) return {records, problems};
+  const Lines lines = split_lines(**text);
+  if (lines.complete.empty()) return {records, {line_error(path, 1, "the header line is incomplete")}};
+  if (auto header = parse_header(lines.complete[0], path, campaign); !header) problems.push_back(header.error());
+  long long prev = 0;
+  for (std::size_t i = 1; i < lines.complete.size(); ++i) {  // a bad line is listed, and the reading goes on
+    auto record = parse_record(lines.complete[i], static_cast<int>(i + 1), prev);
+    if (!record) {
+      problems.push_back(line_error(path, i + 1, "not a journal record; repair this line by hand or restore the journal"));
+      continue;
+    }
+    prev = record->seq;
+    records.push_back(std::move(*record));
+  }
+  if (!lines.tail.empty()) problems.push_back(line_error(path, lines.complete.size() + 1, "an incomplete last record"));
+  return {records, problems};
+}
+
 util::Result<void> Journal::read(const std::string& text) {
   const Lines lines = split_lines(text);
   if (lines.complete.empty())

@@ -5,6 +5,7 @@
 // descriptor; a write that fails is cut back off the file, so no half line follows a failure.
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -31,6 +32,12 @@ class Journal {
   // last line is dropped with a warning and cut off the file before the next append; any other bad line,
   // a foreign or newer header, or another campaign's journal is an error.
   static util::Result<Journal> open(const std::string& path, const std::string& campaign);
+
+  // Reads path as open() does, without creating, repairing or otherwise changing it (for status and
+  // events beside a running supervisor): the records it could read, and what it could not, each a
+  // problem with its line.
+  static std::pair<std::vector<Record>, std::vector<util::Error>> read_only(const std::string& path,
+                                                                           const std::string& campaign);
 
   // Every record, oldest first.
   const std::vector<Record>& records() const { return records_; }

@@ -37,8 +37,8 @@ std::string heartbeat_file(const config::Config& config, int attempt) {
   return config.heartbeat.dir + "/attempt-" + std::to_string(attempt);
 }
 
-std::string job_tag(const config::Config& config, int attempt) {
-  return "mlsup:" + config.name + ":" + std::to_string(attempt);
+std::string job_tag(const std::string& name, const std::string& campaign_id, int attempt) {
+  return "mlsup:" + name + ":" + campaign_id + ":" + std::to_string(attempt);
 }
 
 Variables template_variables(const config::Config& config, const Attempt& attempt) {

@@ -15,14 +15,18 @@ struct Attempt {
   int number = 1;
   std::string resume_from;           // newest complete checkpoint; "" = fresh start
   std::vector<std::string> exclude;  // nodes kept out of this attempt
-  std::string tag;                   // the job's tag; "" = job_tag(config, number)
+  std::string tag;                   // the job's tag; "" = job_tag(name, kUnstarted, number)
 };
 
 // The heartbeat file of one attempt.
 std::string heartbeat_file(const config::Config& config, int attempt);
 
-// The tag that marks every job of an attempt (sbatch --comment), by which a supervisor finds it again.
-std::string job_tag(const config::Config& config, int attempt);
+// The campaign id in the tag of a campaign that has not started (its journal holds no id yet).
+inline constexpr const char* kUnstarted = "new";
+
+// The one tag format, "mlsup:<name>:<campaign id>:<attempt>": every job of an attempt carries it
+// (sbatch --comment), and a supervisor finds its jobs again by it.
+std::string job_tag(const std::string& name, const std::string& campaign_id, int attempt);
 
 // Every template variable: the contract values, the Slurm settings (slurm.*) and the user's (vars.*).
 Variables template_variables(const config::Config& config, const Attempt& attempt);

@@ -131,7 +131,7 @@ util::Result<Submission> plan_submission(const Config& config, std::string_view 
   if (!directives) return std::unexpected(directives.error());
   if (auto ok = effective_shape(config, *directives, s); !ok) return std::unexpected(ok.error());
   if (auto ok = chain_mode(config, s); !ok) return std::unexpected(ok.error());
-  s.tag = attempt.tag.empty() ? job_tag(config, attempt.number) : attempt.tag;
+  s.tag = attempt.tag.empty() ? job_tag(config.name, kUnstarted, attempt.number) : attempt.tag;
   s.environment = job_environment(config, attempt);
   config_options(config, s.options);
   control_options(config, *directives, attempt, s);

@@ -47,7 +47,7 @@ TEST_CASE("a plain sbatch script with no placeholders is submitted as it is, wit
   CHECK_FALSE(s.array.has_value());
   CHECK(s.options.front() == "--parsable");
   CHECK(has(s.options, "--job-name=demo"));
-  CHECK(has(s.options, "--comment=mlsup:demo:1"));
+  CHECK(has(s.options, "--comment=mlsup:demo:new:1"));
   CHECK(has(s.options, "--signal=B:USR1@300"));
   CHECK(has(s.options, "--no-requeue"));
   CHECK(has(s.options, "--output=" + c.config.state_dir + "/logs/%x-%j.out"));
@@ -88,7 +88,7 @@ TEST_CASE("the script's own name, output and signal are kept unless the config s
 TEST_CASE("exclusions are added to the script's own") {
   const auto plain = Campaign("", "#!/bin/bash\nsrun true\n").plan({.number = 2, .exclude = {"n3", "n4"}}).value();
   CHECK(has(plain.options, "--exclude=n3,n4"));
-  CHECK(has(plain.options, "--comment=mlsup:demo:2"));
+  CHECK(has(plain.options, "--comment=mlsup:demo:new:2"));
   const auto merged = Campaign("", "#!/bin/bash\n#SBATCH -x bad1\nsrun true\n").plan({.exclude = {"n3"}}).value();
   CHECK(has(merged.options, "--exclude=bad1,n3"));
 }
