@@ -55,6 +55,22 @@ void repeated(const BlameInput& in, std::vector<Blamed>& out) {
 
 bool node_related(EndClass c) { return row(c).node_related; }
 
+std::vector<NodeEvidence> hang_evidence(const std::vector<std::string>& nodes, const std::vector<StaleNode>& stale,
+                                        const std::vector<std::string>& silent) {
+  std::vector<NodeEvidence> out;
+  for (const auto& n : nodes) {
+    NodeEvidence e{n};
+    e.not_responding = std::find(silent.begin(), silent.end(), n) != silent.end();
+    for (const auto& st : stale) {
+      if (st.node != n) continue;
+      e.heartbeat_stale_first = true;
+      e.heartbeat_lead = st.lead;
+    }
+    out.push_back(e);
+  }
+  return out;
+}
+
 std::vector<std::string> suspects(const std::vector<NodeEvidence>& job_nodes) {
   std::vector<std::string> named, all;
   for (const auto& n : job_nodes) {

@@ -40,6 +40,16 @@ struct Blamed {
   std::string reason;  // one sentence for the event log
 };
 
+// A node whose heartbeat stopped well before the others' (engine/heartbeat.h finds them).
+struct StaleNode {
+  std::string node;
+  double lead = 0;  // seconds
+};
+
+// What a hang says of each node of the job: which went silent first, which did not answer the probe.
+std::vector<NodeEvidence> hang_evidence(const std::vector<std::string>& nodes, const std::vector<StaleNode>& stale,
+                                        const std::vector<std::string>& silent);
+
 // True for the endings that can say something about a node (a failure, a hang), not a time limit.
 bool node_related(EndClass c);
 

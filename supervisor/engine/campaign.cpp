@@ -13,6 +13,7 @@
 
 #include "checkpoint/checkpoints.h"
 #include "checkpoint/retention.h"
+#include "decide/pending.h"
 #include "decide/policy.h"
 #include "decide/submit_retry.h"
 #include "edges/process.h"
@@ -337,21 +338,18 @@ util::Result<void> Campaign::watch(const CampaignState& s, const AttemptState& a
 
 util::Result<void> Campaign::watch_pending(const AttemptState& a, const slurm::Job& job) {
   if (kill_switch()) return cancel(a, decide::EndClass::KillSwitch, "the kill switch was set while the job was pending");
-  // Reasons a job does not leave by waiting: a limit, a hold, a bad request.
-  static const std::vector<std::string> kStuck = {
-      "PartitionConfig", "PartitionNodeLimit", "PartitionTimeLimit", "PartitionDown", "PartitionInactive",
-      "JobHeldUser", "JobHeldAdmin", "InvalidQOS", "InvalidAccount", "BadConstraints", "DependencyNeverSatisfied",
-      "QOSMaxWallDurationPerJobLimit", "QOSMaxNodePerJobLimit", "QOSMaxCpuPerJobLimit", "AssocMaxWallDurationPerJobLimit",
-      "AssocMaxNodesPerJobLimit", "AssocMaxCpuPerJobLimit"};
-  // Nodes it may use are missing: after a while, drop mlsup's oldest exclusion (one per wait).
-  const bool unavailable = util::starts_with(job.reason, "ReqNodeNotAvail") && !a.exclude.empty();
+  const double now = mono();
+  const bool unavailable = decide::waiting_for_nodes(job.reason, !a.exclude.empty());
   if (!unavailable) memory_.unavailable_since = 0;
-  else if (memory_.unavailable_since <= 0) memory_.unavailable_since = mono();
-  if (unavailable && mono() - memory_.unavailable_since >= static_cast<double>(config_.policy.exclusion_relax_after.count()))
-    return relax_exclusion(a, job);
-  const double waited = edges_.now() - a.intent_time;
-  if (a.pending_alerted || waited < static_cast<double>(config_.policy.pending_alert_after.count())) return {};
-  if (std::find(kStuck.begin(), kStuck.end(), job.reason) == kStuck.end()) return {};
+  else if (memory_.unavailable_since <= 0) memory_.unavailable_since = now;
+  if (memory_.pending_since <= 0) memory_.pending_since = now;
+  const double waited = now - memory_.pending_since;
+  const auto step = decide::judge_pending({job.reason, !a.exclude.empty(), unavailable ? now - memory_.unavailable_since : 0,
+                                           waited, a.pending_alerted,
+                                           static_cast<double>(config_.policy.exclusion_relax_after.count()),
+                                           static_cast<double>(config_.policy.pending_alert_after.count())});
+  if (step == decide::PendingStep::Relax) return relax_exclusion(a, job);
+  if (step == decide::PendingStep::Wait) return {};
   if (auto ok = record("pending-alert", {{"attempt", a.number}, {"job_id", job.job_id}, {"reason", job.reason}}); !ok) return ok;
   event("pending-stuck", {{"attempt", a.number}, {"job_id", job.job_id}, {"slurm_reason", job.reason}, {"alert", true},
                           {"reason", "job " + std::to_string(job.job_id) + " has been pending " +

@@ -56,21 +56,13 @@ util::Result<void> Campaign::watch_running(const AttemptState& a, const slurm::J
   const std::string hung = hang_reason(seen, settings, now);
   if (hung.empty()) return {};
   // Before giving up on the attempt, keep what evidence there is and find out which nodes still answer.
-  std::vector<decide::NodeEvidence> evidence;
   const auto nodes = slurm::expand_hostlist(job.nodes);
   event("hang-detected", {{"attempt", a.number}, {"job_id", job.job_id}, {"reason", hung}, {"probing", nodes},
                           {"steady_timeout", config::format_duration(settings.steady_timeout)},
                           {"calibrated", settings.steady_timeout != config_.heartbeat.steady_timeout}});
   keep_hang_evidence(a, job, nodes);
-  const auto stale = stale_first(seen, stale_margin(settings));
-  for (const auto& n : nodes) {
-    evidence.push_back({n});
-    for (const auto& st : stale) {
-      if (st.node != n) continue;
-      evidence.back().heartbeat_stale_first = true;
-      evidence.back().heartbeat_lead = st.lead;
-    }
-  }
+  std::vector<decide::StaleNode> stale;
+  for (const auto& st : stale_first(seen, stale_margin(settings))) stale.push_back({st.node, st.lead});
   if (!stale.empty()) {
     json named = json::array();
     for (const auto& st : stale) named.push_back({{"node", st.node}, {"lead", st.lead}});
@@ -79,7 +71,7 @@ util::Result<void> Campaign::watch_running(const AttemptState& a, const slurm::J
   }
   if (auto held = hold(static_cast<double>(config_.heartbeat.probe_timeout.count()) + 5); !held) return held;
   const auto silent = edges_.probe ? edges_.probe(job.job_id, nodes, config_.heartbeat.probe_timeout) : std::vector<std::string>{};
-  for (auto& e : evidence) e.not_responding = std::find(silent.begin(), silent.end(), e.name) != silent.end();
+  const auto evidence = decide::hang_evidence(nodes, stale, silent);
   if (auto ok = exclude_blamed(replay(records()), a, decide::EndClass::Hang, evidence); !ok) return ok;
   return cancel(a, decide::EndClass::Hang, hung);
 }

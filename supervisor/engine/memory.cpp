@@ -53,7 +53,7 @@ constexpr double kEarliest = 1e-6;
 // Applies fn to every mono time of m (zero stays zero: "never").
 template <typename Fn>
 void each_time(Memory& m, Fn fn) {
-  for (double* t : {&m.heartbeat.running_since, &m.running_seen_at, &m.suspended_at, &m.unavailable_since, &m.chain_refreshed_at,
+  for (double* t : {&m.heartbeat.running_since, &m.running_seen_at, &m.suspended_at, &m.pending_since, &m.unavailable_since, &m.chain_refreshed_at,
                     &m.cancel.first_at, &m.cancel.next_at, &m.resubmit_at})
     if (*t > 0) *t = std::max(kEarliest, fn(*t));
   for (auto& [name, f] : m.heartbeat.files) {
@@ -72,6 +72,7 @@ void focus(Memory& m, int attempt) {
   m.heartbeat = fresh.heartbeat;
   m.running_seen_at = 0;
   m.suspended_at = 0;
+  m.pending_since = 0;
   m.unavailable_since = 0;
   m.chain_refreshed_at = 0;
   m.cancel = fresh.cancel;
@@ -86,6 +87,7 @@ json to_json(const Memory& m) {
           {"heartbeat", heartbeat_json(m.heartbeat)},
           {"running_seen_at", m.running_seen_at},
           {"suspended_at", m.suspended_at},
+          {"pending_since", m.pending_since},
           {"unavailable_since", m.unavailable_since},
           {"chain_refreshed_at", m.chain_refreshed_at},
           {"cancel", {{"sent", c.sent}, {"failed", c.failed}, {"first_at", c.first_at}, {"next_at", c.next_at},
@@ -114,6 +116,7 @@ Memory memory_from_json(const json& j) {
   m.heartbeat = heartbeat_from(j.contains("heartbeat") ? j["heartbeat"] : json::object());
   m.running_seen_at = get(j, "running_seen_at", 0.0);
   m.suspended_at = get(j, "suspended_at", 0.0);
+  m.pending_since = get(j, "pending_since", 0.0);
   m.unavailable_since = get(j, "unavailable_since", 0.0);
   m.chain_refreshed_at = get(j, "chain_refreshed_at", 0.0);
   const json c = j.contains("cancel") ? j["cancel"] : json();

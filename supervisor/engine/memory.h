@@ -38,6 +38,7 @@ struct Memory {
   HeartbeatSet heartbeat;      // its heartbeat files as seen (mono times)
   double running_seen_at = 0;  // mono: the last pass that saw its job running
   double suspended_at = 0;     // mono: since when its job is suspended (at the latest); 0 while not
+  double pending_since = 0;    // mono: the first pass that saw its job pending
   double unavailable_since = 0;  // mono: since when it waits for missing nodes (or since the last relaxation)
   double chain_refreshed_at = 0; // mono: when next.env last got the newest checkpoint
   CancelTries cancel;

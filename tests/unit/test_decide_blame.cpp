@@ -117,3 +117,17 @@ TEST_CASE("a hang: the node whose heartbeat stopped first is blamed, in a job of
   in.cls = EndClass::Timeout;
   CHECK(blame(in).empty());
 }
+
+TEST_CASE("hang evidence: each node of the job with what the heartbeats and the probe said of it") {
+  const auto e = hang_evidence({"n1", "n2", "n3"}, {{"n2", 7.5}}, {"n3"});
+  REQUIRE(e.size() == 3);
+  CHECK(e[0].name == "n1");
+  CHECK_FALSE(e[0].heartbeat_stale_first);
+  CHECK_FALSE(e[0].not_responding);
+  CHECK(e[1].heartbeat_stale_first);
+  CHECK(e[1].heartbeat_lead == 7.5);
+  CHECK_FALSE(e[1].not_responding);
+  CHECK(e[2].not_responding);
+  CHECK_FALSE(e[2].heartbeat_stale_first);
+  CHECK(hang_evidence({}, {{"n9", 1}}, {"n9"}).empty());  // nothing about nodes the job does not have
+}

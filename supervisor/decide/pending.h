@@ -1,0 +1,30 @@
+#pragma once
+// What a pending job calls for, from Slurm's reason and how long it has waited: wait, drop one of
+// mlsup's exclusions (it waits for nodes they keep out), or tell people (waiting will not end it).
+// Pure: the engine measures the waits on its monotonic clock.
+#include <string_view>
+
+namespace mlsup::decide {
+
+enum class PendingStep { Wait, Relax, Alert };
+
+struct PendingInput {
+  std::string_view reason;       // Slurm's pending reason ("ReqNodeNotAvail, UnavailableNodes:n2")
+  bool has_exclusions = false;   // mlsup keeps nodes out of the job
+  double unavailable_for = 0;    // seconds it has waited for missing nodes, since the last relaxation
+  double pending_for = 0;        // seconds it has been pending
+  bool alerted = false;          // people were told already
+  double relax_after = 0;        // policy.exclusion_relax_after
+  double alert_after = 0;        // policy.pending_alert_after
+};
+
+// True when the job waits for nodes that are missing while mlsup excludes some (relaxing may help).
+bool waiting_for_nodes(std::string_view reason, bool has_exclusions);
+
+// True for a reason that waiting does not end: a limit, a hold, a bad request.
+bool stuck_reason(std::string_view reason);
+
+// The step for a pending job.
+PendingStep judge_pending(const PendingInput& in);
+
+}  // namespace mlsup::decide

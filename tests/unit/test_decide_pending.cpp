@@ -1,0 +1,43 @@
+// A pending job's step as a table: Slurm's reason and the waits in, wait / relax / alert out.
+#include <doctest/doctest.h>
+
+#include "decide/pending.h"
+
+using namespace mlsup::decide;
+
+TEST_CASE("pending: the step for each reason and wait") {
+  struct Row {
+    const char* reason;
+    bool exclusions;
+    double unavailable_for, pending_for;
+    bool alerted;
+    PendingStep step;
+  };
+  const Row rows[] = {
+      {"ReqNodeNotAvail, UnavailableNodes:n2", true, 61, 61, false, PendingStep::Relax},
+      {"ReqNodeNotAvail, UnavailableNodes:n2", true, 59, 600, false, PendingStep::Wait},   // not yet
+      {"ReqNodeNotAvail, UnavailableNodes:n2", false, 600, 600, false, PendingStep::Wait}, // not mlsup's doing
+      {"Resources", true, 600, 600, false, PendingStep::Wait},                             // waiting ends it
+      {"Priority", false, 0, 9999, false, PendingStep::Wait},
+      {"PartitionTimeLimit", false, 0, 301, false, PendingStep::Alert},
+      {"PartitionTimeLimit", false, 0, 299, false, PendingStep::Wait},
+      {"PartitionTimeLimit", false, 0, 9999, true, PendingStep::Wait},                     // told once
+      {"JobHeldAdmin", true, 0, 301, false, PendingStep::Alert},
+      {"AssocMaxNodesPerJobLimit", false, 0, 301, false, PendingStep::Alert},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.reason);
+    CAPTURE(r.pending_for);
+    CHECK(judge_pending({r.reason, r.exclusions, r.unavailable_for, r.pending_for, r.alerted, 60, 300}) == r.step);
+  }
+}
+
+TEST_CASE("pending: only ReqNodeNotAvail with mlsup's exclusions is waiting for nodes; only limits and holds are stuck") {
+  CHECK(waiting_for_nodes("ReqNodeNotAvail", true));
+  CHECK_FALSE(waiting_for_nodes("ReqNodeNotAvail", false));
+  CHECK_FALSE(waiting_for_nodes("Resources", true));
+  CHECK(stuck_reason("InvalidQOS"));
+  CHECK(stuck_reason("DependencyNeverSatisfied"));
+  CHECK_FALSE(stuck_reason("Dependency"));
+  CHECK_FALSE(stuck_reason("ReqNodeNotAvail"));
+}
