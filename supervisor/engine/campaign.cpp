@@ -209,6 +209,16 @@ util::Result<void> Campaign::act(const CampaignState& s) {
   return {};
 }
 
+bool Campaign::retry_due(const AttemptState& a, double next_try_wall) {
+  const int failures = static_cast<int>(a.submit_failures.size());
+  if (memory_.retry_attempt != a.number || memory_.retry_failures != failures) {  // not seen by this memory: from wall time
+    memory_.retry_attempt = a.number;
+    memory_.retry_failures = failures;
+    memory_.retry_at = mono() + std::max(0.0, next_try_wall - edges_.now());
+  }
+  return mono() >= memory_.retry_at;
+}
+
 bool Campaign::submit_due(const CampaignState& s) {
   const AttemptState* a = s.current();
   if (!a) return true;
@@ -274,7 +284,7 @@ util::Result<void> Campaign::recover_submission(const AttemptState& a) {
   if (found->empty()) {  // not submitted: again, once the failures so far allow it
     const auto retry = decide::submit_retry(a.submit_failures, config_, edges_.now());
     if (retry.step == decide::SubmitStep::Stop) return finish(decide::kCannotGoOn, retry.reason);
-    if (retry.step == decide::SubmitStep::Wait) return {};
+    if (!a.submit_failures.empty() && !retry_due(a, retry.next_try)) return {};
     return take_template() ? send(a) : util::Result<void>{};
   }
   const auto& job = found->front();

@@ -54,7 +54,7 @@ constexpr double kEarliest = 1e-6;
 template <typename Fn>
 void each_time(Memory& m, Fn fn) {
   for (double* t : {&m.heartbeat.running_since, &m.running_seen_at, &m.suspended_at, &m.pending_since, &m.unavailable_since, &m.chain_refreshed_at,
-                    &m.cancel.first_at, &m.cancel.next_at, &m.resubmit_at})
+                    &m.cancel.first_at, &m.cancel.next_at, &m.resubmit_at, &m.retry_at})
     if (*t > 0) *t = std::max(kEarliest, fn(*t));
   for (auto& [name, f] : m.heartbeat.files) {
     for (double* t : {&f.changed_at, &f.progress_at})
@@ -92,7 +92,8 @@ json to_json(const Memory& m) {
           {"chain_refreshed_at", m.chain_refreshed_at},
           {"cancel", {{"sent", c.sent}, {"failed", c.failed}, {"first_at", c.first_at}, {"next_at", c.next_at},
                       {"alerted", c.alerted}}},
-          {"resubmit", {{"after", m.resubmit_after}, {"at", m.resubmit_at}}}};
+          {"resubmit", {{"after", m.resubmit_after}, {"at", m.resubmit_at}}},
+          {"sbatch_retry", {{"attempt", m.retry_attempt}, {"failures", m.retry_failures}, {"at", m.retry_at}}}};
 }
 
 Memory memory_from_json(const json& j) {
@@ -125,6 +126,10 @@ Memory memory_from_json(const json& j) {
   const json r = j.contains("resubmit") ? j["resubmit"] : json();
   m.resubmit_after = get(r, "after", 0);
   m.resubmit_at = get(r, "at", 0.0);
+  const json sr = j.contains("sbatch_retry") ? j["sbatch_retry"] : json();
+  m.retry_attempt = get(sr, "attempt", 0);
+  m.retry_failures = get(sr, "failures", 0);
+  m.retry_at = get(sr, "at", 0.0);
   return m;
 }
 

@@ -44,6 +44,9 @@ struct Memory {
   CancelTries cancel;
   int resubmit_after = 0;      // the ended attempt whose resubmission resubmit_at gates
   double resubmit_at = 0;      // mono: no submission before this
+  int retry_attempt = 0;       // the attempt whose failed sbatch retry_at gates,
+  int retry_failures = 0;      // after this many failures
+  double retry_at = 0;         // mono: no sbatch again before this
 };
 
 // Starts the per-attempt part afresh when attempt is not the one remembered.

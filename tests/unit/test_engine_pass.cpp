@@ -191,3 +191,18 @@ TEST_CASE("under cron ticks (a new process each pass) a job waiting on mlsup's e
   CHECK(f.fake.table[id].excluded_nodes == "");
   CHECK(slurp(f.config.state_dir + "/journal.jsonl").find("\"type\":\"relaxed\"") != std::string::npos);
 }
+
+TEST_CASE("an sbatch retry waits on the monotonic clock: a backward wall step does not stretch the delay") {
+  EngineFixture f;  // backoff 5s
+  f.fake.always_failing["submit"] = {ErrorKind::Other, 0, "an error sbatch has no words for"};
+  auto c = f.open();
+  f.pass(*c);
+  REQUIRE(f.calls("submit") == 1);
+  f.clock += 2;
+  f.pass(*c);
+  CHECK(f.calls("submit") == 1);  // the delay is not over
+  f.wall_step(-3600);
+  f.clock += 4;
+  f.pass(*c);
+  CHECK(f.calls("submit") == 2);
+}
