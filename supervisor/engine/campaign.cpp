@@ -13,6 +13,7 @@
 
 #include "checkpoint/checkpoints.h"
 #include "checkpoint/retention.h"
+#include "decide/ending.h"
 #include "decide/pending.h"
 #include "decide/policy.h"
 #include "decide/submit_retry.h"
@@ -370,23 +371,15 @@ util::Result<void> Campaign::watch_pending(const AttemptState& a, const slurm::J
 
 util::Result<void> Campaign::end_attempt(const CampaignState& s, const AttemptState& a, const slurm::Job& job,
                                          bool vanished, bool chain_goes_on) {
-  if (vanished && a.cancel_reason) vanished = false;
   look_at_heartbeat(a.number, mono());  // its last word
   const auto newest = checkpoint::newest_complete(checkpoint::scan(config_.checkpoint));
-  const long long ck_step = newest ? newest->step : 0;
-  const long long step = std::max(ck_step, combined(memory_.heartbeat).step);
-  // Without a target, a clean exit is the end; a job Slurm forgot needs evidence (a target reached).
-  const bool target_reached = config_.target_steps == 0 ? !vanished : step >= config_.target_steps;
-  decide::Ending ending{job.state, job.exit_code, job.exit_signal, a.cancel_reason, kill_switch(),
-                        target_reached, config_.policy.no_retry_exit_code, vanished};
-  const auto cls = decide::classify(ending);
-  const bool progressed = ck_step > a.resume_step;  // what a resume keeps: work past the last checkpoint is lost
-  auto d = decide::decide(cls, progressed, s.restarts, config_, edges_.now());
-  if (chain_goes_on && d.action == decide::Action::Resubmit && d.delay_seconds > 0) {
-    d.delay_seconds = 0;  // the chain's next task is queued already and waits for its values
-    d.reason += "; the chain's next task takes over without a backoff";
-  }
-  json context = ended_fields(a, job, cls, {step, ck_step, progressed}, d);
+  const decide::EndingFacts facts{job.state, job.exit_code, job.exit_signal, vanished, a.cancel_reason, kill_switch(),
+                                  combined(memory_.heartbeat).step, newest ? newest->step : 0, a.resume_step,
+                                  chain_goes_on};
+  const auto v = decide::judge_ending(facts, s.restarts, config_, edges_.now());
+  const auto cls = v.cls;
+  const auto& d = v.decision;
+  json context = ended_fields(a, job, cls, {v.step, facts.checkpoint_step, v.progressed}, d);
   // A hang was judged when it was cancelled; other endings about nodes are judged now (one RPC).
   if (cls != decide::EndClass::Hang && decide::node_related(cls)) {
     const auto evidence = ending_evidence(job, context);
