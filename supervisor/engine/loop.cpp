@@ -142,67 +142,97 @@ RunResult tick(const config::Config& config) {
   return {0, "tick: campaign " + config.name + " goes on"};
 }
 
+namespace {
+
+// `run`'s event loop: one owner of the io_context, the signals and the poll timer. Passes and reloads
+// run on a one-thread pool and post their results back; SIGTERM/SIGINT let the pass in flight finish,
+// then the loop drains (nothing is stopped mid-way).
+class Supervisor {
+ public:
+  Supervisor(Opened& o, std::string config_file)
+      : o_(o), config_file_(std::move(config_file)), signals_(io_, SIGINT, SIGTERM, SIGHUP), timer_(io_) {}
+
+  // Runs passes until the campaign ends or a stop signal arrives; the lease is released after.
+  RunResult run() {
+    wait_for_signal();
+    asio::post(io_, [this] { start_pass(); });
+    io_.run();
+    worker_.join();
+    o_.lease->release();
+    if (result_) return *result_;
+    return {kDetached, "stopped supervising on " + stop_signal_ +
+                           "; the campaign's jobs keep running and `mlsup run` adopts them"};
+  }
+
+ private:
+  void schedule(std::chrono::milliseconds after) {
+    timer_.expires_after(after);
+    timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (!ec && stop_signal_.empty() && !result_) start_pass();
+    });
+  }
+
+  void start_pass() {
+    in_flight_ = true;
+    asio::post(worker_, [this] {
+      auto r = one_pass(o_);
+      asio::post(io_, [this, r] { finish_pass(r); });
+    });
+  }
+
+  void finish_pass(const std::optional<RunResult>& r) {
+    in_flight_ = false;
+    if (r) result_ = r;
+    if (result_ || !stop_signal_.empty()) {
+      signals_.cancel();
+      timer_.cancel();
+      return;
+    }
+    schedule(o_.campaign->config().poll_interval);
+  }
+
+  void wait_for_signal() {
+    signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
+      if (ec) return;
+      if (sig == SIGHUP) {
+        reload();
+        wait_for_signal();
+        return;
+      }
+      stop_signal_ = sig == SIGTERM ? "SIGTERM" : "SIGINT";
+      timer_.cancel();
+      if (!in_flight_) signals_.cancel();
+    });
+  }
+
+  // SIGHUP: the config file again; a bad one keeps the one in use.
+  void reload() {
+    auto reloaded = load_config_to_supervise(config_file_);
+    if (!reloaded) {
+      for (const auto& e : reloaded.error()) std::cerr << e.str() << "\n";
+      std::cerr << "mlsup: SIGHUP: the config has errors; keeping the one in use\n";
+      return;
+    }
+    asio::post(worker_, [this, c = std::move(*reloaded)]() mutable { o_.campaign->reload(std::move(c)); });
+  }
+
+  Opened& o_;
+  std::string config_file_;
+  asio::io_context io_;
+  asio::thread_pool worker_{1};  // passes, reloads: every blocking call happens here, one at a time
+  asio::signal_set signals_;
+  asio::steady_timer timer_;
+  std::optional<RunResult> result_;
+  bool in_flight_ = false;
+  std::string stop_signal_;
+};
+
+}  // namespace
+
 RunResult run(const config::Config& initial) {
   auto opened = open_campaign(initial);
   if (auto* r = std::get_if<RunResult>(&opened)) return *r;
-  auto& o = std::get<Opened>(opened);
-
-  asio::io_context io;
-  asio::thread_pool worker(1);  // passes, reloads: every blocking call happens here, one at a time
-  asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
-  asio::steady_timer timer(io);
-  std::optional<RunResult> result;
-  bool in_flight = false;
-  std::string stop_signal;
-
-  std::function<void()> start_pass;
-  const auto schedule = [&](std::chrono::milliseconds after) {
-    timer.expires_after(after);
-    timer.async_wait([&](const boost::system::error_code& ec) {
-      if (!ec && stop_signal.empty() && !result) start_pass();
-    });
-  };
-  const auto finish_pass = [&](std::optional<RunResult> r) {
-    in_flight = false;
-    if (r) result = r;
-    if (result || !stop_signal.empty()) {
-      signals.cancel();
-      timer.cancel();
-      return;
-    }
-    schedule(o.campaign->config().poll_interval);
-  };
-  start_pass = [&] {
-    in_flight = true;
-    asio::post(worker, [&] {
-      auto r = one_pass(o);
-      asio::post(io, [&, r] { finish_pass(r); });
-    });
-  };
-  std::function<void(const boost::system::error_code&, int)> on_signal = [&](const boost::system::error_code& ec, int sig) {
-    if (ec) return;
-    if (sig == SIGHUP) {
-      auto reloaded = load_config_to_supervise(initial.source_file);
-      if (!reloaded) {
-        for (const auto& e : reloaded.error()) std::cerr << e.str() << "\n";
-        std::cerr << "mlsup: SIGHUP: the config has errors; keeping the one in use\n";
-      } else {
-        asio::post(worker, [&, c = std::move(*reloaded)]() mutable { o.campaign->reload(std::move(c)); });
-      }
-      signals.async_wait(on_signal);
-      return;
-    }
-    stop_signal = sig == SIGTERM ? "SIGTERM" : "SIGINT";
-    timer.cancel();
-    if (!in_flight) signals.cancel();
-  };
-  signals.async_wait(on_signal);
-  asio::post(io, start_pass);
-  io.run();
-  worker.join();
-  o.lease->release();
-  if (result) return *result;
-  return {kDetached, "stopped supervising on " + stop_signal + "; the campaign's jobs keep running and `mlsup run` adopts them"};
+  return Supervisor(std::get<Opened>(opened), initial.source_file).run();
 }
 
 }  // namespace mlsup::engine
