@@ -83,7 +83,7 @@ HeartbeatSeen combined(const HeartbeatSet& set) {
     first = false;
     all.changed_at = std::max(all.changed_at, f.changed_at);
     all.step = std::max(all.step, f.step);
-    all.saving = all.saving || f.saving;
+    all.saving = all.saving || (f.saving && !f.waiting);  // a rank blocked on its peers is not saving
   }
   return all;
 }

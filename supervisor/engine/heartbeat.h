@@ -47,7 +47,8 @@ struct HeartbeatSet {
 void observe(HeartbeatSet& set, const std::map<std::string, std::string>& contents, double now);
 
 // The attempt's heartbeat as one: it progresses while any file does (newest progress), its step is
-// the highest, it saves while any file says so; its content is that of the file that progressed last.
+// the highest, it saves while any file says so without also waiting on its peers (when every saving
+// rank is blocked, nobody is saving); its content is that of the file that progressed last.
 HeartbeatSeen combined(const HeartbeatSet& set);
 
 // Why the attempt counts as hung at now, or "" when it does not.

@@ -166,3 +166,19 @@ TEST_CASE("calibration: start-up and saves are not the pace") {
   CHECK(c.steps == 1);
   CHECK(c.longest == doctest::Approx(60));
 }
+
+TEST_CASE("per-task heartbeats: ranks that say saving but wait on their peers are not a save under way") {
+  HeartbeatSet set;
+  set.running_since = 100;
+  observe(set, {{"n1.0", "40"}, {"n2.1", "40"}}, 100);
+  // Rank 0 entered the save and waits for rank 1 in its collective; rank 1's node froze before it
+  // got there: the steady timeout applies, not the save timeout.
+  observe(set, {{"n1.0", "40 saving waiting 1"}, {"n2.1", "40"}}, 101);
+  observe(set, {{"n1.0", "40 saving waiting 9"}, {"n2.1", "40"}}, 109);
+  CHECK_FALSE(combined(set).saving);
+  CHECK(hang_reason(set, settings(), 111).find("heartbeat without progress") == 0);
+  // A rank that is writing its shard (saving, not waiting) makes it a save.
+  observe(set, {{"n1.0", "40 saving waiting 9"}, {"n2.1", "40 saving"}}, 112);
+  CHECK(combined(set).saving);
+  CHECK(hang_reason(set, settings(), 125).empty());
+}
