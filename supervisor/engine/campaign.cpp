@@ -210,24 +210,9 @@ util::Result<void> Campaign::act(const CampaignState& s) {
   return {};
 }
 
-bool Campaign::retry_due(const AttemptState& a, double next_try_wall) {
-  const int failures = static_cast<int>(a.submit_failures.size());
-  if (memory_.retry_attempt != a.number || memory_.retry_failures != failures) {  // not seen by this memory: from wall time
-    memory_.retry_attempt = a.number;
-    memory_.retry_failures = failures;
-    memory_.retry_at = mono() + std::max(0.0, next_try_wall - edges_.now());
-  }
-  return mono() >= memory_.retry_at;
-}
-
 bool Campaign::submit_due(const CampaignState& s) {
   const AttemptState* a = s.current();
-  if (!a) return true;
-  if (memory_.resubmit_after != a->number) {  // decided by a supervisor whose memory is gone: the journal's wall time
-    memory_.resubmit_after = a->number;
-    memory_.resubmit_at = mono() + std::max(0.0, s.next_submit_at - edges_.now());
-  }
-  return mono() >= memory_.resubmit_at;
+  return !a || waited(memory_.resubmit, a->number, 0, s.next_submit_at, {edges_.now(), mono(), edges_.clock_id});
 }
 
 util::Result<void> Campaign::finish(int code, const std::string& reason) {
@@ -285,7 +270,9 @@ util::Result<void> Campaign::recover_submission(const AttemptState& a) {
   if (found->empty()) {  // not submitted: again, once the failures so far allow it
     const auto retry = decide::submit_retry(a.submit_failures, config_, edges_.now());
     if (retry.step == decide::SubmitStep::Stop) return finish(decide::kCannotGoOn, retry.reason);
-    if (!a.submit_failures.empty() && !retry_due(a, retry.next_try)) return {};
+    const int failures = static_cast<int>(a.submit_failures.size());
+    if (failures > 0 && !waited(memory_.sbatch_retry, a.number, failures, retry.next_try, {edges_.now(), mono(), edges_.clock_id}))
+      return {};
     return take_template() ? send(a) : util::Result<void>{};
   }
   const auto& job = found->front();
@@ -393,8 +380,7 @@ util::Result<void> Campaign::end_attempt(const CampaignState& s, const AttemptSt
   event("attempt-ended", ev);
   crash_point("after-ended");
   if (d.action != decide::Action::Resubmit) return finish(d.exit_code, d.reason);
-  memory_.resubmit_after = a.number;
-  memory_.resubmit_at = mono() + d.delay_seconds;
+  start_wait(memory_.resubmit, a.number, 0, d.delay_seconds, mono());
   return {};
 }
 

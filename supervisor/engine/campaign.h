@@ -125,7 +125,6 @@ class Campaign {
   void load_memory();
   void save_memory();
   bool submit_due(const CampaignState& s);
-  bool retry_due(const AttemptState& a, double next_try_wall);
   void note_suspension(slurm::JobState state);
   util::Result<void> retry_cancel(const AttemptState& a);
   void send_cancel(const AttemptState& a, decide::EndClass why);

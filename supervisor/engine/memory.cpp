@@ -47,6 +47,10 @@ HeartbeatSet heartbeat_from(const json& j) {
   return set;
 }
 
+json deadline_json(const Deadline& d) { return {{"attempt", d.attempt}, {"count", d.count}, {"at", d.at}}; }
+
+Deadline deadline_from(const json& j) { return {get(j, "attempt", 0), get(j, "count", 0), get(j, "at", 0.0)}; }
+
 // A re-based time older than the clock itself: as old as can be said, and still not "never" (0).
 constexpr double kEarliest = 1e-6;
 
@@ -54,7 +58,7 @@ constexpr double kEarliest = 1e-6;
 template <typename Fn>
 void each_time(Memory& m, Fn fn) {
   for (double* t : {&m.heartbeat.running_since, &m.running_seen_at, &m.suspended_at, &m.pending_since, &m.unavailable_since, &m.chain_refreshed_at,
-                    &m.cancel.first_at, &m.cancel.next_at, &m.resubmit_at, &m.retry_at})
+                    &m.cancel.first_at, &m.cancel.next_at, &m.resubmit.at, &m.sbatch_retry.at})
     if (*t > 0) *t = std::max(kEarliest, fn(*t));
   for (auto& [name, f] : m.heartbeat.files) {
     for (double* t : {&f.changed_at, &f.progress_at})
@@ -92,8 +96,8 @@ json to_json(const Memory& m) {
           {"chain_refreshed_at", m.chain_refreshed_at},
           {"cancel", {{"sent", c.sent}, {"failed", c.failed}, {"first_at", c.first_at}, {"next_at", c.next_at},
                       {"alerted", c.alerted}}},
-          {"resubmit", {{"after", m.resubmit_after}, {"at", m.resubmit_at}}},
-          {"sbatch_retry", {{"attempt", m.retry_attempt}, {"failures", m.retry_failures}, {"at", m.retry_at}}}};
+          {"resubmit", deadline_json(m.resubmit)},
+          {"sbatch_retry", deadline_json(m.sbatch_retry)}};
 }
 
 Memory memory_from_json(const json& j) {
@@ -123,13 +127,8 @@ Memory memory_from_json(const json& j) {
   const json c = j.contains("cancel") ? j["cancel"] : json();
   m.cancel = {get(c, "sent", 0), get(c, "failed", 0), get(c, "first_at", 0.0), get(c, "next_at", 0.0),
               get(c, "alerted", false)};
-  const json r = j.contains("resubmit") ? j["resubmit"] : json();
-  m.resubmit_after = get(r, "after", 0);
-  m.resubmit_at = get(r, "at", 0.0);
-  const json sr = j.contains("sbatch_retry") ? j["sbatch_retry"] : json();
-  m.retry_attempt = get(sr, "attempt", 0);
-  m.retry_failures = get(sr, "failures", 0);
-  m.retry_at = get(sr, "at", 0.0);
+  m.resubmit = deadline_from(j.contains("resubmit") ? j["resubmit"] : json());
+  m.sbatch_retry = deadline_from(j.contains("sbatch_retry") ? j["sbatch_retry"] : json());
   return m;
 }
 
@@ -142,6 +141,15 @@ void rebase(Memory& m, const Clocks& now) {
     each_time(m, [&](double t) { return now.mono - elapsed - (m.saved_mono - t); });
   }
   m.clock_id = now.clock_id;
+}
+
+void start_wait(Deadline& d, int attempt, int count, double seconds, double now) {
+  d = {attempt, count, now + std::max(0.0, seconds)};
+}
+
+bool waited(Deadline& d, int attempt, int count, double wall_deadline, const Clocks& c) {
+  if (d.attempt != attempt || d.count != count) start_wait(d, attempt, count, wall_deadline - c.wall, c.mono);
+  return c.mono >= d.at;
 }
 
 void shift(HeartbeatSet& set, double seconds) {

@@ -28,6 +28,14 @@ struct CancelTries {
   bool alerted = false;    // people were told the job does not go away
 };
 
+// A wait the journal decided in wall time, run on the monotonic clock: `at` gates what (attempt,
+// count) names; a wait this memory did not see start is taken from the journal's wall-time deadline.
+struct Deadline {
+  int attempt = 0;
+  int count = 0;   // which occurrence for that attempt (failures so far), 0 when there is one
+  double at = 0;   // mono: not before this
+};
+
 struct Memory {
   std::string clock_id;        // the monotonic clock the times below are on
   double saved_wall = 0;       // wall time of the last save, for re-basing
@@ -42,11 +50,8 @@ struct Memory {
   double unavailable_since = 0;  // mono: since when it waits for missing nodes (or since the last relaxation)
   double chain_refreshed_at = 0; // mono: when next.env last got the newest checkpoint
   CancelTries cancel;
-  int resubmit_after = 0;      // the ended attempt whose resubmission resubmit_at gates
-  double resubmit_at = 0;      // mono: no submission before this
-  int retry_attempt = 0;       // the attempt whose failed sbatch retry_at gates,
-  int retry_failures = 0;      // after this many failures
-  double retry_at = 0;         // mono: no sbatch again before this
+  Deadline resubmit;           // the backoff after an ending: no next attempt before it
+  Deadline sbatch_retry;       // after failed sbatches (count: failures so far): no sbatch again before it
 };
 
 // Starts the per-attempt part afresh when attempt is not the one remembered.
@@ -59,6 +64,13 @@ Memory memory_from_json(const nlohmann::json& j);
 // Moves every mono time of m onto the clock of now, when m was written under another one: each
 // keeps its age as the wall clock measured it (never less than zero).
 void rebase(Memory& m, const Clocks& now);
+
+// Starts a wait of seconds on d for (attempt, count), from now (mono).
+void start_wait(Deadline& d, int attempt, int count, double seconds, double now);
+
+// True once the wait on d for (attempt, count) is over at clocks c; a wait d does not hold is taken
+// from the journal's wall-time deadline and kept from then on.
+bool waited(Deadline& d, int attempt, int count, double wall_deadline, const Clocks& c);
 
 // Moves the heartbeat's times by seconds (a job that was suspended that long did not go silent).
 void shift(HeartbeatSet& set, double seconds);

@@ -1,7 +1,5 @@
 // A failed sbatch: journaled as a fact, so that `run` and every `tick` decide alike from the journal
 // (decide/submit_retry.h) whether to try again later or to stop.
-#include <algorithm>
-
 #include "decide/submit_retry.h"
 #include "engine/campaign.h"
 
@@ -15,9 +13,8 @@ util::Result<void> Campaign::submit_failed(const AttemptState& a, const slurm::E
   const auto retry = decide::submit_retry(s.current()->submit_failures, config_, edges_.now());
   const bool stop = retry.step == decide::SubmitStep::Stop;
   // The delay runs on the monotonic clock from now: a step of the wall clock neither skips nor stretches it.
-  memory_.retry_attempt = a.number;
-  memory_.retry_failures = static_cast<int>(s.current()->submit_failures.size());
-  memory_.retry_at = mono() + std::max(0.0, retry.next_try - s.current()->submit_failures.back().time);
+  start_wait(memory_.sbatch_retry, a.number, static_cast<int>(s.current()->submit_failures.size()),
+             retry.next_try - s.current()->submit_failures.back().time, mono());
   event("submit-failed", {{"attempt", a.number}, {"kind", kind}, {"detail", e.message}, {"transient", e.transient()},
                           {"tries", s.current()->submit_failures.size()}, {"alert", retry.alert},
                           {"decision", stop ? "stop" : "look for the job by its tag, then submit again"},
