@@ -119,3 +119,18 @@ PY
 
 # True when the event log has an event of this kind.
 has_event() { grep -q "\"event\":\"$1\"" "$STATE/events.jsonl"; }
+
+# Makes a private folder for an sbatch wrapper ($shim/bin/sbatch, written by make_sbatch_wrapper and
+# put first on PATH by the caller), removed at exit with whatever still runs from it. It sets the
+# suite's EXIT trap: for suites that have none of their own.
+sbatch_shim() {
+  shim=$(mktemp -d /tmp/mlsup-e2e-shim.XXXXXX)
+  trap 'pkill -f "$shim/" 2>/dev/null; rm -rf "$shim"' EXIT
+}
+
+# Writes the wrapper: make_sbatch_wrapper "before" "after" (shell snippets run around the real sbatch).
+make_sbatch_wrapper() {
+  mkdir -p "$shim/bin"
+  printf '#!/bin/bash\n%s\n/usr/bin/sbatch "$@"\nrc=$?\n%s\nexit $rc\n' "$1" "$2" > "$shim/bin/sbatch"
+  chmod +x "$shim/bin/sbatch"
+}

@@ -6,15 +6,7 @@ source "$(dirname "$0")/lib.sh"
 require_cluster
 source "$(dirname "$0")/campaign_lib.sh"
 
-shim=$(mktemp -d /tmp/mlsup-e2e-shim.XXXXXX)
-trap 'pkill -f "$shim/" 2>/dev/null; rm -rf "$shim"' EXIT
-
-# Puts an sbatch wrapper first on PATH: make_sbatch_wrapper "before" "after" (shell snippets).
-make_sbatch_wrapper() {
-  mkdir -p "$shim/bin"
-  printf '#!/bin/bash\n%s\n/usr/bin/sbatch "$@"\nrc=$?\n%s\nexit $rc\n' "$1" "$2" > "$shim/bin/sbatch"
-  chmod +x "$shim/bin/sbatch"
-}
+sbatch_shim
 
 # Journal records of a type.
 journal_count() { grep -c "\"type\":\"$1\"" "$STATE/journal.jsonl" || true; }

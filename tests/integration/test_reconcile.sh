@@ -7,8 +7,7 @@ source "$(dirname "$0")/lib.sh"
 require_cluster
 source "$(dirname "$0")/campaign_lib.sh"
 
-shim=$(mktemp -d /tmp/mlsup-e2e-shim.XXXXXX)
-trap 'pkill -f "$shim/" 2>/dev/null; rm -rf "$shim"' EXIT
+sbatch_shim
 
 # One field of `mlsup status --json` (python's repr of it).
 status_field() { "$MLSUP" status --json "$CONF" | python3 -c 'import json,sys; print(json.load(sys.stdin).get(sys.argv[1]))' "$1"; }
@@ -29,9 +28,7 @@ scenario_done
 
 scenario "an sbatch that takes longer than the lease's TTL (30 s) and a cron tick beside the run -> the tick finds the lease held, one job"
 new_campaign slow-sbatch "--steps 40 --step-seconds 0.05 --ckpt-every 10"
-mkdir -p "$shim/bin"
-printf '#!/bin/bash\nsleep 36\nexec /usr/bin/sbatch "$@"\n' > "$shim/bin/sbatch"
-chmod +x "$shim/bin/sbatch"
+make_sbatch_wrapper "sleep 36" ""
 PATH="$shim/bin:$PATH" "$MLSUP" run "$CONF" > "$CDIR/run.out" 2>&1 &
 RUNNER=$!
 sleep 33
