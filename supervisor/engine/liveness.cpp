@@ -1,5 +1,5 @@
 // Liveness of a running attempt: its heartbeat files judged on mlsup's clock (and kept in
-// heartbeat.json so that ticks judge hangs too), the campaign's pace for calibration, and what is
+// memory.json so that ticks judge hangs too), the campaign's pace for calibration, and what is
 // done on a hang before the cancel: evidence, probes, blame.
 #include <algorithm>
 #include <filesystem>
@@ -21,7 +21,7 @@ namespace {
 
 // One look at an attempt's heartbeat files: P itself (key "") and every P.d/<name> the SPANK plugin's
 // per-task paths give (hidden files, such as a writer's temporary ones, are skipped). One listing.
-// Names and contents come back as valid UTF-8 (other bytes spelled "\xNN"), as heartbeat.json keeps them.
+// Names and contents come back as valid UTF-8 (other bytes spelled "\xNN"), as memory.json keeps them.
 std::map<std::string, std::string> read_heartbeats(const std::string& path) {
   std::map<std::string, std::string> out;
   if (auto p = util::read_file(path)) out[""] = util::valid_utf8(*p);
