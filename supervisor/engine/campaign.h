@@ -1,6 +1,6 @@
 #pragma once
-// One campaign's reconcile pass: read the journal, look at Slurm, the heartbeat, the switches and
-// the checkpoints, decide from the whole picture, act, and record the intent before every act.
+// One campaign's reconcile pass: replay the journal, observe what the pass needs (engine/observe.cpp),
+// decide (engine/reconcile.h, pure), act on each intent with its record before it (engine/act*.cpp).
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -11,15 +11,13 @@
 
 #include "config/config.h"
 #include "engine/heartbeat.h"
+#include "engine/intents.h"
 #include "engine/memory.h"
 #include "engine/notify.h"
 #include "engine/state.h"
+#include "engine/world.h"
 #include "slurm/client.h"
 #include "util/error.h"
-
-namespace mlsup::checkpoint {
-struct Scan;
-}  // namespace mlsup::checkpoint
 
 namespace mlsup::journal {
 class Journal;
@@ -71,64 +69,67 @@ class Campaign {
  private:
   Campaign(config::Config config, Edges edges);
 
+  // One round of a pass: observe, reconcile, act (a pass runs a second one when an ending's
+  // resubmission, or a failed sbatch's last word, is due at once).
+  util::Result<void> round(const CampaignState& s);
+
+  // observe (engine/observe.cpp): what reconcile needs of the world, each source read once.
+  World observe(const CampaignState& s);
+  // Reads the sources n asks for that w lacks; false when it read none.
+  bool read_sources(const CampaignState& s, const Needs& n, World& w);
+  bool kill_switch() const;
+
+  // act (engine/act*.cpp): each intent as intent record -> side effect -> fact record.
+  util::Result<void> carry_out(const CampaignState& s, const Intent& i);
+  util::Result<void> act(const CampaignState& s, const intent::Report& i);
+  util::Result<void> act(const CampaignState& s, const intent::Prune& i);
+  util::Result<void> act(const CampaignState& s, const intent::Submit& i);
+  util::Result<void> act(const CampaignState& s, const intent::Send& i);
+  util::Result<void> act(const CampaignState& s, const intent::Adopt& i);
+  util::Result<void> act(const CampaignState& s, const intent::Exclude& i);
+  util::Result<void> act(const CampaignState& s, const intent::End& i);
+  util::Result<void> act(const CampaignState& s, const intent::Finish& i);
+  util::Result<void> act(const CampaignState& s, const intent::Hang& i);
+  util::Result<void> act(const CampaignState& s, const intent::Cancel& i);
+  util::Result<void> act(const CampaignState& s, const intent::ResendCancel& i);
+  util::Result<void> act(const CampaignState& s, const intent::Relax& i);
+  util::Result<void> act(const CampaignState& s, const intent::PendingAlert& i);
+  util::Result<void> act(const CampaignState& s, const intent::Claimed& i);
+  util::Result<void> act(const CampaignState& s, const intent::PatchQueued& i);
+  util::Result<void> act(const CampaignState& s, const intent::ChainExhausted& i);
+  util::Result<void> act(const CampaignState& s, const intent::ChainValues& i);
+  util::Result<void> act(const CampaignState& s, const intent::Status& i);
+
+  // A fact: the record appended, then told as the event (the record's fields and extra).
+  util::Result<void> fact(const std::string& type, const nlohmann::json& fields, const std::string& what,
+                          nlohmann::json extra = nlohmann::json::object());
   util::Result<void> record(const std::string& type, nlohmann::json fields);
   void event(const std::string& what, nlohmann::json fields);
   void emit(const nlohmann::json& e);
   std::vector<JournalRecord> records() const;
 
-  util::Result<void> act(const CampaignState& s);
-  util::Result<void> submit(int number);
-  util::Result<void> recover_submission(const AttemptState& a);
+  // sbatch for attempt a, whose intent is journaled.
   util::Result<void> send(const AttemptState& a);
-  // Journals a failed sbatch and decides on it: a retry later, or the campaign's end (engine/submit_retry.cpp).
+  // Journals a failed sbatch and tells what follows (engine/submit_retry.cpp).
   util::Result<void> submit_failed(const AttemptState& a, const slurm::Error& e);
   // Looks at the template file and keeps what submissions render from (engine/template_snapshot.cpp);
   // false when no template has ever rendered.
   bool take_template();
-  void prune_checkpoints(const checkpoint::Scan& scan, const std::string& resume_from);
-  util::Result<void> watch(const CampaignState& s, const AttemptState& a);
-  util::Result<void> watch_running(const AttemptState& a, const slurm::Job& job);
-  util::Result<void> exclude_blamed(const CampaignState& s, const AttemptState& a, decide::EndClass cls,
-                                    const std::vector<decide::NodeEvidence>& evidence);
-  std::vector<decide::NodeEvidence> node_states(const std::string& hostlist);
-  std::vector<decide::NodeEvidence> ending_evidence(const slurm::Job& job, nlohmann::json& context);
-  std::vector<std::string> exclusions_for(const CampaignState& s, int number);
-  util::Result<void> watch_pending(const AttemptState& a, const slurm::Job& job);
-  util::Result<void> relax_exclusion(const AttemptState& a, const slurm::Job& job);
-  util::Result<void> end_attempt(const CampaignState& s, const AttemptState& a, const slurm::Job& job, bool vanished,
-                                 bool chain_goes_on = false);
-
-  // Chain mode (engine/chain.cpp).
-  slurm::Result<std::optional<slurm::Job>> queued_task(const AttemptState* previous);
+  // Chain mode (engine/act_chain.cpp): the next attempt's values for the queued task, and its exclusions.
+  void write_chain_values(const AttemptState& a, const std::string& resume_from);
   util::Result<void> hand_over(const AttemptState& a, const slurm::Job& queued, const std::vector<std::string>& before);
   // Keeps the nodes excluded from a off the chain's queued tasks (before: the previous attempt's
   // exclusions, the script's own stay); the ExcNodeList read back, or nullopt when nothing changed.
   std::optional<std::string> patch_queued(const AttemptState& a, const slurm::Job& queued,
                                           const std::vector<std::string>& before);
-  util::Result<void> watch_chain(const CampaignState& s, const AttemptState& a, const std::vector<slurm::Job>& jobs);
-  // next.env for attempt a (with another resume point when given).
-  void write_chain_values(const AttemptState& a, const std::string* resume_from = nullptr);
-  // While a chain's attempt runs: the newest checkpoint into next.env now and then, so that a task
-  // that starts while mlsup is away (its fallback) resumes from it rather than from an older one.
-  void refresh_chain_fallback(const AttemptState& a);
-  void cancel_rest_of_chain(const CampaignState& s);
-  util::Result<void> finish(int code, const std::string& reason);
-  util::Result<void> cancel(const AttemptState& a, decide::EndClass why, const std::string& reason);
   void keep_hang_evidence(const AttemptState& a, const slurm::Job& job, const std::vector<std::string>& nodes);
+  void send_cancel(const AttemptState& a, decide::EndClass why);
 
-  std::string tag(int attempt) const;
-  bool kill_switch() const;
-  void look_at_heartbeat(int attempt, double now);
-  void report_empty_reads(const AttemptState& a, const HeartbeatSet& before);
   double mono() const;
+  Clocks clocks() const;
   util::Result<void> hold(double seconds);
   void load_memory();
   void save_memory();
-  bool submit_due(const CampaignState& s);
-  void note_suspension(slurm::JobState state);
-  util::Result<void> retry_cancel(const AttemptState& a);
-  void send_cancel(const AttemptState& a, decide::EndClass why);
-  void write_status(const CampaignState& s, const std::optional<slurm::Job>& job);
 
   config::Config config_;
   Edges edges_;
@@ -137,7 +138,6 @@ class Campaign {
   std::string campaign_id_;
   Memory memory_;             // what passes remember beyond the journal (memory.json)
   std::string memory_saved_;  // memory.json's text as last written
-  std::string last_slurm_error_;
   std::optional<std::string> template_;  // what submissions render from: the last template that rendered
   std::string template_problem_;         // why that is not the file as it is now, as last told
   Notifier notifier_;

@@ -24,27 +24,25 @@ double resend_delay(int sent) { return std::min(kLongestRetry, kFirstRetry * std
 
 }  // namespace
 
-util::Result<void> Campaign::cancel(const AttemptState& a, decide::EndClass why, const std::string& reason) {
+util::Result<void> Campaign::act(const CampaignState&, const intent::Cancel& i) {
+  const auto& a = i.attempt;
   if (a.cancel_reason) return {};
   const slurm::JobId id = a.task_job_id.value_or(*a.job_id);  // in a chain, the task only
   std::error_code ec;
   fs::create_directories(config_.state_dir + "/fenced", ec);
-  if (auto ok = journal::write_atomically(config_.state_dir + "/fenced/" + std::to_string(a.number), reason + "\n"); !ok)
+  if (auto ok = journal::write_atomically(config_.state_dir + "/fenced/" + std::to_string(a.number), i.reason + "\n"); !ok)
     return ok;
-  if (auto ok = record("cancel-intent", {{"attempt", a.number}, {"job_id", id},
-                                         {"class", std::string(decide::class_name(why))}, {"reason", reason}});
-      !ok)
-    return ok;
-  event("cancelling", {{"attempt", a.number}, {"job_id", id}, {"class", std::string(decide::class_name(why))},
-                       {"reason", reason}, {"fenced", true}});
+  const std::string cls(decide::class_name(i.why));
+  auto ok = fact("cancel-intent", {{"attempt", a.number}, {"job_id", id}, {"class", cls}, {"reason", i.reason}},
+                 "cancelling", {{"fenced", true}});
+  if (!ok) return ok;
   memory_.cancel = {};
-  send_cancel(a, why);
+  send_cancel(a, i.why);
   return {};
 }
 
-util::Result<void> Campaign::retry_cancel(const AttemptState& a) {
-  if (memory_.cancel.sent > 0 && mono() < memory_.cancel.next_at) return {};
-  send_cancel(a, *a.cancel_reason);
+util::Result<void> Campaign::act(const CampaignState&, const intent::ResendCancel& i) {
+  send_cancel(i.attempt, i.why);
   return {};
 }
 

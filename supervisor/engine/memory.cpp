@@ -97,7 +97,8 @@ json to_json(const Memory& m) {
           {"cancel", {{"sent", c.sent}, {"failed", c.failed}, {"first_at", c.first_at}, {"next_at", c.next_at},
                       {"alerted", c.alerted}}},
           {"resubmit", deadline_json(m.resubmit)},
-          {"sbatch_retry", deadline_json(m.sbatch_retry)}};
+          {"sbatch_retry", deadline_json(m.sbatch_retry)},
+          {"slurm_error", m.slurm_error}};
 }
 
 Memory memory_from_json(const json& j) {
@@ -129,6 +130,7 @@ Memory memory_from_json(const json& j) {
               get(c, "alerted", false)};
   m.resubmit = deadline_from(j.contains("resubmit") ? j["resubmit"] : json());
   m.sbatch_retry = deadline_from(j.contains("sbatch_retry") ? j["sbatch_retry"] : json());
+  m.slurm_error = get(j, "slurm_error", std::string());
   return m;
 }
 

@@ -52,6 +52,7 @@ struct Memory {
   CancelTries cancel;
   Deadline resubmit;           // the backoff after an ending: no next attempt before it
   Deadline sbatch_retry;       // after failed sbatches (count: failures so far): no sbatch again before it
+  std::string slurm_error;     // the job query's failure as last told ("" while it answers)
 };
 
 // Starts the per-attempt part afresh when attempt is not the one remembered.

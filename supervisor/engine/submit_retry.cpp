@@ -19,9 +19,7 @@ util::Result<void> Campaign::submit_failed(const AttemptState& a, const slurm::E
                           {"tries", s.current()->submit_failures.size()}, {"alert", retry.alert},
                           {"decision", stop ? "stop" : "look for the job by its tag, then submit again"},
                           {"next_try", retry.next_try}, {"reason", retry.reason}});
-  // Before the end, the tag is looked up: a job sbatch created though it failed is adopted, not left behind.
-  if (stop) return recover_submission(*s.current());
-  return {};
+  return {};  // on stop, the same pass looks the tag up (a job sbatch created though it failed is adopted), then ends
 }
 
 }  // namespace mlsup::engine

@@ -1,0 +1,164 @@
+// act: each intent of the pass carried out as intent record -> side effect -> fact record, and each
+// fact told as an event built from its record. A submission is rendered once, when it is sent.
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <unistd.h>
+
+#include "engine/campaign.h"
+#include "engine/reconcile.h"
+#include "journal/atomic_file.h"
+#include "render/submission.h"
+#include "slurm/sbatch.h"
+#include "util/files.h"
+#include "util/json.h"
+#include "util/strings.h"
+
+namespace mlsup::engine {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// Test hook: MLSUP_CRASH_AT=<point> kills this process (SIGKILL) when it reaches that point.
+void crash_point(const char* point) {
+  const char* at = std::getenv("MLSUP_CRASH_AT");
+  if (at && std::string(at) == point) ::kill(::getpid(), SIGKILL);
+}
+
+// The last lines of a job's output file, for events.
+std::string tail(const std::string& path, std::size_t lines) {
+  const std::string text = util::read_end(path, 64 * 1024);
+  if (text.empty()) return "";
+  const auto all = util::split(text, '\n');
+  std::vector<std::string> last(all.end() - static_cast<long>(std::min(lines + 1, all.size())), all.end());
+  return util::join(last, "\n");
+}
+
+}  // namespace
+
+util::Result<void> Campaign::carry_out(const CampaignState& s, const Intent& i) {
+  return std::visit([&](const auto& one) { return act(s, one); }, i);
+}
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::Report& i) {
+  event(i.event, i.fields);
+  return {};
+}
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::Prune& i) {
+  if (auto held = hold(0); !held) return held;  // no checkpoint is deleted without the lease
+  for (const auto& old : i.old) {
+    std::error_code ec;
+    fs::remove_all(old.path, ec);
+    event("checkpoint-deleted", {{"path", old.path}, {"step", old.step},
+                                 {"reason", ec ? "could not delete: " + ec.message()
+                                               : "checkpoint.keep is " + std::to_string(config_.checkpoint.keep)}});
+  }
+  return {};
+}
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::Submit& i) {
+  json intent = {{"attempt", i.attempt}, {"tag", i.tag}, {"resume_from", i.resume_from},
+                 {"resume_step", i.resume_step}, {"exclude", i.exclude}};
+  if (i.queued) {
+    intent["chain"] = true;
+    intent["chain_job"] = *i.chain_job;
+  }
+  if (auto ok = record("submit-intent", intent); !ok) return ok;
+  crash_point("after-intent");
+  const AttemptState a = replay(records()).attempts.back();
+  if (i.queued) return hand_over(a, *i.queued, i.before);
+  return send(a);
+}
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::Send& i) {
+  return take_template() ? send(i.attempt) : util::Result<void>{};
+}
+
+util::Result<void> Campaign::send(const AttemptState& a) {
+  if (!template_) return {};  // no template has rendered yet (told by take_template)
+  auto plan = render::plan_submission(config_, *template_, {a.number, a.resume_from, a.exclude, a.tag});
+  if (!plan) {  // this attempt's values break a template that renders: told, tried again next pass
+    event("template-unusable", {{"attempt", a.number}, {"file", config_.template_path}, {"detail", plan.error().str()},
+                                {"alert", true}, {"decision", "nothing is submitted; tried again next pass"}});
+    return {};
+  }
+  const std::string dir = config_.state_dir + "/attempts/" + std::to_string(a.number);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  fs::create_directories(config_.heartbeat.dir, ec);
+  const std::string script = dir + "/job.sbatch";
+  if (auto ok = journal::write_atomically(script, plan->script, 0644); !ok) return std::unexpected(ok.error());
+  if (plan->array) write_chain_values(a, a.resume_from);  // the first task may start the moment sbatch returns
+  if (auto held = hold(static_cast<double>(slurm::kSbatchTimeout.count())); !held) return held;
+  auto id = edges_.slurm->submit({plan->options, plan->environment, script, config_.base_dir});
+  crash_point("after-sbatch");
+  if (!id) return submit_failed(a, id.error());
+  auto ok = fact("submitted", {{"attempt", a.number}, {"job_id", *id}, {"chain", plan->array.has_value()}}, "submitted",
+                 {{"resume_from", a.resume_from}, {"exclude", a.exclude}, {"script", script},
+                  {"reason", a.number == 1 ? "first attempt" : "resubmission"}});
+  if (ok) crash_point("after-submitted");
+  return ok;
+}
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::Adopt& i) {
+  return fact("adopted", {{"attempt", i.attempt}, {"job_id", i.job_id}, {"chain", i.chain}}, "adopted",
+              {{"detail", "a job with this attempt's tag already exists"}});
+}
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::Exclude& i) {
+  return fact("exclude", {{"attempt", i.attempt}, {"node", i.blamed.node}, {"reason", i.blamed.reason}, {"until", i.until}},
+              "excluded", {{"for", config::format_duration(config_.policy.exclusion_ttl)}});
+}
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::End& i) {
+  auto ok = fact("ended", i.fields, "attempt-ended",
+                 {{"output", i.output}, {"output_tail", i.output.empty() ? "" : tail(i.output, 10)}});
+  if (ok) crash_point("after-ended");
+  return ok;
+}
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::Finish& i) {
+  if (i.cancel_chain && hold(kSlurmCallBound)) {  // without the lease, the supervisor that holds it does this
+    const auto [attempt, array] = *i.cancel_chain;
+    const auto done = edges_.slurm->cancel(array);
+    event("chain-cancelled", {{"attempt", attempt}, {"job_id", array},
+                              {"detail", done ? "the chain's remaining tasks are cancelled" : done.error().message}});
+  }
+  return fact("finished", {{"code", i.code}, {"reason", i.reason}}, i.code == 0 ? "completed" : "stopped",
+              {{"exit_code", i.code}, {"alert", true}});
+}
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::Relax& i) {
+  if (auto held = hold(kSlurmCallBound); !held) return held;
+  if (auto done = edges_.slurm->set_excluded(i.job.job_id, util::join(i.keep, ",")); !done) {
+    event("relax-failed", {{"attempt", i.attempt.number}, {"job_id", i.job.job_id}, {"node", i.node},
+                           {"detail", done.error().message}, {"decision", "retry next pass"}});
+    return {};
+  }
+  memory_.unavailable_since = mono();  // the next one only after another full wait
+  const auto now = edges_.slurm->jobs({i.job.job_id});  // read the change back
+  return fact("relaxed", {{"attempt", i.attempt.number}, {"job_id", i.job.job_id}, {"node", i.node}}, "exclusions-relaxed",
+              {{"exc_node_list", now && !now->empty() ? now->front().excluded_nodes : "?"},
+               {"reason", "pending for " + i.job.reason + " while mlsup excludes " + util::join(i.attempt.exclude, ",") +
+                              ": the oldest exclusion is dropped so that the job can run"}});
+}
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::PendingAlert& i) {
+  return fact("pending-alert", {{"attempt", i.attempt}, {"job_id", i.job.job_id}, {"reason", i.job.reason}}, "pending-stuck",
+              {{"slurm_reason", i.job.reason}, {"alert", true},
+               {"reason", "job " + std::to_string(i.job.job_id) + " has been pending " +
+                              std::to_string(static_cast<long long>(i.waited)) + "s for " + i.job.reason +
+                              ", which waiting does not end: fix the request or the limit, or `mlsup stop`"}});
+}
+
+util::Result<void> Campaign::act(const CampaignState& s, const intent::Status& i) {
+  json j = {{"version", 1},       {"campaign", config_.name},       {"updated", edges_.now()},
+            {"attempts", s.attempts.size()}, {"job_id", i.job.job_id}, {"job_state", std::string(slurm::state_name(i.job.state))},
+            {"nodes", i.job.nodes}, {"reason", i.job.reason},        {"step", combined(memory_.heartbeat).step}};
+  (void)journal::write_atomically(config_.state_dir + "/status.json", util::dump_json(j) + "\n");
+  return {};
+}
+
+}  // namespace mlsup::engine

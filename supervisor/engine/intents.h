@@ -1,0 +1,153 @@
+#pragma once
+// What a reconcile pass decided: one intent per act. act.cpp carries each out as intent record ->
+// side effect -> fact record, and tells of the fact; nothing here has been done yet.
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "checkpoint/checkpoints.h"
+#include "decide/blame.h"
+#include "engine/chain.h"
+#include "engine/state.h"
+#include "slurm/types.h"
+
+namespace mlsup::engine {
+
+namespace intent {
+
+// Tell people (an event, no record).
+struct Report {
+  std::string event;
+  nlohmann::json fields;
+};
+
+// Delete checkpoints that retention no longer needs (the resume point is never among them).
+struct Prune {
+  std::vector<checkpoint::Checkpoint> old;
+};
+
+// Start attempt N: journal its intent, then submit it, or hand it to the chain's queued task.
+struct Submit {
+  int attempt = 0;
+  std::string tag;
+  std::string resume_from;
+  long long resume_step = 0;
+  std::vector<std::string> exclude;
+  std::optional<slurm::Job> queued;         // chain mode: the task that runs it
+  std::optional<slurm::JobId> chain_job;    // chain mode: the array
+  std::vector<std::string> before;          // chain mode: the previous attempt's exclusions
+};
+
+// sbatch for an attempt whose intent is journaled and that no job carries yet.
+struct Send {
+  AttemptState attempt;
+};
+
+// A job with the attempt's tag exists: it is the attempt's.
+struct Adopt {
+  int attempt = 0;
+  slurm::JobId job_id = 0;
+  bool chain = false;
+};
+
+// Keep a node out of the next attempts.
+struct Exclude {
+  int attempt = 0;
+  decide::Blamed blamed;
+  double until = 0;  // wall time
+};
+
+// The attempt ended: the `ended` record's fields, and the job's output for the event.
+struct End {
+  nlohmann::json fields;
+  std::string output;
+};
+
+// The campaign ends (after the chain's remaining tasks are cancelled, when there are some).
+struct Finish {
+  int code = 0;
+  std::string reason;
+  std::optional<std::pair<int, slurm::JobId>> cancel_chain;  // attempt, array
+};
+
+// The attempt hangs: keep evidence, probe its nodes, blame, cancel.
+struct Hang {
+  AttemptState attempt;
+  slurm::Job job;
+  std::string reason;
+  long long steady_timeout = 0;  // seconds, as calibrated
+  bool calibrated = false;
+  std::vector<decide::StaleNode> stale;
+};
+
+// Give up on the attempt: fence it, journal the cancel's intent and send it.
+struct Cancel {
+  AttemptState attempt;
+  decide::EndClass why = decide::EndClass::Failed;
+  std::string reason;
+};
+
+// Send an intended cancel again: the job is still there.
+struct ResendCancel {
+  AttemptState attempt;
+  decide::EndClass why = decide::EndClass::Failed;
+};
+
+// Drop the oldest exclusion of a job left pending for missing nodes.
+struct Relax {
+  AttemptState attempt;
+  slurm::Job job;
+  std::string node;
+  std::vector<std::string> keep;  // its ExcNodeList without node
+};
+
+// Tell people the pending job waits for something waiting does not end.
+struct PendingAlert {
+  int attempt = 0;
+  slurm::Job job;
+  double waited = 0;
+};
+
+// Chain mode: a task claimed the attempt.
+struct Claimed {
+  int attempt = 0;
+  slurm::JobId array = 0;
+  Claim claim;
+};
+
+// Chain mode: keep the attempt's exclusions on the array's queued tasks.
+struct PatchQueued {
+  AttemptState attempt;
+  slurm::Job queued;
+  std::vector<std::string> before;
+};
+
+// Chain mode: the array has no task left for the attempt; a new one is submitted under new_tag.
+struct ChainExhausted {
+  int attempt = 0;
+  slurm::JobId array = 0;
+  std::string new_tag;
+};
+
+// Chain mode: the values the next task takes (next.env).
+struct ChainValues {
+  AttemptState attempt;
+  std::string resume_from;
+};
+
+// status.json, for people: the campaign and the job as this pass saw it.
+struct Status {
+  slurm::Job job;
+};
+
+}  // namespace intent
+
+using Intent = std::variant<intent::Report, intent::Prune, intent::Submit, intent::Send, intent::Adopt, intent::Exclude,
+                            intent::End, intent::Finish, intent::Hang, intent::Cancel, intent::ResendCancel,
+                            intent::Relax, intent::PendingAlert, intent::Claimed, intent::PatchQueued,
+                            intent::ChainExhausted, intent::ChainValues, intent::Status>;
+
+}  // namespace mlsup::engine

@@ -1,0 +1,73 @@
+// What a reconcile pass must observe: decided from the journal's state and the memory, then from
+// the job query's answer, so that a source is read only when a decision of this pass uses it.
+#include <algorithm>
+
+#include "decide/ledger.h"
+#include "engine/reconcile.h"
+#include "engine/reconcile_pass.h"
+
+namespace mlsup::engine {
+using reconcile_parts::submit_due;
+
+namespace {
+
+// What a submission decides from: the template, the checkpoints, the nodes (for the exclusion cap)
+// and, in chain mode, the previous attempt's array (a queued task runs the next attempt).
+void for_submission(Needs& n, const CampaignState& s, const World& w, const AttemptState* previous) {
+  n.template_text = n.checkpoints = true;
+  n.nodes = !decide::excluded_nodes(s.ledger, w.now.wall, -1).empty();
+  n.chain = previous && previous->chain && previous->job_id;
+}
+
+// What an ending decides from: the heartbeat's last word, the checkpoints, the nodes' evidence.
+void for_ending(Needs& n) { n.heartbeat = n.checkpoints = n.nodes = n.ending = true; }
+
+// Chain mode, an attempt no task has claimed: its claim, and what an ending needs once the array is gone.
+void for_chain(Needs& n, const World& w, const AttemptState& a, const std::vector<slurm::Job>& jobs) {
+  n.claim = true;
+  const bool running = std::any_of(jobs.begin(), jobs.end(), [](const slurm::Job& j) {
+    return j.array_task_id && j.state == slurm::JobState::Running;
+  });
+  if (w.claim_read && !w.claim && !queued_remainder(jobs) && !running && a.cancel_reason) for_ending(n);
+}
+
+}  // namespace
+
+bool chain_refresh_due(const Memory& m, const config::Config& c, double mono) {
+  const double period = std::max(10.0, 10.0 * static_cast<double>(c.poll_interval.count()) / 1000.0);
+  return mono - m.chain_refreshed_at >= period;
+}
+
+Needs needs(const CampaignState& s, const World& w, Memory m, const config::Config& c) {
+  Needs n;
+  const AttemptState* a = s.current();
+  if (s.finished_code) return n;
+  if (!a || a->ended) {
+    const bool due = !a || (s.awaiting_submit && submit_due(s, m, w.now));
+    if (due && !w.kill_switch) for_submission(n, s, w, a);
+    return n;
+  }
+  if (!a->job_id) {
+    n.by_tag = true;
+    n.template_text = w.by_tag && *w.by_tag && (*w.by_tag)->empty();
+    return n;
+  }
+  n.jobs = true;
+  if (!w.jobs || !*w.jobs) return n;
+  const auto& jobs = **w.jobs;
+  if (a->chain && !a->task_job_id) {
+    for_chain(n, w, *a, jobs);
+    return n;
+  }
+  const slurm::Job* job = watched_job(*a, jobs);
+  if (!job || slurm::is_final(job->state)) {
+    for_ending(n);
+  } else if (job->state == slurm::JobState::Running && !a->cancel_reason) {
+    focus(m, a->number);
+    n.heartbeat = true;
+    n.checkpoints = a->chain && chain_refresh_due(m, c, w.now.mono);
+  }
+  return n;
+}
+
+}  // namespace mlsup::engine

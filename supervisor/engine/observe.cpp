@@ -1,0 +1,92 @@
+// observe: what the reconcile pass needs of the world, each source read at most once per round and
+// only when needs() asks for it: the job query (or the lookup by tag), the kill switch, the template,
+// the checkpoints, the node states, the heartbeat files, a chain's claim, a finished job's output
+// and the SPANK plugin's records.
+#include <filesystem>
+#include <map>
+
+#include "engine/campaign.h"
+#include "engine/reconcile.h"
+#include "render/chain.h"
+#include "render/contract.h"
+#include "slurm/srun_messages.h"
+#include "util/files.h"
+#include "util/strings.h"
+
+namespace mlsup::engine {
+namespace fs = std::filesystem;
+
+namespace {
+
+// One look at an attempt's heartbeat files: P itself (key "") and every P.d/<name> the SPANK plugin's
+// per-task paths give (hidden files, such as a writer's temporary ones, are skipped). One listing.
+// Names and contents come back as valid UTF-8 (other bytes spelled "\xNN"), as memory.json keeps them.
+std::map<std::string, std::string> read_heartbeats(const std::string& path) {
+  std::map<std::string, std::string> out;
+  if (auto p = util::read_file(path)) out[""] = util::valid_utf8(*p);
+  std::error_code ec;
+  std::size_t seen = 0;
+  for (fs::directory_iterator it(path + ".d", ec), end; !ec && it != end && seen < 4096; it.increment(ec), ++seen) {
+    const std::string name = util::valid_utf8(it->path().filename().string());
+    std::error_code gone;  // a file renamed away meanwhile is skipped; the listing goes on
+    if (name.empty() || name[0] == '.' || !it->is_regular_file(gone)) continue;
+    if (auto text = util::read_file(it->path().string())) out[name] = util::valid_utf8(*text);
+  }
+  return out;
+}
+
+// What a finished job left about its nodes: srun's reports in its output, the plugin's records.
+EndingOutput ending_output(const slurm::Job& job, const std::string& state_dir) {
+  std::string output = util::read_end(job.std_err.empty() ? job.std_out : job.std_err, 64 * 1024);
+  if (!job.std_err.empty() && job.std_err != job.std_out) output += util::read_end(job.std_out, 64 * 1024);
+  return {slurm::failed_task_nodes(slurm::srun_task_reports(output)), observe::read_node_records(state_dir, job.job_id)};
+}
+
+// The job whose ending is judged: the watched one as the query showed it, or only its id.
+slurm::Job ended_job(const AttemptState& a, const World& w) {
+  if (w.jobs && *w.jobs)
+    if (const auto* job = watched_job(a, **w.jobs)) return *job;
+  return slurm::Job{.job_id = a.task_job_id.value_or(a.job_id.value_or(0))};
+}
+
+}  // namespace
+
+bool Campaign::kill_switch() const {
+  std::error_code ec;
+  return fs::exists(config_.switches.kill, ec);
+}
+
+World Campaign::observe(const CampaignState& s) {
+  World w;
+  w.now = clocks();
+  w.kill_switch = kill_switch();
+  for (int round = 0; round < 4 && read_sources(s, needs(s, w, memory_, config_), w); ++round) {
+  }
+  return w;
+}
+
+bool Campaign::read_sources(const CampaignState& s, const Needs& n, World& w) {
+  const AttemptState* a = s.current();
+  bool read = false;
+  auto want = [&read](bool needed, bool have) { return needed && !have && (read = true); };
+  if (want(n.jobs, w.jobs.has_value())) w.jobs = edges_.slurm->jobs({*a->job_id});
+  if (want(n.by_tag, w.by_tag.has_value())) w.by_tag = edges_.slurm->find_by_tag(a->tag);
+  if (want(n.chain, w.chain.has_value())) w.chain = edges_.slurm->jobs({*a->job_id});
+  if (want(n.template_text, w.template_read)) {
+    take_template();
+    w.template_text = template_;
+    w.template_read = true;
+  }
+  if (want(n.checkpoints, w.checkpoints.has_value())) w.checkpoints = checkpoint::scan(config_.checkpoint);
+  if (want(n.nodes, w.nodes.has_value())) w.nodes = edges_.slurm->nodes();
+  if (want(n.heartbeat, w.heartbeat.has_value())) w.heartbeat = read_heartbeats(render::heartbeat_file(config_, a->number));
+  if (want(n.ending, w.ending.has_value())) w.ending = ending_output(ended_job(*a, w), config_.state_dir);
+  if (want(n.claim, w.claim_read)) {
+    const auto text = util::read_file(render::chain_dir(config_) + "/claims/" + std::to_string(a->number) + "/task");
+    w.claim = parse_claim(text.value_or(""));
+    w.claim_read = true;
+  }
+  return read;
+}
+
+}  // namespace mlsup::engine

@@ -1,0 +1,176 @@
+// The reconcile pass's top: which phase the campaign is in (nothing submitted, a submission without
+// its job, a job to watch, an ending to follow up) and the submissions. Pure (engine/reconcile.h).
+#include "engine/reconcile.h"
+
+#include <algorithm>
+
+#include "checkpoint/retention.h"
+#include "decide/exit_codes.h"
+#include "decide/ledger.h"
+#include "decide/submit_retry.h"
+#include "engine/reconcile_pass.h"
+#include "render/submission.h"
+
+namespace mlsup::engine {
+using nlohmann::json;
+using namespace reconcile_parts;
+
+namespace reconcile_parts {
+
+std::string tag(const Pass& p, int number) { return render::job_tag(p.c.name, p.campaign_id, number); }
+
+bool submit_due(const CampaignState& s, Memory& m, const Clocks& now) {
+  const AttemptState* a = s.current();
+  return !a || waited(m.resubmit, a->number, 0, s.next_submit_at, now);
+}
+
+void finish(Pass& p, int code, const std::string& reason, const AttemptState* a, bool ends_now) {
+  intent::Finish f{code, reason, std::nullopt};
+  if (a && a->chain && a->job_id && (a->ended || ends_now || !a->task_job_id)) f.cancel_chain = {{a->number, *a->job_id}};
+  p.add(std::move(f));
+}
+
+namespace {
+
+// The nodes attempt number excludes: the live exclusions, capped so that the job can still run.
+std::vector<std::string> exclusions_for(Pass& p, int number) {
+  const std::size_t live = decide::excluded_nodes(p.s.ledger, p.wall(), -1).size();
+  if (live == 0) return {};
+  const auto shape = render::plan_submission(p.c, p.w.template_text.value_or(""), {number});
+  const int job_nodes = shape ? shape->nodes : 1;
+  int usable = 0;
+  if (p.w.nodes && *p.w.nodes) {
+    for (const auto& n : **p.w.nodes)
+      if (!n.kept_off()) ++usable;
+  }
+  const int cap = decide::exclusion_cap(p.c.policy.exclusion_cap, usable, job_nodes);
+  auto nodes = decide::excluded_nodes(p.s.ledger, p.wall(), cap);
+  if (nodes.size() < live)
+    p.report("exclusions-relaxed", {{"kept", nodes}, {"cap", cap},
+                                    {"reason", "excluding every blamed node would leave too few for the job"}});
+  return nodes;
+}
+
+bool live(const slurm::Job& j) { return j.state == slurm::JobState::Pending || j.state == slurm::JobState::Running; }
+
+// The previous attempt's array's task that can run the next attempt (its pending remainder first).
+std::optional<slurm::Job> queued_task(const AttemptState& previous, const std::vector<slurm::Job>& jobs) {
+  if (const auto* rest = queued_remainder(jobs)) return *rest;
+  for (const auto& j : jobs)
+    if (live(j) && j.array_task_id && j.job_id != previous.task_job_id.value_or(0)) return j;
+  return std::nullopt;
+}
+
+// A submission's intent without its job: adopt the job that carries its tag, or submit (again).
+void recover(Pass& p, const AttemptState& a) {
+  const auto& found = *p.w.by_tag;
+  if (!found) {
+    p.report("slurm-unavailable", {{"attempt", a.number}, {"detail", found.error().message}});
+    return;
+  }
+  if (found->empty()) {
+    const auto retry = decide::submit_retry(a.submit_failures, p.c, p.wall());
+    if (retry.step == decide::SubmitStep::Stop) return finish(p, decide::kCannotGoOn, retry.reason, &a, false);
+    const int failures = static_cast<int>(a.submit_failures.size());
+    if (failures > 0 && !waited(p.m.sbatch_retry, a.number, failures, retry.next_try, p.w.now)) return;
+    if (p.w.template_text) p.add(intent::Send{a});
+    return;
+  }
+  const auto& job = found->front();
+  p.add(intent::Adopt{a.number, job.array_job_id ? job.array_job_id : job.job_id, job.array_job_id != 0});
+}
+
+// After an ending: the next attempt once its backoff is over, unless the kill switch says stop.
+void follow_up(Pass& p, const AttemptState& a) {
+  if (!p.s.awaiting_submit) return;
+  if (p.w.kill_switch) return finish(p, decide::kStoppedBySwitch, "the kill switch was set: nothing more is submitted", &a, false);
+  if (submit_due(p.s, p.m, p.w.now)) submit(p, a.number + 1);
+}
+
+// A submitted attempt: watch its job, once the query answered.
+void watch_submitted(Pass& p, const AttemptState& a) {
+  const auto& jobs = *p.w.jobs;
+  if (!jobs) {
+    if (jobs.error().message != p.m.slurm_error)
+      p.report("slurm-unavailable", {{"attempt", a.number}, {"job_id", *a.job_id},
+                                     {"kind", slurm::error_kind_name(jobs.error().kind)}, {"detail", jobs.error().message},
+                                     {"decision", "wait and ask again; nothing is decided"}});
+    p.m.slurm_error = jobs.error().message;
+    return;
+  }
+  p.m.slurm_error.clear();
+  focus(p.m, a.number);
+  watch(p, a, *jobs);
+}
+
+}  // namespace
+
+void submit(Pass& p, int number) {
+  const auto* scan = p.w.checkpoints ? &*p.w.checkpoints : nullptr;
+  const auto newest = scan ? checkpoint::newest_complete(*scan) : std::nullopt;
+  if (scan && !scan->pointer_problem.empty()) p.report("checkpoint-pointer-ignored", {{"detail", scan->pointer_problem}});
+  const std::string resume_from = newest ? newest->path : "";
+  if (scan) {
+    auto old = checkpoint::deletable(*scan, p.c.checkpoint.keep, {resume_from});
+    if (!old.empty()) p.add(intent::Prune{std::move(old)});
+  }
+  intent::Submit sub{number, tag(p, number), resume_from, newest ? newest->step : 0, exclusions_for(p, number),
+                     std::nullopt, std::nullopt, {}};
+  // Chain mode: a task already queued runs this attempt; nothing is submitted.
+  const AttemptState* previous = p.s.current();
+  if (previous && previous->chain && previous->job_id && p.w.chain) {
+    if (!*p.w.chain) {  // ask again next pass rather than start a second chain
+      p.report("slurm-unavailable", {{"attempt", number}, {"detail", p.w.chain->error().message},
+                                     {"decision", "ask again before submitting anything"}});
+      return;
+    }
+    sub.queued = queued_task(*previous, **p.w.chain);
+  }
+  if (!sub.queued && !p.w.template_text) return;  // no template has rendered yet: told, looked at again next pass
+  if (sub.queued) {
+    sub.chain_job = *previous->job_id;
+    sub.tag = previous->tag;
+    sub.before = previous->exclude;
+  }
+  p.add(std::move(sub));
+}
+
+}  // namespace reconcile_parts
+
+const slurm::Job* watched_job(const AttemptState& a, const std::vector<slurm::Job>& jobs) {
+  const slurm::JobId id = a.task_job_id.value_or(a.job_id.value_or(0));
+  const auto it = std::find_if(jobs.begin(), jobs.end(),
+                               [&](const slurm::Job& j) { return j.job_id == id && (!a.chain || j.array_task_id); });
+  return it == jobs.end() ? nullptr : &*it;
+}
+
+bool due_at_once(const CampaignState& before, const CampaignState& after, Memory m, const config::Config& c,
+                 const Clocks& now) {
+  if (after.finished_code) return false;
+  if (!before.awaiting_submit && after.awaiting_submit) return submit_due(after, m, now);
+  const AttemptState* a = after.current();
+  const AttemptState* was = before.current();
+  if (!a || a->ended || a->job_id || a->submit_failures.empty()) return false;
+  if (was && was->number == a->number && was->submit_failures.size() == a->submit_failures.size()) return false;
+  return decide::submit_retry(a->submit_failures, c, now.wall).step == decide::SubmitStep::Stop;
+}
+
+Reconciled reconcile(const CampaignState& s, const World& w, Memory m, const config::Config& c,
+                     const std::string& campaign_id) {
+  Pass p{s, w, m, c, campaign_id, {}};
+  const AttemptState* a = s.current();
+  if (s.finished_code) {
+  } else if (!a) {
+    if (w.kill_switch) finish(p, decide::kStoppedBySwitch, "the kill switch was set before the first attempt", nullptr, false);
+    else submit(p, 1);
+  } else if (a->ended) {
+    follow_up(p, *a);
+  } else if (!a->job_id) {
+    if (w.by_tag) recover(p, *a);
+  } else if (w.jobs) {
+    watch_submitted(p, *a);
+  }
+  return {std::move(m), std::move(p.out)};
+}
+
+}  // namespace mlsup::engine

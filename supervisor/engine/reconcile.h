@@ -1,0 +1,37 @@
+#pragma once
+// The reconcile pass's decisions, pure: the journal's state, what this pass observed, the memory of
+// earlier passes, the config and the clocks in; intents and the memory for the next pass out.
+// No file, process or Slurm call happens here: tests give a world and read the intents.
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "engine/intents.h"
+#include "engine/memory.h"
+#include "engine/state.h"
+#include "engine/world.h"
+
+namespace mlsup::engine {
+
+struct Reconciled {
+  Memory memory;
+  std::vector<Intent> intents;  // in the order they are carried out
+};
+
+// What the campaign identified by campaign_id calls for.
+Reconciled reconcile(const CampaignState& s, const World& w, Memory m, const config::Config& c,
+                     const std::string& campaign_id);
+
+// What reconcile needs observed, given what w holds so far (first the journal and memory alone,
+// then the job query's answer too): observe.cpp reads what is asked and not yet read.
+Needs needs(const CampaignState& s, const World& w, Memory m, const config::Config& c);
+
+// True when the round that turned before into after left work due at once, for a second round in
+// the same pass: an ending whose resubmission needs no wait, or failed sbatches that now end the campaign.
+bool due_at_once(const CampaignState& before, const CampaignState& after, Memory m, const config::Config& c,
+                 const Clocks& now);
+
+// The job of attempt a in a job query's answer: its job, or in chain mode the task that claimed it.
+const slurm::Job* watched_job(const AttemptState& a, const std::vector<slurm::Job>& jobs);
+
+}  // namespace mlsup::engine

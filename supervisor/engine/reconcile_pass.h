@@ -1,0 +1,53 @@
+#pragma once
+// Inside reconcile: one pass's inputs and the intents it has decided so far (reconcile*.cpp only).
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/reconcile.h"
+
+namespace mlsup::engine {
+// True when next.env is due the newest checkpoint again (chain mode, every 10 polls, 10 s at least).
+bool chain_refresh_due(const Memory& m, const config::Config& c, double mono);
+}  // namespace mlsup::engine
+
+namespace mlsup::engine::reconcile_parts {
+
+struct Pass {
+  const CampaignState& s;
+  const World& w;
+  Memory& m;
+  const config::Config& c;
+  const std::string& campaign_id;
+  std::vector<Intent> out;
+
+  void add(Intent i) { out.push_back(std::move(i)); }
+  void report(std::string event, nlohmann::json fields) { add(intent::Report{std::move(event), std::move(fields)}); }
+  double wall() const { return w.now.wall; }
+  double mono() const { return w.now.mono; }
+};
+
+// The job tag of attempt number.
+std::string tag(const Pass& p, int number);
+
+// Attempt number is due: submit it, or hand it to the chain's queued task (reconcile.cpp).
+void submit(Pass& p, int number);
+// The campaign ends; the chain's remaining tasks are cancelled when a has some (ends_now: a ends in this pass).
+void finish(Pass& p, int code, const std::string& reason, const AttemptState* a, bool ends_now);
+
+// A submitted attempt whose job the query answered for (reconcile_watch.cpp).
+void watch(Pass& p, const AttemptState& a, const std::vector<slurm::Job>& jobs);
+// Its job waits in the queue.
+void pending(Pass& p, const AttemptState& a, const slurm::Job& job);
+
+// Its job ended (or Slurm forgot it: vanished) (reconcile_ending.cpp).
+void end(Pass& p, const AttemptState& a, const slurm::Job& job, bool vanished, bool chain_goes_on = false);
+
+// Chain mode: an attempt handed to the array that no task has claimed yet (reconcile_chain.cpp).
+void watch_chain(Pass& p, const AttemptState& a, const std::vector<slurm::Job>& jobs);
+
+// True once attempt a's resubmission (after its ending) may go ahead.
+bool submit_due(const CampaignState& s, Memory& m, const Clocks& now);
+
+}  // namespace mlsup::engine::reconcile_parts

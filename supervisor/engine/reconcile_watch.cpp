@@ -1,0 +1,113 @@
+// A submitted attempt's job as the query shows it: gone or ended (reconcile_ending.cpp), suspended,
+// cancelled and still there, pending (wait, relax an exclusion, alert) or running (its heartbeat,
+// judged on mlsup's clock). Pure (engine/reconcile.h).
+#include "decide/pending.h"
+#include "engine/reconcile_pass.h"
+#include "render/contract.h"
+
+namespace mlsup::engine::reconcile_parts {
+using nlohmann::json;
+
+namespace {
+
+// A suspended job is not silent: when it runs again, its heartbeat's times move by the time it was suspended.
+void note_suspension(Pass& p, slurm::JobState state) {
+  auto& m = p.m;
+  const double now = p.mono();
+  if (state == slurm::JobState::Suspended) {
+    if (m.suspended_at <= 0) m.suspended_at = m.running_seen_at > 0 ? m.running_seen_at : now;
+    return;
+  }
+  if (state != slurm::JobState::Running) return;
+  if (m.suspended_at > 0) {
+    shift(m.heartbeat, now - m.suspended_at);
+    p.report("resumed", {{"attempt", m.attempt}, {"suspended_for", now - m.suspended_at},
+                         {"reason", "the job was suspended; its heartbeat's silence counts from now on"}});
+    m.suspended_at = 0;
+  }
+  m.running_seen_at = now;
+}
+
+// Tells of each heartbeat file that was first read empty after it had content in this pass.
+void report_empty_reads(Pass& p, const AttemptState& a, const HeartbeatSet& before) {
+  for (const auto& [name, f] : p.m.heartbeat.files) {
+    const auto was = before.files.find(name);
+    if (f.empty_reads == 0 || (was != before.files.end() && was->second.empty_reads > 0)) continue;
+    p.report("heartbeat-empty-read",
+             {{"attempt", a.number}, {"file", name.empty() ? render::heartbeat_file(p.c, a.number) : name},
+              {"detail", "the heartbeat file was empty after it had content (a writer between truncating and writing it); "
+                         "the read is ignored: write the file atomically (a temporary file, then rename)"}});
+  }
+}
+
+// Chain mode: now and then the newest checkpoint into next.env, so that a task that starts while
+// mlsup is away (its fallback) resumes from it rather than from an older one.
+void refresh_chain_fallback(Pass& p, const AttemptState& a) {
+  if (!p.w.checkpoints || !chain_refresh_due(p.m, p.c, p.mono())) return;
+  p.m.chain_refreshed_at = p.mono();
+  if (const auto newest = checkpoint::newest_complete(*p.w.checkpoints)) p.add(intent::ChainValues{a, newest->path});
+}
+
+// A running job: its heartbeat files judged on mlsup's clock; a hang is handed to act.
+void running(Pass& p, const AttemptState& a, const slurm::Job& job) {
+  const double now = p.mono();
+  auto& seen = p.m.heartbeat;
+  if (seen.running_since <= 0) seen.running_since = now;
+  const HeartbeatSet before = seen;
+  if (p.w.heartbeat) observe(seen, *p.w.heartbeat, now);
+  report_empty_reads(p, a, before);
+  learn(p.m.calibration, combined(before), combined(seen));
+  if (a.chain) refresh_chain_fallback(p, a);
+  auto settings = p.c.heartbeat;
+  settings.steady_timeout = steady_timeout(p.c.heartbeat, p.m.calibration);
+  const std::string hung = hang_reason(seen, settings, now);
+  if (hung.empty()) return;
+  std::vector<decide::StaleNode> stale;
+  for (const auto& st : stale_first(seen, stale_margin(settings))) stale.push_back({st.node, st.lead});
+  p.add(intent::Hang{a, job, hung, static_cast<long long>(settings.steady_timeout.count()),
+                     settings.steady_timeout != p.c.heartbeat.steady_timeout, std::move(stale)});
+}
+
+}  // namespace
+
+void pending(Pass& p, const AttemptState& a, const slurm::Job& job) {
+  if (p.w.kill_switch)
+    return p.add(intent::Cancel{a, decide::EndClass::KillSwitch, "the kill switch was set while the job was pending"});
+  auto& m = p.m;
+  const double now = p.mono();
+  const bool unavailable = decide::waiting_for_nodes(job.reason, !a.exclude.empty());
+  if (!unavailable) m.unavailable_since = 0;
+  else if (m.unavailable_since <= 0) m.unavailable_since = now;
+  if (m.pending_since <= 0) m.pending_since = now;
+  const double waited = now - m.pending_since;
+  const auto step = decide::judge_pending({job.reason, !a.exclude.empty(), unavailable ? now - m.unavailable_since : 0,
+                                           waited, a.pending_alerted,
+                                           static_cast<double>(p.c.policy.exclusion_relax_after.count()),
+                                           static_cast<double>(p.c.policy.pending_alert_after.count())});
+  if (step == decide::PendingStep::Relax) {
+    const std::string node = a.exclude.back();  // the oldest
+    std::vector<std::string> keep;
+    for (const auto& n : slurm::expand_hostlist(job.excluded_nodes))
+      if (n != node) keep.push_back(n);
+    p.add(intent::Relax{a, job, node, std::move(keep)});
+  }
+  if (step == decide::PendingStep::Alert) p.add(intent::PendingAlert{a.number, job, waited});
+}
+
+void watch(Pass& p, const AttemptState& a, const std::vector<slurm::Job>& jobs) {
+  if (a.chain && !a.task_job_id) return watch_chain(p, a, jobs);
+  const slurm::JobId id = a.task_job_id.value_or(*a.job_id);
+  const slurm::Job* job = watched_job(a, jobs);
+  if (!job) return end(p, a, slurm::Job{.job_id = id}, true);
+  p.add(intent::Status{*job});
+  if (slurm::is_final(job->state)) return end(p, a, *job, false, a.chain && chain_goes_on(jobs, id));
+  note_suspension(p, job->state);
+  if (a.cancel_reason) {
+    if (p.m.cancel.sent == 0 || p.mono() >= p.m.cancel.next_at) p.add(intent::ResendCancel{a, *a.cancel_reason});
+    return;
+  }
+  if (job->state == slurm::JobState::Pending) return pending(p, a, *job);
+  if (job->state == slurm::JobState::Running) return running(p, a, *job);
+}
+
+}  // namespace mlsup::engine::reconcile_parts

@@ -1,0 +1,47 @@
+#pragma once
+// What one pass saw outside the journal. observe.cpp fills it, each source read at most once and
+// only when needs() (engine/reconcile.h) says this pass's decisions use it; reconcile decides from it.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "checkpoint/checkpoints.h"
+#include "engine/chain.h"
+#include "engine/memory.h"
+#include "observe/node_records.h"
+#include "slurm/types.h"
+
+namespace mlsup::engine {
+
+using JobsAnswer = slurm::Result<std::vector<slurm::Job>>;
+
+// What a finished job left about its nodes besides Slurm's node states.
+struct EndingOutput {
+  std::vector<std::string> failed_task_nodes;  // srun's reports of tasks that failed on their own
+  observe::NodeRecords records;                // the SPANK plugin's per-node records
+};
+
+struct World {
+  Clocks now;
+  bool kill_switch = false;                    // the kill switch file exists
+  std::optional<std::string> template_text;    // what a submission renders from; nullopt: nothing renders
+  bool template_read = false;                  // template_text was looked for this pass
+  std::optional<JobsAnswer> jobs;              // the current attempt's job (in chain mode: its array)
+  std::optional<JobsAnswer> by_tag;            // the jobs carrying the current attempt's tag
+  std::optional<JobsAnswer> chain;             // the previous attempt's array, before the next attempt
+  std::optional<std::map<std::string, std::string>> heartbeat;  // the watched attempt's heartbeat files
+  std::optional<checkpoint::Scan> checkpoints;
+  std::optional<slurm::Result<std::vector<slurm::Node>>> nodes;
+  std::optional<EndingOutput> ending;          // read once the watched job has ended
+  std::optional<Claim> claim;                  // chain mode: the task that claimed the attempt
+  bool claim_read = false;
+};
+
+// The sources a pass reads (observe.cpp reads those not yet in the world).
+struct Needs {
+  bool jobs = false, by_tag = false, chain = false, template_text = false, checkpoints = false, nodes = false,
+       heartbeat = false, ending = false, claim = false;
+};
+
+}  // namespace mlsup::engine
