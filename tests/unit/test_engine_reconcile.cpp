@@ -1,0 +1,295 @@
+// The reconcile pass as tables: the journal's state, a world and the memory in; intents out. No
+// Slurm, no files: what the engine decides, apart from how it reads the world and acts.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "decide/exit_codes.h"
+#include "engine/reconcile.h"
+#include "engine_fixture.h"
+
+namespace mlsup::test {
+namespace {
+
+using engine::AttemptState;
+using engine::CampaignState;
+using engine::Intent;
+using engine::World;
+
+constexpr const char* kIntentNames[] = {"Report", "Prune", "Submit", "Send", "Adopt", "Exclude", "End", "Finish", "Hang",
+                                        "Cancel", "ResendCancel", "Relax", "PendingAlert", "Claimed", "PatchQueued",
+                                        "ChainExhausted", "ChainValues", "Status"};
+static_assert(std::size(kIntentNames) == std::variant_size_v<Intent>);
+
+// The intents' kinds, in order, as one string: "Status Hang".
+std::string kinds(const std::vector<Intent>& intents) {
+  std::string out;
+  for (const auto& i : intents) out += (out.empty() ? "" : " ") + std::string(kIntentNames[i.index()]);
+  return out;
+}
+
+// A world at wall time 1000, mono 500, with a template that renders.
+World world() {
+  World w;
+  w.now = {1000, 500, "host/boot"};
+  w.template_text = "#!/bin/bash\nsrun true\n";
+  w.template_read = true;
+  w.checkpoints = checkpoint::Scan{};
+  return w;
+}
+
+AttemptState submitted(int number, slurm::JobId id) {
+  AttemptState a;
+  a.number = number;
+  a.tag = "mlsup:t:abc:" + std::to_string(number);
+  a.job_id = id;
+  return a;
+}
+
+CampaignState with(std::vector<AttemptState> attempts) {
+  CampaignState s;
+  s.campaign_id = "abc";
+  s.attempts = std::move(attempts);
+  return s;
+}
+
+slurm::Job job(slurm::JobId id, slurm::JobState state, std::string reason = "") {
+  slurm::Job j;
+  j.job_id = id;
+  j.state = state;
+  j.reason = std::move(reason);
+  j.nodes = "n1";
+  return j;
+}
+
+engine::Reconciled decide(const CampaignState& s, const World& w, const config::Config& c, engine::Memory m = {}) {
+  return engine::reconcile(s, w, std::move(m), c, "abc");
+}
+
+}  // namespace
+
+TEST_CASE("reconcile: each phase of a campaign and what it calls for") {
+  EngineFixture f;
+  const auto& c = f.config;
+  struct Row {
+    std::string what;
+    CampaignState s;
+    World w;
+    std::string expected;
+  };
+  World killed = world();
+  killed.kill_switch = true;
+  World no_template = world();
+  no_template.template_text.reset();
+  AttemptState intent_only = submitted(1, 0);
+  intent_only.job_id.reset();
+  World tag_empty = world();
+  tag_empty.by_tag = engine::JobsAnswer(std::vector<slurm::Job>{});
+  World tag_found = world();
+  tag_found.by_tag = engine::JobsAnswer(std::vector<slurm::Job>{job(42, slurm::JobState::Running)});
+  World tag_failed = world();
+  tag_failed.by_tag = engine::JobsAnswer(std::unexpected(slurm::Error{.message = "unreachable"}));
+  World running = world();
+  running.jobs = engine::JobsAnswer(std::vector<slurm::Job>{job(42, slurm::JobState::Running)});
+  running.heartbeat = std::map<std::string, std::string>{{"", "5"}};
+  World gone = world();
+  gone.jobs = engine::JobsAnswer(std::vector<slurm::Job>{});
+  World completed = world();
+  completed.jobs = engine::JobsAnswer(std::vector<slurm::Job>{job(42, slurm::JobState::Completed)});
+  World pending_killed = world();
+  pending_killed.kill_switch = true;
+  pending_killed.jobs = engine::JobsAnswer(std::vector<slurm::Job>{job(42, slurm::JobState::Pending, "Priority")});
+  World query_failed = world();
+  query_failed.jobs = engine::JobsAnswer(std::unexpected(slurm::Error{.message = "timed out"}));
+
+  const std::vector<Row> rows = {
+      {"nothing yet: the first attempt", with({}), world(), "Submit"},
+      {"nothing yet, the kill switch set: the end", with({}), killed, "Finish"},
+      {"nothing yet, no template renders: nothing (told by observe)", with({}), no_template, ""},
+      {"an intent without its job, none carries the tag: sbatch", with({intent_only}), tag_empty, "Send"},
+      {"an intent without its job, a job carries the tag: adopted", with({intent_only}), tag_found, "Adopt"},
+      {"an intent without its job, Slurm does not answer: told only", with({intent_only}), tag_failed, "Report"},
+      {"a running job with a fresh heartbeat: status only", with({submitted(1, 42)}), running, "Status"},
+      {"a job Slurm forgot: the ending (lost: resubmitted)", with({submitted(1, 42)}), gone, "End"},
+      {"a completed job: the ending and the campaign's end", with({submitted(1, 42)}), completed, "Status End Finish"},
+      {"a pending job, the kill switch set: cancelled", with({submitted(1, 42)}), pending_killed, "Status Cancel"},
+      {"the job query failed: told, nothing decided", with({submitted(1, 42)}), query_failed, "Report"},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.what);
+    CHECK(kinds(decide(row.s, row.w, c).intents) == row.expected);
+  }
+}
+
+TEST_CASE("reconcile: a failed job is ended, then resubmitted after its backoff, decided from the memory alone") {
+  EngineFixture f;
+  CampaignState s = with({submitted(1, 42)});
+  World w = world();
+  auto failed = job(42, slurm::JobState::Failed);
+  failed.exit_code = 1;
+  w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{failed});
+  auto first = decide(s, w, f.config);
+  REQUIRE(kinds(first.intents) == "Status End");
+  const auto& end = std::get<engine::intent::End>(first.intents.back());
+  CHECK(end.fields["class"] == "failed");
+  CHECK(end.fields["action"] == "resubmit");
+  // The journal now says: ended, resubmission decided 5 s on (backoff 5 s).
+  s.attempts.back().ended = true;
+  s.awaiting_submit = true;
+  s.next_submit_at = 1005;
+  World later = world();
+  CHECK(kinds(decide(s, later, f.config, first.memory).intents) == "");
+  later.now = {1003, 504, "host/boot"};  // the wall clock says 3 s, the monotonic one 4 s: not yet
+  CHECK(kinds(decide(s, later, f.config, first.memory).intents) == "");
+  later.now = {1004, 505, "host/boot"};  // 5 s on the monotonic clock, whatever the wall clock says
+  const auto next = decide(s, later, f.config, first.memory);
+  REQUIRE(kinds(next.intents) == "Submit");
+  CHECK(std::get<engine::intent::Submit>(next.intents[0]).attempt == 2);
+}
+
+TEST_CASE("reconcile: a job pending for excluded nodes gets its oldest exclusion dropped after exclusion_relax_after") {
+  EngineFixture f(", exclusion_relax_after: 60s");
+  AttemptState a = submitted(2, 42);
+  a.exclude = {"n3", "n2"};  // newest first: n2 is the oldest
+  const CampaignState s = with({submitted(1, 41), a});
+  auto stuck = job(42, slurm::JobState::Pending, "ReqNodeNotAvail, UnavailableNodes:n2");
+  stuck.excluded_nodes = "n2,n3";
+  World w = world();
+  w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{stuck});
+  auto first = decide(s, w, f.config);
+  CHECK(kinds(first.intents) == "Status");
+  CHECK(first.memory.unavailable_since == 500);
+  w.now = {1059, 559, "host/boot"};
+  CHECK(kinds(decide(s, w, f.config, first.memory).intents) == "Status");
+  // A tick is a new process: what it remembers is the memory, so it relaxes exactly as `run` does.
+  w.now = {1060, 560, "host/boot"};
+  const auto due = decide(s, w, f.config, first.memory);
+  REQUIRE(kinds(due.intents) == "Status Relax");
+  const auto& relax = std::get<engine::intent::Relax>(due.intents[1]);
+  CHECK(relax.node == "n2");
+  CHECK(relax.keep == std::vector<std::string>{"n3"});
+}
+
+TEST_CASE("reconcile: a running job silent past the steady timeout is a hang, with the node that went quiet first") {
+  EngineFixture f;
+  const CampaignState s = with({submitted(1, 42)});
+  World w = world();
+  w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{job(42, slurm::JobState::Running)});
+  w.heartbeat = std::map<std::string, std::string>{{"n1.0", "1"}, {"n2.1", "1"}};
+  auto m = decide(s, w, f.config).memory;
+  for (int t = 1; t <= 8; ++t) {  // n2 goes on for 8 s, n1 stays at step 1
+    w.now = {1000.0 + t, 500.0 + t, "host/boot"};
+    w.heartbeat = std::map<std::string, std::string>{{"n1.0", "1"}, {"n2.1", std::to_string(1 + t)}};
+    m = decide(s, w, f.config, m).memory;
+  }
+  w.now = {1019, 519, "host/boot"};  // 11 s after n2's last step: past the 10 s steady timeout
+  const auto r = decide(s, w, f.config, m);
+  REQUIRE(kinds(r.intents) == "Status Hang");
+  const auto& hang = std::get<engine::intent::Hang>(r.intents[1]);
+  REQUIRE(hang.stale.size() == 1);
+  CHECK(hang.stale[0].node == "n1");
+}
+
+TEST_CASE("reconcile: chain mode, an attempt handed to the array") {
+  EngineFixture f;
+  AttemptState a = submitted(2, 40);
+  a.chain = true;
+  a.tag = "mlsup:t:abc:1";
+  AttemptState first = submitted(1, 40);
+  first.chain = true;
+  first.task_job_id = 41;
+  first.ended = true;
+  const CampaignState s = with({first, a});
+  World w = world();
+  w.claim_read = true;
+  SUBCASE("its task claimed it") {
+    w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{});
+    w.claim = engine::Claim{43, "2", "prepared", "/ck/10"};
+    CHECK(kinds(decide(s, w, f.config).intents) == "ChainValues Claimed");
+  }
+  SUBCASE("its tasks still queued: exclusions kept on them, the pending wait") {
+    auto rest = job(40, slurm::JobState::Pending, "Priority");
+    w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{rest});
+    CHECK(kinds(decide(s, w, f.config).intents) == "ChainValues PatchQueued Status");
+  }
+  SUBCASE("the array ran out: a new one under a tag of its own") {
+    w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{});
+    const auto r = decide(s, w, f.config);
+    REQUIRE(kinds(r.intents) == "ChainValues ChainExhausted");
+    CHECK(std::get<engine::intent::ChainExhausted>(r.intents[1]).new_tag == "mlsup:t:abc:2-r1000");
+  }
+}
+
+TEST_CASE("reconcile: the next attempt after a chain's task goes to the queued task, not to sbatch") {
+  EngineFixture f;
+  AttemptState done = submitted(1, 40);
+  done.chain = true;
+  done.task_job_id = 41;
+  done.ended = true;
+  done.exclude = {"n4"};
+  CampaignState s = with({done});
+  s.awaiting_submit = true;
+  World w = world();
+  w.template_text.reset();  // a queued task needs no template
+  auto queued = job(40, slurm::JobState::Pending, "Dependency");
+  w.chain = engine::JobsAnswer(std::vector<slurm::Job>{queued});
+  const auto r = decide(s, w, f.config);
+  REQUIRE(kinds(r.intents) == "Submit");
+  const auto& sub = std::get<engine::intent::Submit>(r.intents[0]);
+  CHECK(sub.attempt == 2);
+  REQUIRE(sub.queued);
+  CHECK(*sub.chain_job == 40);
+  CHECK(sub.tag == done.tag);
+  CHECK(sub.before == std::vector<std::string>{"n4"});
+}
+
+TEST_CASE("needs: a source is read only when a decision of this pass uses it") {
+  EngineFixture f;
+  const auto& c = f.config;
+  World w = world();
+  auto n = engine::needs(with({}), World{}, {}, c);
+  CHECK((n.template_text && n.checkpoints && !n.jobs && !n.nodes && !n.heartbeat));
+  AttemptState a = submitted(1, 42);
+  n = engine::needs(with({a}), World{}, {}, c);
+  CHECK((n.jobs && !n.heartbeat && !n.checkpoints && !n.template_text));
+  w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{job(42, slurm::JobState::Running)});
+  n = engine::needs(with({a}), w, {}, c);
+  CHECK((n.heartbeat && !n.checkpoints && !n.nodes && !n.ending));
+  w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{job(42, slurm::JobState::Pending)});
+  n = engine::needs(with({a}), w, {}, c);
+  CHECK((!n.heartbeat && !n.checkpoints));
+  w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{job(42, slurm::JobState::Failed)});
+  n = engine::needs(with({a}), w, {}, c);
+  CHECK((n.heartbeat && n.checkpoints && n.nodes && n.ending));
+  a.ended = true;
+  CampaignState waiting = with({a});
+  waiting.awaiting_submit = true;
+  waiting.next_submit_at = 2000;
+  n = engine::needs(waiting, w, {}, c);
+  CHECK((!n.template_text && !n.checkpoints && !n.jobs));  // the backoff is not over: nothing to read
+}
+
+TEST_CASE("due_at_once: a second round only for a resubmission due now or failed sbatches that end the campaign") {
+  EngineFixture f;
+  AttemptState a = submitted(1, 42);
+  const CampaignState before = with({a});
+  a.ended = true;
+  CampaignState after = with({a});
+  after.awaiting_submit = true;
+  after.next_submit_at = 1000;
+  const engine::Clocks now{1000, 500, "host/boot"};
+  CHECK(engine::due_at_once(before, after, {}, f.config, now));
+  after.next_submit_at = 1005;
+  CHECK_FALSE(engine::due_at_once(before, after, {}, f.config, now));
+  AttemptState unsent = submitted(2, 0);
+  unsent.job_id.reset();
+  const CampaignState intent = with({unsent});
+  unsent.submit_failures.push_back({999, slurm::ErrorKind::Rejected, "invalid partition"});
+  CHECK(engine::due_at_once(intent, with({unsent}), {}, f.config, now));
+  CHECK_FALSE(engine::due_at_once(with({unsent}), with({unsent}), {}, f.config, now));
+  unsent.submit_failures.back().kind = slurm::ErrorKind::Unreachable;  // retried later: nothing due now
+  CHECK_FALSE(engine::due_at_once(intent, with({unsent}), {}, f.config, now));
+}
+
+}  // namespace mlsup::test
