@@ -75,6 +75,7 @@ bool Campaign::read_sources(const CampaignState& s, const Needs& n, World& w) {
   if (want(n.template_text, w.template_read)) {
     take_template();
     w.template_text = template_;
+    w.template_nodes = template_nodes_;
     w.template_read = true;
   }
   if (want(n.checkpoints, w.checkpoints.has_value())) w.checkpoints = checkpoint::scan(config_.checkpoint);

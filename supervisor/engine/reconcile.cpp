@@ -32,18 +32,16 @@ void finish(Pass& p, int code, const std::string& reason, const AttemptState* a,
 
 namespace {
 
-// The nodes attempt number excludes: the live exclusions, capped so that the job can still run.
-std::vector<std::string> exclusions_for(Pass& p, int number) {
+// The nodes the next attempt excludes: the live exclusions, capped so that the job can still run.
+std::vector<std::string> exclusions_for(Pass& p) {
   const std::size_t live = decide::excluded_nodes(p.s.ledger, p.wall(), -1).size();
   if (live == 0) return {};
-  const auto shape = render::plan_submission(p.c, p.w.template_text.value_or(""), {number});
-  const int job_nodes = shape ? shape->nodes : 1;
   int usable = 0;
   if (p.w.nodes && *p.w.nodes) {
     for (const auto& n : **p.w.nodes)
       if (!n.kept_off()) ++usable;
   }
-  const int cap = decide::exclusion_cap(p.c.policy.exclusion_cap, usable, job_nodes);
+  const int cap = decide::exclusion_cap(p.c.policy.exclusion_cap, usable, p.w.template_nodes);
   auto nodes = decide::excluded_nodes(p.s.ledger, p.wall(), cap);
   if (nodes.size() < live)
     p.report("exclusions-relaxed", {{"kept", nodes}, {"cap", cap},
@@ -114,7 +112,7 @@ void submit(Pass& p, int number) {
     auto old = checkpoint::deletable(*scan, p.c.checkpoint.keep, {resume_from});
     if (!old.empty()) p.add(intent::Prune{std::move(old)});
   }
-  intent::Submit sub{number, tag(p, number), resume_from, newest ? newest->step : 0, exclusions_for(p, number),
+  intent::Submit sub{number, tag(p, number), resume_from, newest ? newest->step : 0, exclusions_for(p),
                      std::nullopt, std::nullopt, {}};
   // Chain mode: a task already queued runs this attempt; nothing is submitted.
   const AttemptState* previous = p.s.current();

@@ -10,13 +10,18 @@
 namespace mlsup::engine {
 namespace {
 
-// Why text cannot be submitted with config, or "" when it can.
-std::string render_problem(const config::Config& config, const std::string& text) {
+// text rendered with config: why it cannot be submitted ("" when it can), and the job's node count.
+struct Rendered {
+  std::string problem;
+  int nodes = 1;
+};
+
+Rendered try_render(const config::Config& config, const std::string& text) {
   const auto plan = render::plan_submission(config, text, render::Attempt{});
-  if (!plan) return plan.error().str();
+  if (!plan) return {plan.error().str()};
   // sbatch refuses a script without an interpreter line: an empty or half-written file is no template.
-  if (!util::starts_with(plan->script, "#!")) return config.template_path + ": the rendered script does not start with #!";
-  return "";
+  if (!util::starts_with(plan->script, "#!")) return {config.template_path + ": the rendered script does not start with #!"};
+  return {"", plan->nodes};
 }
 
 // The stored snapshot, when there is one that can be read.
@@ -35,20 +40,24 @@ TemplateLook look_at_template(const config::Config& config) {
   const auto snapshot = stored_snapshot(path);
   TemplateLook look;
   const auto text = journal::read_file(config.template_path);
-  look.problem = text ? render_problem(config, *text) : text.error().str();
+  const Rendered now = text ? try_render(config, *text) : Rendered{text.error().str()};
+  look.problem = now.problem;
   if (look.problem.empty()) {
     look.text = *text;
+    look.nodes = now.nodes;
     if (snapshot != *text) {
       if (auto saved = journal::write_atomically(path, *text); !saved) look.save_problem = saved.error().str();
     }
     return look;
   }
   if (!snapshot) return look;
-  if (const auto stale = render_problem(config, *snapshot); !stale.empty()) {
-    look.problem += "; the last template that rendered (" + path + ") does not render with this config either: " + stale;
+  const Rendered stored = try_render(config, *snapshot);
+  if (!stored.problem.empty()) {
+    look.problem += "; the last template that rendered (" + path + ") does not render with this config either: " + stored.problem;
     return look;
   }
   look.text = snapshot;
+  look.nodes = stored.nodes;
   return look;
 }
 
@@ -62,6 +71,7 @@ std::expected<config::Config, config::Errors> load_config_to_supervise(const std
 bool Campaign::take_template() {
   const TemplateLook look = look_at_template(config_);
   template_ = look.text;
+  template_nodes_ = look.nodes;
   if (!look.save_problem.empty())
     event("template-snapshot-failed", {{"detail", look.save_problem}, {"decision", "the template is used; the stored copy is older"}});
   if (look.problem == template_problem_) return template_.has_value();  // told already (or nothing to tell)

@@ -12,6 +12,7 @@ namespace mlsup::engine {
 
 struct TemplateLook {
   std::optional<std::string> text;  // what submissions render from; nullopt = no template ever rendered
+  int nodes = 1;                    // the job's node count as text renders (the exclusion cap needs it)
   std::string problem;              // why that is not the file as it is now; "" = it is
   std::string save_problem;         // the snapshot could not be stored (the text is used all the same)
 };

@@ -26,6 +26,7 @@ struct World {
   Clocks now;
   bool kill_switch = false;                    // the kill switch file exists
   std::optional<std::string> template_text;    // what a submission renders from; nullopt: nothing renders
+  int template_nodes = 1;                      // the node count of its job
   bool template_read = false;                  // template_text was looked for this pass
   std::optional<JobsAnswer> jobs;              // the current attempt's job (in chain mode: its array)
   std::optional<JobsAnswer> by_tag;            // the jobs carrying the current attempt's tag
