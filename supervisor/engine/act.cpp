@@ -72,9 +72,7 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::Submit& i) 
   return send(a);
 }
 
-util::Result<void> Campaign::act(const CampaignState&, const intent::Send& i) {
-  return take_template() ? send(i.attempt) : util::Result<void>{};
-}
+util::Result<void> Campaign::act(const CampaignState&, const intent::Send& i) { return send(i.attempt); }
 
 util::Result<void> Campaign::send(const AttemptState& a) {
   if (!template_) return {};  // no template has rendered yet (told by take_template)

@@ -134,9 +134,11 @@ util::Result<std::optional<Outcome>> Campaign::pass() {
   CampaignState s = replay(records(), journal_->path());
   if (!s.problems.empty()) return std::unexpected(s.problems.front());  // nothing is done on an incomplete state
   for (int r = 0; r < 2 && !s.finished_code; ++r) {
+    const std::size_t known = journal_->records().size();
     auto acted = round(s);
     save_memory();
     if (!acted) return std::unexpected(acted.error());
+    if (journal_->records().size() == known) break;  // nothing recorded: the state is as replayed
     CampaignState after = replay(records());
     const bool again = due_at_once(s, after, memory_, config_, clocks());
     s = std::move(after);
