@@ -1,0 +1,51 @@
+#include "slurm/shared_query.h"
+
+namespace mlsup::slurm {
+
+void SharedQuery::new_pass() {
+  std::lock_guard lock(mutex_);
+  loaded_.reset();
+}
+
+long long SharedQuery::loads() const {
+  std::lock_guard lock(mutex_);
+  return loads_;
+}
+
+Result<std::vector<Job>> SharedQuery::user_jobs() {
+  std::lock_guard lock(mutex_);  // held through the load: the others of the pass wait for its answer
+  if (!loaded_) {
+    loaded_ = inner_.find_by_tag("");
+    ++loads_;
+  }
+  return *loaded_;
+}
+
+template <typename T>
+T SharedQuery::changed(T result) {
+  std::lock_guard lock(mutex_);
+  loaded_.reset();
+  return result;
+}
+
+Result<std::vector<Job>> SharedQuery::jobs(const std::vector<JobId>& ids) {
+  auto all = user_jobs();
+  if (!all) return all;
+  return with_ids(*all, ids);
+}
+
+Result<std::vector<Job>> SharedQuery::find_by_tag(const std::string& tag_prefix) {
+  auto all = user_jobs();
+  if (!all) return all;
+  return with_tag(*all, tag_prefix);
+}
+
+Result<JobId> SharedQuery::submit(const SubmitRequest& request) { return changed(inner_.submit(request)); }
+Result<void> SharedQuery::cancel(JobId id) { return changed(inner_.cancel(id)); }
+Result<void> SharedQuery::signal(JobId id, int sig, bool batch_only) { return changed(inner_.signal(id, sig, batch_only)); }
+Result<void> SharedQuery::kill_steps(JobId id) { return changed(inner_.kill_steps(id)); }
+Result<void> SharedQuery::hold(JobId id) { return changed(inner_.hold(id)); }
+Result<void> SharedQuery::release(JobId id) { return changed(inner_.release(id)); }
+Result<void> SharedQuery::set_excluded(JobId id, const std::string& nodes) { return changed(inner_.set_excluded(id, nodes)); }
+
+}  // namespace mlsup::slurm

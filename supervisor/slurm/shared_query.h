@@ -1,0 +1,46 @@
+#pragma once
+// One job query per pass for every campaign of a supervisor: a Client over another whose jobs() and
+// find_by_tag() are answered from one load of the user's jobs per pass. A call that changes a job
+// (submit, cancel, an update) drops the load, so what is asked after it is asked of Slurm again.
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "slurm/client.h"
+
+namespace mlsup::slurm {
+
+class SharedQuery final : public Client {
+ public:
+  explicit SharedQuery(Client& inner) : inner_(inner) {}
+
+  // A new pass begins: the next job question loads the user's jobs again.
+  void new_pass();
+  // Job queries sent to Slurm so far.
+  long long loads() const;
+
+  Result<JobId> submit(const SubmitRequest& request) override;
+  Result<std::vector<Job>> jobs(const std::vector<JobId>& ids) override;
+  Result<std::vector<Job>> find_by_tag(const std::string& tag_prefix) override;
+  Result<std::vector<Node>> nodes() override { return inner_.nodes(); }
+  Result<void> cancel(JobId id) override;
+  Result<void> signal(JobId id, int signal, bool batch_only) override;
+  Result<void> kill_steps(JobId id) override;
+  Result<void> hold(JobId id) override;
+  Result<void> release(JobId id) override;
+  Result<void> set_excluded(JobId id, const std::string& nodes) override;
+  std::string backend() const override { return inner_.backend(); }
+
+ private:
+  // The user's jobs as loaded in this pass (loading them when they are not).
+  Result<std::vector<Job>> user_jobs();
+  template <typename T>
+  T changed(T result);
+
+  Client& inner_;
+  mutable std::mutex mutex_;
+  std::optional<Result<std::vector<Job>>> loaded_;
+  long long loads_ = 0;
+};
+
+}  // namespace mlsup::slurm
