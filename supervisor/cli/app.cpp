@@ -14,6 +14,11 @@
 namespace mlsup::cli {
 namespace {
 
+constexpr const char* kSourcesHelp =
+    "campaign configs (YAML) and folders; a folder stands for the *.yaml and *.yml files directly inside it "
+    "(other files and subfolders are not read). Several campaigns share one Slurm job query per pass; each "
+    "keeps its own state directory, journal, lease and poll interval (a pass every poll_interval of its own)";
+
 // The --help footer: every exit code, from the one table.
 std::string footer() { return "Exit codes:\n" + decide::exit_code_help() + "See README.md and configs/reference.yaml."; }
 
@@ -43,19 +48,24 @@ int run(int argc, char** argv) {
     const char* name;
     const char* summary;
     bool has_json;
+    bool many;  // takes several configs and folders
   };
   const CampaignVerb verbs[] = {
-      {"run", "supervise the campaign until it completes or stops", false},
-      {"tick", "one reconcile pass, then exit (for cron)", false},
-      {"status", "the campaign's state", true},
-      {"stop", "set the kill switch: the training saves and exits, nothing more is submitted", false},
-      {"save", "set the save switch: the training saves a checkpoint and goes on", false},
-      {"events", "the event log: every decision and its reason", true},
+      {"run", "supervise the campaigns until each completes or stops", false, true},
+      {"tick", "one reconcile pass of each campaign, then exit (for cron)", false, true},
+      {"status", "the campaign's state", true, false},
+      {"stop", "set the kill switch: the training saves and exits, nothing more is submitted", false, false},
+      {"save", "set the save switch: the training saves a checkpoint and goes on", false, false},
+      {"events", "the event log: every decision and its reason", true, false},
   };
   std::map<std::string, CLI::App*> campaign_cmds;
+  std::vector<std::string> sources;
   for (const auto& verb : verbs) {
     auto* sub = app.add_subcommand(verb.name, verb.summary);
-    sub->add_option("CONFIG", config_path, "campaign config (YAML)")->required();
+    if (verb.many)
+      sub->add_option("CONFIG", sources, kSourcesHelp)->required();
+    else
+      sub->add_option("CONFIG", config_path, "campaign config (YAML)")->required();
     if (verb.has_json) sub->add_flag("--json", json, "print as JSON");
     campaign_cmds[verb.name] = sub;
   }
@@ -69,8 +79,8 @@ int run(int argc, char** argv) {
   if (validate->parsed()) return validate_verb(config_path);
   if (render_cmd->parsed()) return render_verb(render);
   const std::map<std::string, std::function<int()>> actions = {
-      {"run", [&] { return run_verb(config_path); }},
-      {"tick", [&] { return tick_verb(config_path); }},
+      {"run", [&] { return run_verb(sources); }},
+      {"tick", [&] { return tick_verb(sources); }},
       {"status", [&] { return status_verb(config_path, json); }},
       {"stop", [&] { return switch_verb(config_path, true); }},
       {"save", [&] { return switch_verb(config_path, false); }},

@@ -32,11 +32,6 @@ std::optional<config::Config> print_errors(std::expected<config::Config, config:
 
 std::optional<config::Config> load(const std::string& path) { return print_errors(config::load_config_file(path)); }
 
-// For run and tick: a template that cannot be read now is no obstacle once the campaign has a snapshot.
-std::optional<config::Config> load_to_supervise(const std::string& path) {
-  return print_errors(engine::load_config_to_supervise(path));
-}
-
 // "YYYY-MM-DD HH:MM:SS" in local time; "?" for a time no calendar holds.
 std::string clock_time(double t) {
   if (!(std::fabs(t) < 1e12)) return "?";
@@ -78,15 +73,9 @@ std::string event_line(const json& e) {
 
 }  // namespace
 
-int run_verb(const std::string& config_path) {
-  const auto c = load_to_supervise(config_path);
-  return c ? finish(engine::run(*c)) : kBadInput;
-}
+int run_verb(const std::vector<std::string>& sources) { return finish(engine::run(sources)); }
 
-int tick_verb(const std::string& config_path) {
-  const auto c = load_to_supervise(config_path);
-  return c ? finish(engine::tick(*c)) : kBadInput;
-}
+int tick_verb(const std::vector<std::string>& sources) { return finish(engine::tick(sources)); }
 
 int switch_verb(const std::string& config_path, bool kill) {
   const auto c = load(config_path);

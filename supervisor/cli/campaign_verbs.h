@@ -1,14 +1,15 @@
 #pragma once
 // The verbs that act on a campaign: run, tick, status, stop, save, events.
 #include <string>
+#include <vector>
 
 namespace mlsup::cli {
 
-// `mlsup run CONFIG`: supervises until the campaign ends; prints the reason last.
-int run_verb(const std::string& config_path);
+// `mlsup run CONFIG...`: supervises until every campaign ends; prints the reason last.
+int run_verb(const std::vector<std::string>& sources);
 
-// `mlsup tick CONFIG`: one reconcile pass, for cron.
-int tick_verb(const std::string& config_path);
+// `mlsup tick CONFIG...`: one reconcile pass of every campaign, for cron.
+int tick_verb(const std::vector<std::string>& sources);
 
 // `mlsup status CONFIG [--json]`: the campaign's state from its journal and last pass.
 int status_verb(const std::string& config_path, bool json);

@@ -1,29 +1,51 @@
 #include "decide/exit_codes.h"
 
+#include <algorithm>
 #include <array>
 
 namespace mlsup::decide {
 namespace {
 
 constexpr std::array<ExitCodeRow, 11> kRows = {{
-    {kCompleted, "done; for run and tick: the campaign completed (tick: or goes on)"},
-    {kRuntimeFailure, "a runtime failure (a file could not be written, the state directory is unusable, ...)"},
-    {kUsage, "the command line is wrong"},
-    {kBadInput, "the config or the template is wrong (the message says file:line:column: key: what to do)"},
-    {kLeaseHeld, "run: another supervisor acts on this campaign (or took it over)"},
-    {kDetached, "run: stopped supervising on SIGTERM/SIGINT; the jobs keep running"},
-    {kStoppedBySwitch, "the campaign stopped: the kill switch"},
-    {kBudgetSpent, "the campaign stopped: a restart budget is spent, or a crash loop"},
-    {kCancelledByPerson, "the campaign stopped: its job was cancelled by a person"},
-    {kNoRetry, "the campaign stopped: the training exited with the do-not-retry code"},
+    {kCompleted, "done; for run and tick: the campaign completed (tick: or goes on)", 0},
+    {kRuntimeFailure, "a runtime failure (a file could not be written, the state directory is unusable, ...)", 9},
+    {kUsage, "the command line is wrong", 10},
+    {kBadInput, "the config or the template is wrong (the message says file:line:column: key: what to do)", 8},
+    {kLeaseHeld, "run: another supervisor acts on this campaign (or took it over)", 2},
+    {kDetached, "run: stopped supervising on SIGTERM/SIGINT; the jobs keep running", 1},
+    {kStoppedBySwitch, "the campaign stopped: the kill switch", 3},
+    {kBudgetSpent, "the campaign stopped: a restart budget is spent, or a crash loop", 6},
+    {kCancelledByPerson, "the campaign stopped: its job was cancelled by a person", 5},
+    {kNoRetry, "the campaign stopped: the training exited with the do-not-retry code", 4},
     {kCannotGoOn,
      "the campaign stopped: it cannot go on (Slurm refused the job, or kept refusing it for policy.submit_retry_for; "
-     "deadline)"},
+     "deadline)", 7},
 }};
 
 }  // namespace
 
 std::span<const ExitCodeRow> exit_codes() { return kRows; }
+
+std::vector<int> by_severity() {
+  std::vector<const ExitCodeRow*> rows;
+  for (const auto& row : kRows) rows.push_back(&row);
+  std::sort(rows.begin(), rows.end(), [](const ExitCodeRow* a, const ExitCodeRow* b) { return a->severity < b->severity; });
+  std::vector<int> out;
+  for (const auto* row : rows) out.push_back(static_cast<int>(row->code));
+  return out;
+}
+
+int most_severe(std::span<const int> codes) {
+  const auto rank = [](int code) {
+    for (const auto& row : kRows)
+      if (static_cast<int>(row.code) == code) return row.severity;
+    return static_cast<int>(kRows.size());  // a code outside the table outranks them all
+  };
+  int worst = 0;
+  for (int code : codes)
+    if (rank(code) > rank(worst)) worst = code;
+  return worst;
+}
 
 std::string exit_code_help() {
   std::string out;

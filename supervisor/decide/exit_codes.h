@@ -4,6 +4,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace mlsup::decide {
 
@@ -24,10 +25,17 @@ enum ExitCode : int {
 struct ExitCodeRow {
   ExitCode code;
   std::string_view meaning;  // one line, for --help and README
+  int severity;              // several campaigns' codes combine to the one of highest severity
 };
 
 // Every exit code with its meaning, in increasing order.
 std::span<const ExitCodeRow> exit_codes();
+
+// The codes from the least severe to the most (how several campaigns' codes combine).
+std::vector<int> by_severity();
+
+// The most severe of codes (0 for none).
+int most_severe(std::span<const int> codes);
 
 // The table as --help prints it: "  <code>  <meaning>" lines.
 std::string exit_code_help();

@@ -1,36 +1,41 @@
 #include "engine/loop.h"
+#include "engine/loop_parts.h"
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
-#include <utility>  // Boost 1.74's asio needs std::exchange declared before it under C++23
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
 #include <variant>
 
-#include <boost/asio.hpp>
-
-#include "config/load.h"
 #include "decide/exit_codes.h"
 #include "engine/campaign.h"
 #include "engine/template_snapshot.h"
 #include "journal/lease.h"
 #include "slurm/client.h"
 #include "slurm/probe.h"
+#include "slurm/shared_query.h"
 #include "util/json.h"
 
 namespace mlsup::engine {
-namespace {
+namespace fs = std::filesystem;
 
-namespace asio = boost::asio;
+namespace loop_parts {
 
-using decide::kDetached;
+using decide::kBadInput;
 using decide::kLeaseHeld;
 using decide::kRuntimeFailure;
 
 double wall_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
+
+namespace {
 
 // CLOCK_BOOTTIME: never steps, and goes on while the machine sleeps.
 double mono_now() {
@@ -45,34 +50,59 @@ std::string clock_id() {
   return me.host + "/" + me.boot_id;
 }
 
-// Prints each event as one line on stderr: "12:00:01 submitted attempt=1 job_id=42 ...".
-void print_event(const nlohmann::json& e) {
+std::mutex print_mutex;  // one line at a time from every campaign's worker
+
+}  // namespace
+
+void print_line(const std::string& line) {
+  std::lock_guard lock(print_mutex);
+  std::cerr << line << std::endl;
+}
+
+// "12:00:01 submitted attempt=1 job_id=42 ...".
+void print_event(const nlohmann::json& e, bool named) {
   const std::time_t t = static_cast<std::time_t>(util::number_field(e, "time"));
   char when[16];
-  std::strftime(when, sizeof when, "%H:%M:%S", std::localtime(&t));
-  std::string line = std::string(when) + " " + util::string_field(e, "event", "?");
+  std::tm local{};
+  std::strftime(when, sizeof when, "%H:%M:%S", ::localtime_r(&t, &local));
+  std::string line = std::string(when) + " " + (named ? "[" + util::string_field(e, "campaign", "?") + "] " : "") +
+                     util::string_field(e, "event", "?");
   for (const char* key : {"attempt", "job_id", "class", "exit_code", "nodes", "step", "action", "delay"})
     if (e.contains(key)) line += std::string(" ") + key + "=" + util::json_text(e[key]);
   for (const char* key : {"reason", "detail"})
     if (!util::string_field(e, key).empty()) line += ": " + util::string_field(e, key);
-  std::cerr << line << std::endl;
+  print_line(line);
 }
 
-struct Opened {
-  std::unique_ptr<slurm::Client> client;
-  std::unique_ptr<Campaign> campaign;
-  std::unique_ptr<journal::Lease> lease;
-};
+namespace {
 
 double lease_ttl(const config::Config& c) {
   return std::max(30.0, 5.0 * std::chrono::duration<double>(c.poll_interval).count());
 }
 
-// Takes the lease, then opens the Slurm client and the campaign.
-std::variant<Opened, RunResult> open_campaign(const config::Config& config) {
-  Opened o;
+}  // namespace
+
+slurm::Client* Clients::get(const std::string& backend) {
+    std::lock_guard lock(mutex_);
+    auto& c = by_backend_[backend];
+    if (!c.shared) {
+      c.client = slurm::make_client(backend);
+      if (!c.client) return nullptr;
+      c.shared = std::make_unique<slurm::SharedQuery>(*c.client);
+    }
+  return c.shared.get();
+}
+
+void Clients::new_pass() {
+  std::lock_guard lock(mutex_);
+  for (auto& [name, c] : by_backend_)
+    if (c.shared) c.shared->new_pass();
+}
+
+std::variant<Opened, RunResult> open_campaign(const config::Config& config, slurm::Client* client, bool named) {
+  if (!client) return RunResult{kBadInput, "slurm.backend " + config.slurm.backend + " is not one mlsup knows"};
   std::error_code ec;
-  std::filesystem::create_directories(config.state_dir, ec);
+  fs::create_directories(config.state_dir, ec);
   if (ec) return RunResult{kRuntimeFailure, "cannot create the state directory " + config.state_dir + ": " + ec.message()};
   auto lease = journal::Lease::acquire(config.state_dir + "/lease.json", journal::current_identity(), wall_now(),
                                        lease_ttl(config));
@@ -80,10 +110,10 @@ std::variant<Opened, RunResult> open_campaign(const config::Config& config) {
     const bool held = lease.error().kind == util::ErrorKind::Held || lease.error().kind == util::ErrorKind::Busy;
     return RunResult{held ? kLeaseHeld : kRuntimeFailure, lease.error().str()};
   }
+  Opened o;
   o.lease = std::make_unique<journal::Lease>(std::move(*lease));
-  o.client = slurm::make_client(config.slurm.backend);
   journal::Lease* held = o.lease.get();
-  Edges edges{o.client.get(), wall_now, print_event, slurm::unresponsive_nodes};
+  Edges edges{client, wall_now, [named](const nlohmann::json& e) { print_event(e, named); }, slurm::unresponsive_nodes};
   edges.mono = mono_now;
   edges.clock_id = clock_id();
   edges.hold = [held](double seconds) { return held->hold(wall_now(), seconds); };
@@ -97,6 +127,8 @@ std::variant<Opened, RunResult> open_campaign(const config::Config& config) {
   return o;
 }
 
+namespace {
+
 // One pass; an exception that escapes it (a defect) fails this pass only, so the loop goes on.
 util::Result<std::optional<Outcome>> guarded_pass(Campaign& c) {
   try {
@@ -109,130 +141,111 @@ util::Result<std::optional<Outcome>> guarded_pass(Campaign& c) {
 // True when an error means another supervisor holds the campaign now (not an I/O failure).
 bool lease_taken(const util::Error& e) { return e.kind == util::ErrorKind::Superseded || e.kind == util::ErrorKind::Held; }
 
-// Renews the lease, then runs one pass; an outcome ends the run. A lease that cannot be written (a
-// full disk) skips the pass: nobody else can take it over meanwhile, and nothing is done unrenewed.
+}  // namespace
+
+// A lease that cannot be written (a full disk) skips the pass: nobody else can take it over
+// meanwhile, and nothing is done unrenewed.
 std::optional<RunResult> one_pass(Opened& o) {
+  const std::string name = o.campaign->config().name;
   if (auto renewed = o.lease->renew(wall_now()); !renewed) {
     if (lease_taken(renewed.error())) return RunResult{kLeaseHeld, "lost the lease: " + renewed.error().message};
-    print_event({{"event", "pass-failed"}, {"time", wall_now()}, {"detail", "cannot renew the lease: " + renewed.error().str()}});
+    print_event({{"event", "pass-failed"}, {"time", wall_now()}, {"campaign", name},
+                 {"detail", "cannot renew the lease: " + renewed.error().str()}}, false);
     return std::nullopt;
   }
   auto result = guarded_pass(*o.campaign);
   if (!result && lease_taken(result.error())) return RunResult{kLeaseHeld, "lost the lease: " + result.error().str()};
   if (!result) {
-    print_event({{"event", "pass-failed"}, {"time", wall_now()}, {"detail", result.error().str()}});
+    print_event({{"event", "pass-failed"}, {"time", wall_now()}, {"campaign", name}, {"detail", result.error().str()}}, false);
     return std::nullopt;
   }
   if (*result) return RunResult{(*result)->exit_code, (*result)->reason};
   return std::nullopt;
 }
 
-}  // namespace
-
-RunResult tick(const config::Config& config) {
-  auto opened = open_campaign(config);
-  if (auto* r = std::get_if<RunResult>(&opened)) {
-    if (r->exit_code == kLeaseHeld) return {0, "tick: nothing done, " + r->reason};
-    return *r;
-  }
-  auto& o = std::get<Opened>(opened);
-  auto outcome = one_pass(o);
-  o.lease->release();
-  if (outcome) return *outcome;
-  return {0, "tick: campaign " + config.name + " goes on"};
+std::optional<config::Config> load(const std::string& file) {
+  auto loaded = load_config_to_supervise(file);
+  if (loaded) return std::move(*loaded);
+  for (const auto& e : loaded.error()) print_line(e.str());
+  return std::nullopt;
 }
 
-namespace {
-
-// `run`'s event loop: one owner of the io_context, the signals and the poll timer. Passes and reloads
-// run on a one-thread pool and post their results back; SIGTERM/SIGINT let the pass in flight finish,
-// then the loop drains (nothing is stopped mid-way).
-class Supervisor {
- public:
-  Supervisor(Opened& o, std::string config_file)
-      : o_(o), config_file_(std::move(config_file)), signals_(io_, SIGINT, SIGTERM, SIGHUP), timer_(io_) {}
-
-  // Runs passes until the campaign ends or a stop signal arrives; the lease is released after.
-  RunResult run() {
-    wait_for_signal();
-    asio::post(io_, [this] { start_pass(); });
-    io_.run();
-    worker_.join();
-    o_.lease->release();
-    if (result_) return *result_;
-    return {kDetached, "stopped supervising on " + stop_signal_ +
-                           "; the campaign's jobs keep running and `mlsup run` adopts them"};
+RunResult combine(const std::vector<std::pair<std::string, RunResult>>& results) {
+  if (results.size() == 1) return results.front().second;
+  std::vector<int> codes;
+  std::string lines;
+  for (const auto& [file, r] : results) {
+    codes.push_back(r.exit_code);
+    lines += "\n  " + file + ": " + r.reason;
   }
+  const int worst = decide::most_severe(codes);
+  const auto completed = static_cast<long>(std::count(codes.begin(), codes.end(), 0));
+  return {worst, std::to_string(results.size()) + " campaigns, " + std::to_string(completed) + " with exit code 0; exit " +
+                     std::to_string(worst) + " (the most severe):" + lines};
+}
 
- private:
-  void schedule(std::chrono::milliseconds after) {
-    timer_.expires_after(after);
-    timer_.async_wait([this](const boost::system::error_code& ec) {
-      if (!ec && stop_signal_.empty() && !result_) start_pass();
-    });
-  }
+}  // namespace loop_parts
 
-  void start_pass() {
-    in_flight_ = true;
-    asio::post(worker_, [this] {
-      auto r = one_pass(o_);
-      asio::post(io_, [this, r] { finish_pass(r); });
-    });
-  }
+using namespace loop_parts;
 
-  void finish_pass(const std::optional<RunResult>& r) {
-    in_flight_ = false;
-    if (r) result_ = r;
-    if (result_ || !stop_signal_.empty()) {
-      signals_.cancel();
-      timer_.cancel();
-      return;
+std::vector<std::string> config_files(const std::vector<std::string>& sources, std::vector<std::string>& problems) {
+  std::vector<std::string> files;
+  const auto add = [&files](const std::string& file) {  // each config once, however it is named
+    std::error_code ec;
+    const auto same = [&](const std::string& f) { return fs::equivalent(f, file, ec); };
+    if (std::none_of(files.begin(), files.end(), same)) files.push_back(file);
+  };
+  for (const auto& source : sources) {
+    std::error_code ec;
+    if (!fs::is_directory(source, ec)) {
+      if (fs::exists(source, ec)) add(source);
+      else problems.push_back(source + ": no such file or folder");
+      continue;
     }
-    schedule(o_.campaign->config().poll_interval);
+    std::vector<std::string> inside;
+    for (fs::directory_iterator it(source, ec), end; !ec && it != end; it.increment(ec)) {
+      const auto ext = it->path().extension().string();
+      std::error_code type;
+      if ((ext == ".yaml" || ext == ".yml") && it->is_regular_file(type)) inside.push_back(it->path().string());
+    }
+    if (inside.empty()) problems.push_back(source + ": a folder without *.yaml or *.yml configs directly inside it");
+    std::sort(inside.begin(), inside.end());
+    for (const auto& file : inside) add(file);
   }
+  return files;
+}
 
-  void wait_for_signal() {
-    signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
-      if (ec) return;
-      if (sig == SIGHUP) {
-        reload();
-        wait_for_signal();
+RunResult tick(const std::vector<std::string>& sources) {
+  std::vector<std::string> problems;
+  const auto files = config_files(sources, problems);
+  for (const auto& p : problems) std::cerr << "mlsup: " << p << "\n";
+  if (files.empty()) return {kBadInput, "no config to tick"};
+  const bool named = files.size() > 1;
+  Clients clients;
+  std::vector<std::pair<std::string, RunResult>> results(files.size());
+  std::vector<std::thread> passes;  // side by side: one campaign's slow sbatch does not hold up the others
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    passes.emplace_back([&, i] {
+      results[i].first = files[i];
+      const auto c = load(files[i]);
+      if (!c) {
+        results[i].second = {kBadInput, "the config has errors (above)"};
         return;
       }
-      stop_signal_ = sig == SIGTERM ? "SIGTERM" : "SIGINT";
-      timer_.cancel();
-      if (!in_flight_) signals_.cancel();
+      auto opened = open_campaign(*c, clients.get(c->slurm.backend), named);
+      if (auto* r = std::get_if<RunResult>(&opened)) {
+        results[i].second = r->exit_code == kLeaseHeld ? RunResult{0, "tick: nothing done, " + r->reason} : *r;
+        return;
+      }
+      auto& o = std::get<Opened>(opened);
+      auto outcome = one_pass(o);
+      o.lease->release();
+      results[i].second = outcome ? *outcome : RunResult{0, "tick: campaign " + c->name + " goes on"};
     });
   }
-
-  // SIGHUP: the config file again; a bad one keeps the one in use.
-  void reload() {
-    auto reloaded = load_config_to_supervise(config_file_);
-    if (!reloaded) {
-      for (const auto& e : reloaded.error()) std::cerr << e.str() << "\n";
-      std::cerr << "mlsup: SIGHUP: the config has errors; keeping the one in use\n";
-      return;
-    }
-    asio::post(worker_, [this, c = std::move(*reloaded)]() mutable { o_.campaign->reload(std::move(c)); });
-  }
-
-  Opened& o_;
-  std::string config_file_;
-  asio::io_context io_;
-  asio::thread_pool worker_{1};  // passes, reloads: every blocking call happens here, one at a time
-  asio::signal_set signals_;
-  asio::steady_timer timer_;
-  std::optional<RunResult> result_;
-  bool in_flight_ = false;
-  std::string stop_signal_;
-};
-
-}  // namespace
-
-RunResult run(const config::Config& initial) {
-  auto opened = open_campaign(initial);
-  if (auto* r = std::get_if<RunResult>(&opened)) return *r;
-  return Supervisor(std::get<Opened>(opened), initial.source_file).run();
+  for (auto& t : passes) t.join();
+  for (const auto& p : problems) results.push_back({p, {kBadInput, "not a config"}});
+  return combine(results);
 }
 
 }  // namespace mlsup::engine

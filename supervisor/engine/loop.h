@@ -1,7 +1,9 @@
 #pragma once
-// `mlsup run` and `mlsup tick`: the lease that makes one supervisor act at a time, and the event
-// loop that runs reconcile passes on a worker thread so that no blocking call touches the loop.
+// `mlsup run` and `mlsup tick` over one or many campaigns: each campaign with its own lease, state
+// directory and journal, all asking Slurm for their jobs with one query per pass, each campaign's
+// passes on a worker of its own so that one campaign's slow call never delays another's pass.
 #include <string>
+#include <vector>
 
 #include "config/config.h"
 
@@ -12,11 +14,20 @@ struct RunResult {
   std::string reason;  // the last line mlsup prints
 };
 
-// Supervises until the campaign ends, or until SIGTERM/SIGINT (jobs keep running). SIGHUP reloads
-// the config file (a bad one keeps the old). backend: "auto", "libslurm" or "cli".
-RunResult run(const config::Config& config);
+// The config files that sources name: a file as given; a folder stands for the *.yaml and *.yml
+// files directly inside it (sorted; other files and subfolders are not looked at). A source that is
+// neither (or a folder without configs) is listed in problems.
+std::vector<std::string> config_files(const std::vector<std::string>& sources, std::vector<std::string>& problems);
 
-// One reconcile pass, for cron. Another supervisor acting on the campaign makes it a no-op.
-RunResult tick(const config::Config& config);
+// Supervises every campaign the sources name until each has ended, or until SIGTERM/SIGINT (jobs
+// keep running). A config with errors is reported and left out; a campaign another supervisor holds
+// is reported and tried again each pass while others run. SIGHUP reads the sources again: a new
+// config joins, a removed one is let go (its jobs go on), a changed one is reloaded (a bad one
+// keeps the one in use). Exit code: one campaign's own; with several, the most severe of theirs.
+RunResult run(const std::vector<std::string>& sources);
+
+// One reconcile pass of every campaign the sources name, side by side, for cron. A campaign another
+// supervisor acts on is left to it.
+RunResult tick(const std::vector<std::string>& sources);
 
 }  // namespace mlsup::engine

@@ -54,3 +54,21 @@ TEST_CASE("exit codes: --help lists every code with its meaning, in order, once"
     previous = static_cast<int>(row.code);
   }
 }
+
+TEST_CASE("exit codes: several campaigns' codes combine to the most severe, as README orders them") {
+  const std::vector<int> none;
+  CHECK(decide::most_severe(none) == 0);
+  CHECK(decide::most_severe(std::vector<int>{0, 0, 0}) == 0);
+  CHECK(decide::most_severe(std::vector<int>{0, 10, 6}) == 10);
+  CHECK(decide::most_severe(std::vector<int>{11, 3, 14}) == 3);
+  CHECK(decide::most_severe(std::vector<int>{5, 6, 0}) == 5);
+  CHECK(decide::most_severe(std::vector<int>{14, 1}) == 1);
+  // README says the order in one sentence: "... from the least severe: 0, 6, 5, ...".
+  std::ifstream in(test::source_dir() + "/README.md");
+  const std::string readme((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string order;
+  for (int code : decide::by_severity())
+    if (code != decide::kUsage) order += (order.empty() ? "" : ", ") + std::string("`") + std::to_string(code) + "`";
+  CAPTURE(order);
+  CHECK(readme.find("from the least severe: " + order + ".") != std::string::npos);
+}

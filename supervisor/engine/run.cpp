@@ -1,0 +1,224 @@
+// `mlsup run`: one event loop owns the signals and the pass timer; every campaign's passes (and its
+// reloads) run on a worker of its own and post their results back, so that one campaign's slow call
+// (a 120 s sbatch, the hang command, a probe) never delays another's pass. Each round begins a new
+// pass of the shared Slurm clients: one job query serves every campaign due in it.
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <memory>
+#include <utility>  // Boost 1.74's asio needs std::exchange declared before it under C++23
+
+#include <boost/asio.hpp>
+
+#include "decide/exit_codes.h"
+#include "engine/loop.h"
+#include "engine/loop_parts.h"
+
+namespace mlsup::engine {
+namespace {
+
+namespace asio = boost::asio;
+using namespace loop_parts;
+using Clock = std::chrono::steady_clock;
+
+// One campaign under supervision.
+struct Slot {
+  std::string file;
+  std::optional<config::Config> config;       // as last loaded
+  Opened opened;                               // its lease and engine, once taken
+  std::unique_ptr<asio::thread_pool> worker = std::make_unique<asio::thread_pool>(1);  // its passes, one at a time
+  std::optional<RunResult> result;             // its supervision is over (ended, a bad config, ...)
+  std::string held;                            // why it waits: another supervisor holds it ("" = not waiting)
+  bool in_flight = false;
+  bool leaving = false;                        // no longer named by the sources (SIGHUP): let go
+  Clock::time_point next{};                    // its next pass, not before
+
+  bool running() const { return opened.campaign && !result; }
+  bool fresh() const { return !opened.campaign && !result && held.empty(); }
+};
+
+class Supervisor {
+ public:
+  explicit Supervisor(std::vector<std::string> sources)
+      : sources_(std::move(sources)), signals_(io_, SIGINT, SIGTERM, SIGHUP), timer_(io_) {}
+
+  RunResult run() {
+    join_sources();
+    wait_for_signal();
+    asio::post(io_, [this] { round(); });
+    io_.run();
+    for (auto& s : slots_) s->worker->join();
+    return outcome();
+  }
+
+ private:
+  // Reads the sources: new configs join, configs no longer named are let go, the others reloaded.
+  void join_sources() {
+    std::vector<std::string> problems;
+    const auto files = config_files(sources_, problems);
+    for (const auto& p : problems) print_line("mlsup: " + p);
+    for (auto& s : slots_)
+      if (std::find(files.begin(), files.end(), s->file) == files.end()) let_go(*s);
+    for (const auto& file : files) {
+      auto it = std::find_if(slots_.begin(), slots_.end(), [&](const auto& s) { return s->file == file && !s->leaving; });
+      if (it == slots_.end()) add(file);
+      else reload(**it);
+    }
+    unreadable_.clear();
+    for (const auto& p : problems) unreadable_.push_back({p, {decide::kBadInput, "not a config"}});
+  }
+
+  void add(const std::string& file) {
+    auto s = std::make_unique<Slot>();
+    s->file = file;
+    s->config = load(file);
+    if (!s->config) s->result = RunResult{decide::kBadInput, "the config has errors (above)"};
+    slots_.push_back(std::move(s));
+  }
+
+  // SIGHUP for a campaign already named: the config again; a bad one keeps the one in use.
+  void reload(Slot& s) {
+    auto c = load(s.file);
+    if (!c) {
+      print_line("mlsup: SIGHUP: " + s.file + ": the config has errors; keeping the one in use");
+      return;
+    }
+    s.config = c;
+    if (s.result && s.result->exit_code == decide::kBadInput) s.result.reset();  // fixed: it joins
+    if (s.opened.campaign)
+      asio::post(*s.worker, [&s, c = std::move(*c)]() mutable { s.opened.campaign->reload(std::move(c)); });
+  }
+
+  // A campaign no longer named: its lease is released after the pass in flight; its jobs go on.
+  void let_go(Slot& s) {
+    s.leaving = true;
+    print_line("mlsup: " + s.file + " is no longer named: let go (its jobs go on)");
+    if (!s.in_flight) release(s);
+  }
+
+  void release(Slot& s) {
+    if (s.opened.lease) s.opened.lease->release();
+    s.opened = {};
+  }
+
+  // One round: a new pass of the Slurm clients, then every campaign whose poll interval is over.
+  void round() {
+    if (!stop_signal_.empty()) return;
+    clients_.new_pass();
+    const auto now = Clock::now();
+    for (auto& s : slots_)
+      if (!s->result && !s->in_flight && !s->leaving && now >= s->next) start(*s, now);
+    if (done()) return finish();
+    timer_.expires_after(period());
+    timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (!ec) round();
+    });
+  }
+
+  // The rounds' period: the shortest poll interval of the campaigns supervised.
+  std::chrono::milliseconds period() const {
+    std::chrono::milliseconds p{500};
+    bool any = false;
+    for (const auto& s : slots_)
+      if (s->config && !s->result && !s->leaving) {
+        p = any ? std::min(p, s->config->poll_interval) : s->config->poll_interval;
+        any = true;
+      }
+    return std::max(p, std::chrono::milliseconds(50));
+  }
+
+  void start(Slot& s, Clock::time_point now) {
+    s.in_flight = true;
+    s.next = now + s.config->poll_interval;
+    const bool named = slots_.size() > 1;
+    asio::post(*s.worker, [this, &s, named, c = *s.config] {
+      std::optional<RunResult> r;
+      std::string held;
+      if (!s.opened.campaign) {
+        auto opened = open_campaign(c, clients_.get(c.slurm.backend), named);
+        if (auto* o = std::get_if<Opened>(&opened)) s.opened = std::move(*o);
+        else if (std::get<RunResult>(opened).exit_code == decide::kLeaseHeld) held = std::get<RunResult>(opened).reason;
+        else r = std::get<RunResult>(opened);
+      }
+      if (s.opened.campaign) r = one_pass(s.opened);
+      asio::post(io_, [this, &s, r, held] { pass_done(s, r, held); });
+    });
+  }
+
+  void pass_done(Slot& s, const std::optional<RunResult>& r, const std::string& held) {
+    s.in_flight = false;
+    if (!held.empty() && s.held.empty() && slots_.size() > 1) print_line("mlsup: " + s.file + ": waiting: " + held);
+    s.held = held;
+    if (!held.empty()) s.next = Clock::now() + std::chrono::seconds(5);  // asked again now and then
+    if (r) {
+      s.result = r;
+      if (slots_.size() > 1) print_line("mlsup: " + s.file + ": exit " + std::to_string(r->exit_code) + ": " + r->reason);
+      release(s);
+    }
+    if (s.leaving) release(s);
+    if (!stop_signal_.empty() && nothing_in_flight()) return finish();
+    if (done()) finish();
+  }
+
+  bool nothing_in_flight() const {
+    return std::none_of(slots_.begin(), slots_.end(), [](const auto& s) { return s->in_flight; });
+  }
+
+  // Nothing is left to supervise: every campaign ended, or waits on another supervisor.
+  bool done() const {
+    return nothing_in_flight() && std::none_of(slots_.begin(), slots_.end(), [](const auto& s) {
+             return !s->leaving && (s->running() || s->fresh());
+           });
+  }
+
+  void finish() {
+    signals_.cancel();
+    timer_.cancel();
+  }
+
+  void wait_for_signal() {
+    signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
+      if (ec) return;
+      if (sig == SIGHUP) {
+        join_sources();
+        wait_for_signal();
+        return;
+      }
+      stop_signal_ = sig == SIGTERM ? "SIGTERM" : "SIGINT";
+      timer_.cancel();
+      if (nothing_in_flight()) finish();
+    });
+  }
+
+  // Every campaign's result: its own; still running at a stop signal: detached; waiting: held.
+  RunResult outcome() {
+    std::vector<std::pair<std::string, RunResult>> results;
+    for (auto& s : slots_) {
+      if (s->leaving) continue;
+      if (s->result) results.push_back({s->file, *s->result});
+      else if (!s->held.empty()) results.push_back({s->file, {decide::kLeaseHeld, s->held}});
+      else results.push_back({s->file, {decide::kDetached, "stopped supervising on " + stop_signal_ +
+                                                               "; the campaign's jobs keep running and `mlsup run` adopts them"}});
+      release(*s);
+    }
+    results.insert(results.end(), unreadable_.begin(), unreadable_.end());
+    if (results.empty()) return {decide::kBadInput, "no config to supervise"};
+    return combine(results);
+  }
+
+  std::vector<std::string> sources_;
+  Clients clients_;  // before the slots: their engines use it until they are gone
+  std::vector<std::unique_ptr<Slot>> slots_;
+  std::vector<std::pair<std::string, RunResult>> unreadable_;  // sources that name no config
+  asio::io_context io_;
+  asio::signal_set signals_;
+  asio::steady_timer timer_;
+  std::string stop_signal_;
+};
+
+}  // namespace
+
+RunResult run(const std::vector<std::string>& sources) { return Supervisor(sources).run(); }
+
+}  // namespace mlsup::engine
