@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Many campaigns under one supervisor on the live cluster: one Slurm job query per pass whatever their
+# number (sdiag), a broken config and a campaign another supervisor holds reported while the rest
+# complete, and one campaign's hanging sbatch not delaying another's resubmission.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+require_cluster
+source "$(dirname "$0")/campaign_lib.sh"
+
+sbatch_shim
+
+# The field of `mlsup status --json` for the config at $1.
+status_of() { "$MLSUP" status --json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin).get(sys.argv[1]))' "$2"; }
+
+# Writes a campaign's config into the folder $FLEET as $FLEET/<file>.yaml: fleet_campaign FILE "ARGS" [extra YAML].
+fleet_campaign() {
+  new_campaign "$1" "$2" "${3:-}"
+  mv "$CONF" "$FLEET/$1.yaml"
+  rmdir "$CDIR" 2>/dev/null
+  NAMES[$1]=$CNAME
+}
+declare -A NAMES
+
+scenario "18 campaigns, a broken config and a campaign another supervisor holds, in one folder under one mlsup run -> one job query per pass, the 18 complete, the two reported"
+FLEET=$(mktemp -d /tmp/mlsup-e2e-fleet.XXXXXX)
+for i in $(seq -w 1 18); do fleet_campaign "c$i" "--steps 50 --step-seconds 0.3 --ckpt-every 25"; done
+printf 'name: broken\ntemplate: %s/templates/srun.sbatch.tmpl\npoll_intervall: 1s\n' "$REPO" > "$FLEET/broken.yaml"
+fleet_campaign held "--steps 400 --step-seconds 0.2"
+"$MLSUP" run "$FLEET/held.yaml" > "$FLEET/held.out" 2>&1 &
+OTHER=$!
+wait_until 20 test -f "$FLEET/.mlsup/${NAMES[held]}/lease.json"
+t0=$(date +%s)
+"$MLSUP" run "$FLEET" > "$FLEET/run.out" 2>&1 &
+RUNNER=$!
+# A quiet window: every job submitted and none ended yet (each trains for 15 s or more).
+sleep 6
+q0=$(rpc_count REQUEST_JOB_USER_INFO); w0=$(date +%s.%N)
+sleep 8
+q1=$(rpc_count REQUEST_JOB_USER_INFO); w1=$(date +%s.%N)
+per_second=$(python3 -c "print(round(($q1 - $q0) / ($w1 - $w0), 2))")
+echo "job queries in the quiet window: $((q1 - q0)) in $(python3 -c "print(round($w1 - $w0, 1))") s = $per_second/s (two supervisors polling every 1 s; one query per campaign per poll would be 19/s)"
+timeout 300 tail --pid="$RUNNER" -f /dev/null || kill -9 "$RUNNER"
+wait "$RUNNER"; RC=$?
+echo "mlsup run exited $RC after $(( $(date +%s) - t0 ))s; last lines:"; tail -n 4 "$FLEET/run.out"
+check "fleet: job queries do not grow with the campaigns (at most 2.5/s for two supervisors)" python3 -c "import sys; sys.exit(0 if $per_second <= 2.5 else 1)"
+completed=0
+for i in $(seq -w 1 18); do [ "$(status_of "$FLEET/c$i.yaml" state)" = completed ] && completed=$((completed + 1)); done
+check "fleet: the 18 campaigns completed" [ "$completed" -eq 18 ]
+check "fleet: the broken config is reported with file:line" grep -q "broken.yaml:3:1" "$FLEET/run.out"
+check "fleet: the held campaign is reported as held by another supervisor" grep -q "held.yaml: waiting" "$FLEET/run.out"
+check "fleet: exit 3, the most severe (a broken config outweighs a held campaign)" [ "$RC" -eq 3 ]
+check "fleet: the other supervisor still runs its campaign" kill -0 "$OTHER"
+check "fleet: console lines carry the campaign's name" grep -q "\[${NAMES[c01]}\] submitted" "$FLEET/run.out"
+kill -TERM "$OTHER"; wait "$OTHER"
+scancel --name="${NAMES[held]}" 2>/dev/null; scancel -u "$(id -un)" 2>/dev/null
+scenario_done
+
+scenario "one campaign's sbatch hangs 60 s -> another campaign of the same supervisor fails, is resubmitted and completes meanwhile"
+FLEET=$(mktemp -d /tmp/mlsup-e2e-fleet.XXXXXX)
+fleet_campaign slow "--steps 10 --step-seconds 0.1"
+fleet_campaign quick "--steps 40 --step-seconds 0.1 --ckpt-every 10 --fail-at-step 25 --fail-attempts 1"
+make_sbatch_wrapper "case \"\$*\" in *mlsup:${NAMES[slow]}:*) sleep 60;; esac" ""
+t0=$(date +%s)
+PATH="$shim/bin:$PATH" "$MLSUP" run "$FLEET/slow.yaml" "$FLEET/quick.yaml" > "$FLEET/run.out" 2>&1 &
+RUNNER=$!
+quick_completed() { [ "$(status_of "$FLEET/quick.yaml" state)" = completed ]; }
+wait_until 50 quick_completed
+quick_done=$(( $(date +%s) - t0 ))
+slow_attempts=$(status_of "$FLEET/slow.yaml" job_id)
+echo "quick completed after ${quick_done}s; slow's job id then: $slow_attempts"
+check "hanging sbatch: the other campaign completed within 50 s" [ "$quick_done" -lt 50 ]
+check "hanging sbatch: it was resubmitted once (attempts 2)" [ "$(status_of "$FLEET/quick.yaml" attempts)" = 2 ]
+check "hanging sbatch: the slow campaign's sbatch was still under way" [ "$slow_attempts" = None ]
+timeout 200 tail --pid="$RUNNER" -f /dev/null || kill -9 "$RUNNER"
+wait "$RUNNER"; RC=$?
+echo "mlsup run exited $RC after $(( $(date +%s) - t0 ))s: $(tail -n 1 "$FLEET/run.out")"
+check "hanging sbatch: both campaigns completed in the end (exit 0)" [ "$RC" -eq 0 ]
+scenario_done
+
+finish
