@@ -59,12 +59,15 @@ int run(int argc, char** argv) {
       {"events", "the event log: every decision and its reason", true, false},
   };
   std::map<std::string, CLI::App*> campaign_cmds;
-  std::vector<std::string> sources;
+  engine::Supervise supervise;
   for (const auto& verb : verbs) {
     auto* sub = app.add_subcommand(verb.name, verb.summary);
-    if (verb.many)
-      sub->add_option("CONFIG", sources, kSourcesHelp)->required();
-    else
+    if (verb.many) {
+      sub->add_option("CONFIG", supervise.sources, kSourcesHelp)->required();
+      sub->add_option("--submit-rate", supervise.submit_rate,
+                      "sbatch calls per second at most, over all campaigns, after a burst of 4 (default 2)")
+          ->check(CLI::PositiveNumber);
+    } else
       sub->add_option("CONFIG", config_path, "campaign config (YAML)")->required();
     if (verb.has_json) sub->add_flag("--json", json, "print as JSON");
     campaign_cmds[verb.name] = sub;
@@ -79,8 +82,8 @@ int run(int argc, char** argv) {
   if (validate->parsed()) return validate_verb(config_path);
   if (render_cmd->parsed()) return render_verb(render);
   const std::map<std::string, std::function<int()>> actions = {
-      {"run", [&] { return run_verb(sources); }},
-      {"tick", [&] { return tick_verb(sources); }},
+      {"run", [&] { return run_verb(supervise); }},
+      {"tick", [&] { return tick_verb(supervise); }},
       {"status", [&] { return status_verb(config_path, json); }},
       {"stop", [&] { return switch_verb(config_path, true); }},
       {"save", [&] { return switch_verb(config_path, false); }},

@@ -73,9 +73,9 @@ std::string event_line(const json& e) {
 
 }  // namespace
 
-int run_verb(const std::vector<std::string>& sources) { return finish(engine::run(sources)); }
+int run_verb(const engine::Supervise& what) { return finish(engine::run(what)); }
 
-int tick_verb(const std::vector<std::string>& sources) { return finish(engine::tick(sources)); }
+int tick_verb(const engine::Supervise& what) { return finish(engine::tick(what)); }
 
 int switch_verb(const std::string& config_path, bool kill) {
   const auto c = load(config_path);

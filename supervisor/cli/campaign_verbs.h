@@ -3,13 +3,15 @@
 #include <string>
 #include <vector>
 
+#include "engine/loop.h"
+
 namespace mlsup::cli {
 
 // `mlsup run CONFIG...`: supervises until every campaign ends; prints the reason last.
-int run_verb(const std::vector<std::string>& sources);
+int run_verb(const engine::Supervise& what);
 
 // `mlsup tick CONFIG...`: one reconcile pass of every campaign, for cron.
-int tick_verb(const std::vector<std::string>& sources);
+int tick_verb(const engine::Supervise& what);
 
 // `mlsup status CONFIG [--json]`: the campaign's state from its journal and last pass.
 int status_verb(const std::string& config_path, bool json);

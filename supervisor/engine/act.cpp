@@ -89,6 +89,9 @@ util::Result<void> Campaign::send(const AttemptState& a) {
   const std::string script = dir + "/job.sbatch";
   if (auto ok = journal::write_atomically(script, plan->script, 0644); !ok) return std::unexpected(ok.error());
   if (plan->array) write_chain_values(a, a.resume_from);  // the first task may start the moment sbatch returns
+  if (const double waited = edges_.pace_submit ? edges_.pace_submit() : 0; waited >= 1)
+    event("submit-paced", {{"attempt", a.number}, {"waited", waited},
+                           {"reason", "the supervisor spaces its sbatch calls out (run/tick --submit-rate)"}});
   if (auto held = hold(static_cast<double>(slurm::kSbatchTimeout.count())); !held) return held;
   auto id = edges_.slurm->submit({plan->options, plan->environment, script, config_.base_dir});
   crash_point("after-sbatch");

@@ -39,6 +39,9 @@ struct Edges {
   // lease as needed); an error of kind Superseded when another took over. Empty function = always.
   std::function<util::Result<void>(double seconds)> hold;
   long long epoch = 0;           // the lease's epoch, stamped on every journal record (0 = none)
+  // Waits for the supervisor's turn to call sbatch (its submit rate), returning the seconds waited;
+  // empty function = no wait.
+  std::function<double()> pace_submit;
 };
 
 // How long the engine holds the lease for beyond a side effect's start: one Slurm request (libslurm's

@@ -93,13 +93,27 @@ slurm::Client* Clients::get(const std::string& backend) {
   return c.shared.get();
 }
 
+long long Clients::loads() {
+  std::lock_guard lock(mutex_);
+  long long n = 0;
+  for (auto& [name, c] : by_backend_)
+    if (c.shared) n += c.shared->loads();
+  return n;
+}
+
 void Clients::new_pass() {
   std::lock_guard lock(mutex_);
   for (auto& [name, c] : by_backend_)
     if (c.shared) c.shared->new_pass();
 }
 
-std::variant<Opened, RunResult> open_campaign(const config::Config& config, slurm::Client* client, bool named) {
+std::unique_ptr<util::Pacer> submit_pacer(const Supervise& what) {
+  return std::make_unique<util::Pacer>(what.submit_rate, what.submit_burst, mono_now,
+                                       [](double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); });
+}
+
+std::variant<Opened, RunResult> open_campaign(const config::Config& config, slurm::Client* client, bool named,
+                                              util::Pacer& submits) {
   if (!client) return RunResult{kBadInput, "slurm.backend " + config.slurm.backend + " is not one mlsup knows"};
   std::error_code ec;
   fs::create_directories(config.state_dir, ec);
@@ -118,6 +132,7 @@ std::variant<Opened, RunResult> open_campaign(const config::Config& config, slur
   edges.clock_id = clock_id();
   edges.hold = [held](double seconds) { return held->hold(wall_now(), seconds); };
   edges.epoch = held->info().epoch;
+  edges.pace_submit = [&submits] { return submits.wait(); };
   auto campaign = Campaign::open(config, std::move(edges));
   if (!campaign) {
     o.lease->release();
@@ -215,9 +230,10 @@ std::vector<std::string> config_files(const std::vector<std::string>& sources, s
   return files;
 }
 
-RunResult tick(const std::vector<std::string>& sources) {
+RunResult tick(const Supervise& what) {
   std::vector<std::string> problems;
-  const auto files = config_files(sources, problems);
+  const auto files = config_files(what.sources, problems);
+  const auto submits = submit_pacer(what);
   for (const auto& p : problems) std::cerr << "mlsup: " << p << "\n";
   if (files.empty()) return {kBadInput, "no config to tick"};
   const bool named = files.size() > 1;
@@ -232,7 +248,7 @@ RunResult tick(const std::vector<std::string>& sources) {
         results[i].second = {kBadInput, "the config has errors (above)"};
         return;
       }
-      auto opened = open_campaign(*c, clients.get(c->slurm.backend), named);
+      auto opened = open_campaign(*c, clients.get(c->slurm.backend), named, *submits);
       if (auto* r = std::get_if<RunResult>(&opened)) {
         results[i].second = r->exit_code == kLeaseHeld ? RunResult{0, "tick: nothing done, " + r->reason} : *r;
         return;

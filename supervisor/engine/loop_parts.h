@@ -17,6 +17,7 @@
 #include "engine/loop.h"
 #include "journal/lease.h"
 #include "slurm/shared_query.h"
+#include "util/pacer.h"
 
 namespace mlsup::engine::loop_parts {
 
@@ -35,6 +36,8 @@ class Clients {
   slurm::Client* get(const std::string& backend);
   // A new pass: every client asks Slurm again.
   void new_pass();
+  // Job queries sent to Slurm so far, by every client.
+  long long loads();
 
  private:
   struct One {
@@ -53,7 +56,11 @@ struct Opened {
 
 // Takes the campaign's lease, then opens it on client; a RunResult when it cannot (kLeaseHeld:
 // another supervisor holds it).
-std::variant<Opened, RunResult> open_campaign(const config::Config& config, slurm::Client* client, bool named);
+std::variant<Opened, RunResult> open_campaign(const config::Config& config, slurm::Client* client, bool named,
+                                              util::Pacer& submits);
+
+// The pacer of a supervisor's sbatch calls.
+std::unique_ptr<util::Pacer> submit_pacer(const Supervise& what);
 
 // Renews the lease and runs one pass; the result once the campaign's supervision is over.
 std::optional<RunResult> one_pass(Opened& o);

@@ -40,8 +40,8 @@ struct Slot {
 
 class Supervisor {
  public:
-  explicit Supervisor(std::vector<std::string> sources)
-      : sources_(std::move(sources)), signals_(io_, SIGINT, SIGTERM, SIGHUP), timer_(io_) {}
+  explicit Supervisor(const Supervise& what)
+      : sources_(what.sources), submits_(submit_pacer(what)), signals_(io_, SIGINT, SIGTERM, SIGHUP), timer_(io_) {}
 
   RunResult run() {
     join_sources();
@@ -106,6 +106,7 @@ class Supervisor {
   void round() {
     if (!stop_signal_.empty()) return;
     clients_.new_pass();
+    ++rounds_;
     const auto now = Clock::now();
     for (auto& s : slots_)
       if (!s->result && !s->in_flight && !s->leaving && now >= s->next) start(*s, now);
@@ -136,7 +137,7 @@ class Supervisor {
       std::optional<RunResult> r;
       std::string held;
       if (!s.opened.campaign) {
-        auto opened = open_campaign(c, clients_.get(c.slurm.backend), named);
+        auto opened = open_campaign(c, clients_.get(c.slurm.backend), named, *submits_);
         if (auto* o = std::get_if<Opened>(&opened)) s.opened = std::move(*o);
         else if (std::get<RunResult>(opened).exit_code == decide::kLeaseHeld) held = std::get<RunResult>(opened).reason;
         else r = std::get<RunResult>(opened);
@@ -204,21 +205,25 @@ class Supervisor {
     }
     results.insert(results.end(), unreadable_.begin(), unreadable_.end());
     if (results.empty()) return {decide::kBadInput, "no config to supervise"};
+    if (results.size() > 1)
+      print_line("mlsup: " + std::to_string(rounds_) + " passes, " + std::to_string(clients_.loads()) + " Slurm job queries");
     return combine(results);
   }
 
   std::vector<std::string> sources_;
   Clients clients_;  // before the slots: their engines use it until they are gone
+  std::unique_ptr<util::Pacer> submits_;  // likewise
   std::vector<std::unique_ptr<Slot>> slots_;
   std::vector<std::pair<std::string, RunResult>> unreadable_;  // sources that name no config
   asio::io_context io_;
   asio::signal_set signals_;
   asio::steady_timer timer_;
   std::string stop_signal_;
+  long long rounds_ = 0;  // passes begun
 };
 
 }  // namespace
 
-RunResult run(const std::vector<std::string>& sources) { return Supervisor(sources).run(); }
+RunResult run(const Supervise& what) { return Supervisor(what).run(); }
 
 }  // namespace mlsup::engine

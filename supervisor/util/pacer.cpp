@@ -1,0 +1,27 @@
+#include "util/pacer.h"
+
+#include <algorithm>
+
+namespace mlsup::util {
+
+Pacer::Pacer(double per_second, int burst, std::function<double()> now, std::function<void(double)> sleep)
+    : interval_(1.0 / per_second),
+      tolerance_(static_cast<double>(std::max(burst, 1) - 1) / per_second),
+      now_(std::move(now)),
+      sleep_(std::move(sleep)) {}
+
+double Pacer::wait() {
+  double go = 0, t = 0;
+  {
+    std::lock_guard lock(mutex_);
+    t = now_();
+    const double due = std::max(next_, t);
+    go = std::max(t, due - tolerance_);
+    next_ = due + interval_;
+  }
+  const double waited = go - t;
+  if (waited > 0) sleep_(waited);
+  return std::max(0.0, waited);
+}
+
+}  // namespace mlsup::util
