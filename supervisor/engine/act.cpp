@@ -154,11 +154,15 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::PendingAler
                               ", which waiting does not end: fix the request or the limit, or `mlsup stop`"}});
 }
 
+// status.json changes when what it says changes ("updated": since when it says so): an idle pass writes nothing.
 util::Result<void> Campaign::act(const CampaignState& s, const intent::Status& i) {
-  json j = {{"version", 1},       {"campaign", config_.name},       {"updated", edges_.now()},
-            {"attempts", s.attempts.size()}, {"job_id", i.job.job_id}, {"job_state", std::string(slurm::state_name(i.job.state))},
+  json j = {{"version", 1},       {"campaign", config_.name},       {"attempts", s.attempts.size()},
+            {"job_id", i.job.job_id}, {"job_state", std::string(slurm::state_name(i.job.state))},
             {"nodes", i.job.nodes}, {"reason", i.job.reason},        {"step", combined(memory_.heartbeat).step}};
-  (void)journal::write_atomically(config_.state_dir + "/status.json", util::dump_json(j) + "\n");
+  std::string text = util::dump_json(j);
+  if (text == status_saved_) return {};
+  j["updated"] = edges_.now();
+  if (journal::write_atomically(config_.state_dir + "/status.json", util::dump_json(j) + "\n")) status_saved_ = std::move(text);
   return {};
 }
 

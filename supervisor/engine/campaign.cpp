@@ -1,5 +1,6 @@
 #include "engine/campaign.h"
 
+#include <cmath>
 #include <filesystem>
 #include <random>
 #include <sstream>
@@ -166,18 +167,27 @@ void Campaign::load_memory() {
   rebase(memory_, clocks());
 }
 
+// memory.json is written when it changed: an idle pass writes nothing. The time the job was last seen
+// running moves every pass; alone, it is written every 30 s (a tick's estimate of when a suspension
+// began is that much early at most).
 void Campaign::save_memory() {
+  constexpr double kSeenRefresh = 30;
   memory_.clock_id = edges_.clock_id;
   auto j = to_json(memory_);
-  j["clock"]["wall"] = nullptr;  // compared without the save times, written with them
+  j["clock"]["wall"] = nullptr;  // compared without the save times and that time, written with them
   j["clock"]["mono"] = nullptr;
+  j["running_seen_at"] = nullptr;
   const std::string text = util::dump_json(j);
-  if (text == memory_saved_) return;
+  const double seen = memory_.running_seen_at;
+  if (text == memory_saved_ && std::abs(seen - seen_saved_) < kSeenRefresh) return;
   memory_.saved_wall = edges_.now();
   memory_.saved_mono = mono();
   j["clock"]["wall"] = memory_.saved_wall;
   j["clock"]["mono"] = memory_.saved_mono;
-  if (journal::write_atomically(config_.state_dir + "/memory.json", util::dump_json(j) + "\n")) memory_saved_ = text;
+  j["running_seen_at"] = seen;
+  if (!journal::write_atomically(config_.state_dir + "/memory.json", util::dump_json(j) + "\n")) return;
+  memory_saved_ = text;
+  seen_saved_ = seen;
 }
 
 }  // namespace mlsup::engine

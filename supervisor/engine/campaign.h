@@ -141,6 +141,8 @@ class Campaign {
   std::string campaign_id_;
   Memory memory_;             // what passes remember beyond the journal (memory.json)
   std::string memory_saved_;  // memory.json's text as last written
+  std::string status_saved_;  // status.json's text as last written (without its time)
+  double seen_saved_ = 0;     // memory.json's running_seen_at as last written
   std::optional<std::string> template_;  // what submissions render from: the last template that rendered
   int template_nodes_ = 1;               // its job's node count
   std::string template_problem_;         // why that is not the file as it is now, as last told

@@ -181,24 +181,28 @@ util::Result<Lease> Lease::acquire(const std::string& path, const Identity& me, 
   return Lease(path, std::move(mine), ttl_seconds);
 }
 
-util::Result<void> Lease::renew(double now) { return extend(now + ttl_); }
+util::Result<void> Lease::renew(double now) { return hold(now, 0); }
 
 util::Result<void> Lease::hold(double now, double seconds) {
-  if (info_.expires >= now + seconds + ttl_ / 2) return extend(0);  // long enough: confirm only
+  if (info_.expires >= now + seconds + ttl_ / 2) return confirm();  // long enough: nobody may take it meanwhile
   return extend(now + seconds + ttl_);
 }
 
-// Under the lock: checks that the lease is still this owner's and, when until > 0, moves its expiry there.
-util::Result<void> Lease::extend(double until) {
-  auto lock = LockFile::take(path_);
-  if (!lock) return std::unexpected(lock.error());
+util::Result<void> Lease::confirm() const {
   auto holder = load(path_);
   if (!holder) return std::unexpected(holder.error());
   if (!*holder) return std::unexpected(lease_error(path_, "the lease file is gone", util::ErrorKind::Superseded));
   if ((*holder)->owner != info_.owner)
     return std::unexpected(lease_error(path_, (*holder)->owner.empty() ? "released" : "now " + held_by(**holder),
                                        util::ErrorKind::Superseded));
-  if (until <= 0) return {};
+  return {};
+}
+
+// Under the lock: checks that the lease is still this owner's and moves its expiry to until.
+util::Result<void> Lease::extend(double until) {
+  auto lock = LockFile::take(path_);
+  if (!lock) return std::unexpected(lock.error());
+  if (auto mine = confirm(); !mine) return mine;
   LeaseInfo next = info_;
   next.expires = until;
   if (auto ok = write_and_confirm(path_, next); !ok) return ok;

@@ -34,8 +34,9 @@ class Lease {
   // (kind Held) or saying the lease is being taken by another at this moment (kind Busy).
   static util::Result<Lease> acquire(const std::string& path, const Identity& me, double now, double ttl_seconds);
 
-  // Moves the expiry to now + ttl; an error (after which the caller must stop acting) when the lease no
-  // longer names this owner (kind Superseded) or cannot be written.
+  // Keeps the lease running: moves the expiry to now + ttl once less than half the TTL is left, and
+  // only reads it before (an idle supervisor writes nothing); an error (after which the caller must
+  // stop acting) when the lease no longer names this owner (kind Superseded) or cannot be written.
   util::Result<void> renew(double now);
 
   // Confirms the lease still names this owner and runs at least seconds + ttl/2 past now, renewing it
@@ -53,6 +54,8 @@ class Lease {
  private:
   Lease(std::string path, LeaseInfo info, double ttl) : path_(std::move(path)), info_(std::move(info)), ttl_(ttl) {}
   util::Result<void> extend(double until);
+  // Reads the lease (no lock: it is written whole, by rename) and checks it still names this owner.
+  util::Result<void> confirm() const;
 
   std::string path_;
   LeaseInfo info_;

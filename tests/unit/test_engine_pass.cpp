@@ -206,3 +206,45 @@ TEST_CASE("an sbatch retry waits on the monotonic clock: a backward wall step do
   f.pass(*c);
   CHECK(f.calls("submit") == 2);
 }
+
+namespace {
+
+// Every file under dir with its last write time.
+std::map<std::string, std::filesystem::file_time_type> written(const std::string& dir) {
+  std::map<std::string, std::filesystem::file_time_type> out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) out[e.path().string()] = e.last_write_time();
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("an idle pass writes nothing: a job pending, or running with its heartbeat as it was") {
+  EngineFixture f;
+  auto c = f.open();
+  f.pass(*c);
+  const auto id = f.last_job();
+  f.fake.set_state(id, JobState::Pending);
+  f.fake.table[id].reason = "Priority";
+  f.clock += 1;
+  f.pass(*c);
+  auto before = written(f.config.state_dir);
+  for (int i = 0; i < 5; ++i) {
+    f.clock += 1;
+    f.pass(*c);
+  }
+  CHECK(written(f.config.state_dir) == before);
+  f.fake.set_state(id, JobState::Running, 0, "n1");
+  f.heartbeat("5\n");
+  f.clock += 1;
+  f.pass(*c);
+  f.clock += 1;
+  f.pass(*c);
+  before = written(f.config.state_dir);
+  for (int i = 0; i < 5; ++i) {  // 5 s of a heartbeat that says the same (the steady timeout is 10 s)
+    f.clock += 1;
+    f.pass(*c);
+  }
+  CHECK(written(f.config.state_dir) == before);
+  CHECK(f.calls("cancel") == 0);
+}

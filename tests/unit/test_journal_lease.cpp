@@ -104,15 +104,21 @@ TEST_CASE("lease: a holder from an earlier boot of this host is taken over befor
   CHECK(read_lease(path)->boot_id == "boot-a");
 }
 
-TEST_CASE("lease: renew extends the expiry, and fails once someone else holds the lease") {
+TEST_CASE("lease: renew extends the expiry once half the TTL is gone, and fails once someone else holds the lease") {
   mlsup::test::TempDir tmp;
   const std::string path = tmp.path() + "/lease.json";
   Lease first = take(path, me(), kNow);
-  REQUIRE(first.renew(kNow + 30));
-  CHECK(first.info().expires == kNow + 30 + kTtl);
-  CHECK(read_lease(path)->expires == kNow + 30 + kTtl);
-  Lease second = take(path, {"login2", "boot-b", 77}, kNow + 30 + kTtl + 1);
-  const auto lost = first.renew(kNow + 30 + kTtl + 2);
+  const auto written = fs::last_write_time(path);
+  const auto listed = fs::last_write_time(tmp.path());  // a lock file taken and removed would change it
+  REQUIRE(first.renew(kNow + 29));  // more than half the TTL left: read, not written
+  CHECK(first.info().expires == kNow + kTtl);
+  CHECK(fs::last_write_time(path) == written);
+  CHECK(fs::last_write_time(tmp.path()) == listed);
+  REQUIRE(first.renew(kNow + 31));
+  CHECK(first.info().expires == kNow + 31 + kTtl);
+  CHECK(read_lease(path)->expires == kNow + 31 + kTtl);
+  Lease second = take(path, {"login2", "boot-b", 77}, kNow + 31 + kTtl + 1);
+  const auto lost = first.renew(kNow + 31 + kTtl + 2);
   REQUIRE_FALSE(lost);
   CHECK(lost.error().message.find("now held by pid 77 on login2 until ") == 0);
   first.release();
