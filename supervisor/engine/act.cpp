@@ -67,7 +67,7 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::Submit& i) 
   }
   if (auto ok = record("submit-intent", intent); !ok) return ok;
   crash_point("after-intent");
-  const AttemptState a = replay(records()).attempts.back();
+  const AttemptState a = state().attempts.back();
   if (i.queued) return hand_over(a, *i.queued, i.before);
   return send(a);
 }
@@ -156,7 +156,7 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::PendingAler
 
 // status.json changes when what it says changes ("updated": since when it says so): an idle pass writes nothing.
 util::Result<void> Campaign::act(const CampaignState& s, const intent::Status& i) {
-  json j = {{"version", 1},       {"campaign", config_.name},       {"attempts", s.attempts.size()},
+  json j = {{"version", 1},       {"campaign", config_.name},       {"attempts", s.current() ? s.current()->number : 0},
             {"job_id", i.job.job_id}, {"job_state", std::string(slurm::state_name(i.job.state))},
             {"nodes", i.job.nodes}, {"reason", i.job.reason},        {"step", combined(memory_.heartbeat).step}};
   std::string text = util::dump_json(j);

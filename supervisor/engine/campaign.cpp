@@ -62,17 +62,15 @@ util::Result<std::unique_ptr<Campaign>> Campaign::open(config::Config config, Ed
   c->journal_->set_epoch(c->edges_.epoch);
   c->events_ = std::make_unique<journal::EventLog>(c->config_.state_dir + "/events.jsonl");
   for (const auto& w : c->journal_->warnings()) c->event("journal-repaired", {{"detail", w}});
-  auto state = replay(c->records());
-  if (!state.problems.empty()) return c;  // every pass reports them; no new id, no claim on a state that lacks records
-  if (state.campaign_id.empty()) {
-    state.campaign_id = random_id();
-    if (auto ok = c->record("campaign", {{"id", state.campaign_id}, {"name", c->config_.name}}); !ok)
+  if (!c->state().problems.empty()) return c;  // every pass reports them; no new id, no claim on a state that lacks records
+  if (c->state_.campaign_id.empty()) {
+    if (auto ok = c->record("campaign", {{"id", random_id()}, {"name", c->config_.name}}); !ok)
       return std::unexpected(ok.error());
   }
-  if (auto ok = claim_checkpoint_dir(c->config_, state.campaign_id); !ok) return std::unexpected(ok.error());
-  c->campaign_id_ = state.campaign_id;
+  c->campaign_id_ = c->state().campaign_id;
+  if (auto ok = claim_checkpoint_dir(c->config_, c->campaign_id_); !ok) return std::unexpected(ok.error());
   c->load_memory();
-  if (!state.finished_code) c->take_template();
+  if (!c->state_.finished_code) c->take_template();
   return c;
 }
 
@@ -82,12 +80,6 @@ void Campaign::reload(config::Config config) {
   notifier_ = Notifier(config_.notify, config_.state_dir, config_.base_dir);
   template_problem_.clear();  // asked for: a template that does not render is told again
   take_template();
-}
-
-std::vector<JournalRecord> Campaign::records() const {
-  std::vector<JournalRecord> out;
-  for (const auto& r : journal_->records()) out.push_back({r.time, r.type, r.data, r.line});
-  return out;
 }
 
 double Campaign::mono() const { return edges_.mono ? edges_.mono() : edges_.now(); }
@@ -131,20 +123,26 @@ util::Result<void> Campaign::fact(const std::string& type, const json& fields, c
 
 Clocks Campaign::clocks() const { return {edges_.now(), mono(), edges_.clock_id}; }
 
+const CampaignState& Campaign::state() {
+  for (auto& r : journal_->take()) apply(state_, {r.time, std::move(r.type), std::move(r.data), r.line}, journal_->path());
+  // Decisions look at the newest attempt and the one before it (chain mode); older ones are history
+  // that `status` reads from the journal.
+  constexpr std::size_t kKept = 2;
+  auto& attempts = state_.attempts;
+  if (attempts.size() > 2 * kKept) attempts.erase(attempts.begin(), attempts.end() - kKept);
+  return state_;
+}
+
 util::Result<std::optional<Outcome>> Campaign::pass() {
-  CampaignState s = replay(records(), journal_->path());
-  if (!s.problems.empty()) return std::unexpected(s.problems.front());  // nothing is done on an incomplete state
-  for (int r = 0; r < 2 && !s.finished_code; ++r) {
-    const std::size_t known = journal_->records().size();
-    auto acted = round(s);
+  if (!state().problems.empty()) return std::unexpected(state_.problems.front());  // nothing is done on an incomplete state
+  for (int r = 0; r < 2 && !state_.finished_code; ++r) {
+    const Progress before = progress(state_);
+    auto acted = round(state_);
     save_memory();
     if (!acted) return std::unexpected(acted.error());
-    if (journal_->records().size() == known) break;  // nothing recorded: the state is as replayed
-    CampaignState after = replay(records());
-    const bool again = due_at_once(s, after, memory_, config_, clocks());
-    s = std::move(after);
-    if (!again) break;
+    if (!due_at_once(before, state(), memory_, config_, clocks())) break;
   }
+  const auto& s = state();
   if (s.finished_code) return std::optional<Outcome>(Outcome{*s.finished_code, s.finished_reason});
   return std::optional<Outcome>();
 }

@@ -109,7 +109,9 @@ class Campaign {
   util::Result<void> record(const std::string& type, nlohmann::json fields);
   void event(const std::string& what, nlohmann::json fields);
   void emit(const nlohmann::json& e);
-  std::vector<JournalRecord> records() const;
+  // The campaign as its journal tells it now: the records the journal gained since the last call
+  // applied to the state kept (a reference to it, which later calls update).
+  const CampaignState& state();
 
   // sbatch for attempt a, whose intent is journaled.
   util::Result<void> send(const AttemptState& a);
@@ -139,6 +141,7 @@ class Campaign {
   std::unique_ptr<journal::Journal> journal_;
   std::unique_ptr<journal::EventLog> events_;
   std::string campaign_id_;
+  CampaignState state_;         // the journal replayed, record after record as the journal hands them over
   Memory memory_;             // what passes remember beyond the journal (memory.json)
   std::string memory_saved_;  // memory.json's text as last written
   std::string status_saved_;  // status.json's text as last written (without its time)

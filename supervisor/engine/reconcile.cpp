@@ -142,14 +142,13 @@ const slurm::Job* watched_job(const AttemptState& a, const std::vector<slurm::Jo
   return it == jobs.end() ? nullptr : &*it;
 }
 
-bool due_at_once(const CampaignState& before, const CampaignState& after, Memory m, const config::Config& c,
+bool due_at_once(const Progress& before, const CampaignState& after, Memory m, const config::Config& c,
                  const Clocks& now) {
   if (after.finished_code) return false;
   if (!before.awaiting_submit && after.awaiting_submit) return submit_due(after, m, now);
   const AttemptState* a = after.current();
-  const AttemptState* was = before.current();
   if (!a || a->ended || a->job_id || a->submit_failures.empty()) return false;
-  if (was && was->number == a->number && was->submit_failures.size() == a->submit_failures.size()) return false;
+  if (before.attempt == a->number && before.submit_failures == a->submit_failures.size()) return false;
   return decide::submit_retry(a->submit_failures, c, now.wall).step == decide::SubmitStep::Stop;
 }
 

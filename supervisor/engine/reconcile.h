@@ -28,7 +28,7 @@ Needs needs(const CampaignState& s, const World& w, Memory m, const config::Conf
 
 // True when the round that turned before into after left work due at once, for a second round in
 // the same pass: an ending whose resubmission needs no wait, or failed sbatches that now end the campaign.
-bool due_at_once(const CampaignState& before, const CampaignState& after, Memory m, const config::Config& c,
+bool due_at_once(const Progress& before, const CampaignState& after, Memory m, const config::Config& c,
                  const Clocks& now);
 
 // The job of attempt a in a job query's answer: its job, or in chain mode the task that claimed it.

@@ -41,7 +41,9 @@ struct Slot {
 class Supervisor {
  public:
   explicit Supervisor(const Supervise& what)
-      : sources_(what.sources), submits_(submit_pacer(what)), signals_(io_, SIGINT, SIGTERM, SIGHUP), timer_(io_) {}
+      : sources_(what.sources), submits_(submit_pacer(what)), signals_(io_, SIGINT, SIGTERM, SIGHUP), timer_(io_) {
+    signals_.add(SIGUSR1);
+  }
 
   RunResult run() {
     join_sources();
@@ -142,8 +144,15 @@ class Supervisor {
         else if (std::get<RunResult>(opened).exit_code == decide::kLeaseHeld) held = std::get<RunResult>(opened).reason;
         else r = std::get<RunResult>(opened);
       }
+      const auto began = Clock::now();
       if (s.opened.campaign) r = one_pass(s.opened);
-      asio::post(io_, [this, &s, r, held] { pass_done(s, r, held); });
+      const double took = std::chrono::duration<double>(Clock::now() - began).count();
+      asio::post(io_, [this, &s, r, held, took] {
+        ++passes_;
+        pass_seconds_ += took;
+        longest_pass_ = std::max(longest_pass_, took);
+        pass_done(s, r, held);
+      });
     });
   }
 
@@ -181,8 +190,9 @@ class Supervisor {
   void wait_for_signal() {
     signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
       if (ec) return;
-      if (sig == SIGHUP) {
-        join_sources();
+      if (sig == SIGHUP || sig == SIGUSR1) {
+        if (sig == SIGHUP) join_sources();
+        else print_line("mlsup: stats: " + stats());
         wait_for_signal();
         return;
       }
@@ -205,8 +215,7 @@ class Supervisor {
     }
     results.insert(results.end(), unreadable_.begin(), unreadable_.end());
     if (results.empty()) return {decide::kBadInput, "no config to supervise"};
-    if (results.size() > 1)
-      print_line("mlsup: " + std::to_string(rounds_) + " passes, " + std::to_string(clients_.loads()) + " Slurm job queries");
+    if (results.size() > 1) print_line("mlsup: stats: " + stats());
     return combine(results);
   }
 
@@ -218,8 +227,18 @@ class Supervisor {
   asio::io_context io_;
   asio::signal_set signals_;
   asio::steady_timer timer_;
+  // "R passes, Q Slurm job queries, C campaign passes (T ms in all, longest L ms)": SIGUSR1 prints it.
+  std::string stats() {
+    const auto ms = [](double s) { return std::to_string(static_cast<long long>(s * 1000 + 0.5)); };
+    return std::to_string(rounds_) + " passes, " + std::to_string(clients_.loads()) + " Slurm job queries, " +
+           std::to_string(passes_) + " campaign passes (" + ms(pass_seconds_) + " ms in all, longest " + ms(longest_pass_) + " ms)";
+  }
+
   std::string stop_signal_;
-  long long rounds_ = 0;  // passes begun
+  long long rounds_ = 0;       // passes begun
+  long long passes_ = 0;       // campaign passes done
+  double pass_seconds_ = 0;    // their time, in all
+  double longest_pass_ = 0;
 };
 
 }  // namespace

@@ -135,18 +135,25 @@ util::Error unusable(const JournalRecord& r, const std::string& path, std::strin
 
 }  // namespace
 
+void apply(CampaignState& s, const JournalRecord& r, const std::string& path) {
+  const auto it = appliers().find(r.type);
+  if (it == appliers().end()) return;
+  try {
+    it->second(s, r);
+  } catch (const nlohmann::json::exception& e) {
+    s.problems.push_back(unusable(r, path, e.what()));
+  }
+}
+
 CampaignState replay(const std::vector<JournalRecord>& records, const std::string& path) {
   CampaignState s;
-  for (const auto& r : records) {
-    const auto it = appliers().find(r.type);
-    if (it == appliers().end()) continue;
-    try {
-      it->second(s, r);
-    } catch (const nlohmann::json::exception& e) {
-      s.problems.push_back(unusable(r, path, e.what()));
-    }
-  }
+  for (const auto& r : records) apply(s, r, path);
   return s;
+}
+
+Progress progress(const CampaignState& s) {
+  const AttemptState* a = s.current();
+  return {s.awaiting_submit, a ? a->number : 0, a ? a->submit_failures.size() : 0};
 }
 
 }  // namespace mlsup::engine

@@ -67,4 +67,16 @@ struct JournalRecord {
 // and `events` still show what there is.
 CampaignState replay(const std::vector<JournalRecord>& records, const std::string& path = "");
 
+// Applies one more record to s (replay is this, record after record): a supervisor keeps its state
+// and applies only what the journal gained since.
+void apply(CampaignState& s, const JournalRecord& r, const std::string& path = "");
+
+// What a round of a pass changed, as far as a second round in the same pass depends on it.
+struct Progress {
+  bool awaiting_submit = false;
+  int attempt = 0;                   // the newest attempt's number (0: none)
+  std::size_t submit_failures = 0;   // its failed sbatches
+};
+Progress progress(const CampaignState& s);
+
 }  // namespace mlsup::engine

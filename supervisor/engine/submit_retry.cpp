@@ -9,7 +9,7 @@ util::Result<void> Campaign::submit_failed(const AttemptState& a, const slurm::E
   const std::string kind(slurm::error_kind_name(e.kind));
   if (auto ok = record("submit-failed", {{"attempt", a.number}, {"kind", kind}, {"code", e.code}, {"message", e.message}}); !ok)
     return ok;
-  const CampaignState s = replay(records());
+  const CampaignState& s = state();
   const auto retry = decide::submit_retry(s.current()->submit_failures, config_, edges_.now());
   const bool stop = retry.step == decide::SubmitStep::Stop;
   // The delay runs on the monotonic clock from now: a step of the wall clock neither skips nor stretches it.

@@ -176,11 +176,13 @@ util::Result<void> Journal::read(const std::string& text) {
   auto base = parse_header(lines.complete[0], path_, campaign_);
   if (!base) return std::unexpected(base.error());
   long long prev = 0;
+  repair_to_ = lines.complete[0].size() + 1;
   for (std::size_t i = 1; i < lines.complete.size(); ++i) {
     auto record = parse_record(lines.complete[i], static_cast<int>(i + 1), prev);
     if (record) {
       prev = record->seq;
-      records_.push_back(std::move(*record));
+      repair_to_ += lines.complete[i].size() + 1;
+      keep(std::move(*record));
     } else if (i + 1 == lines.complete.size() && lines.tail.empty()) {
       drop_last(i + 1, "a garbled last record", lines.complete[i].size());
     } else {
@@ -196,11 +198,13 @@ util::Result<void> Journal::read(const std::string& text) {
   return {};
 }
 
-long long Journal::newest_epoch() const {
-  long long newest = 0;
-  for (const auto& r : records_) newest = std::max(newest, epoch_of(r));
-  return newest;
+void Journal::keep(Record r) {
+  newest_epoch_ = std::max(newest_epoch_, epoch_of(r));
+  ++count_;
+  records_.push_back(std::move(r));
 }
+
+std::vector<Record> Journal::take() { return std::exchange(records_, {}); }
 
 // Takes in the records another writer appended (text: the whole file now).
 util::Result<void> Journal::catch_up(const std::string& text) {
@@ -223,7 +227,7 @@ util::Result<void> Journal::catch_up(const std::string& text) {
                                                   ", this one's " + std::to_string(epoch_) +
                                                   ") writes this journal now; this one stops acting"});
   }
-  for (auto& r : theirs) records_.push_back(std::move(r));
+  for (auto& r : theirs) keep(std::move(r));
   last_seq_ = prev;
   known_size_ = text.size() - lines.tail.size();
   return {};
@@ -250,8 +254,10 @@ util::Result<Record> Journal::append(const std::string& type, json fields, doubl
     if (fields.contains(key))
       return std::unexpected(util::Error{.file = path_, .subject = type, .message = std::string("a record may not set \"") +
                                                                                     key + "\"; the journal fills it in"});
-  if (needs_repair_) {
-    if (auto ok = rewrite(records_); !ok) return std::unexpected(ok.error());
+  if (needs_repair_) {  // cut what follows the last good record off the file
+    if (::truncate(path_.c_str(), static_cast<off_t>(repair_to_)) != 0)
+      return std::unexpected(io_error(path_, "cannot cut the damaged end off", errno));
+    known_size_ = repair_to_;
     needs_repair_ = false;
   }
   const int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
@@ -266,7 +272,7 @@ util::Result<Record> Journal::append(const std::string& type, json fields, doubl
       return std::unexpected(caught.error());
     }
   }
-  Record record{last_seq_ + 1, now, type, std::move(fields), static_cast<int>(records_.size()) + 2};
+  Record record{last_seq_ + 1, now, type, std::move(fields), static_cast<int>(count_) + 2};
   record.data["seq"] = record.seq;
   record.data["time"] = record.time;
   record.data["type"] = record.type;
@@ -277,21 +283,23 @@ util::Result<Record> Journal::append(const std::string& type, json fields, doubl
   ::close(fd);
   if (!written) {
     needs_repair_ = !intact;
+    repair_to_ = known_size_;
     return std::unexpected(written.error());
   }
-  records_.push_back(record);
+  keep(record);
   last_seq_ = record.seq;
   if (end > 0) known_size_ = static_cast<std::size_t>(end);
   return record;
 }
 
-util::Result<void> Journal::compact(const std::function<bool(const Record&)>& keep) {
+util::Result<void> Journal::compact(const std::function<bool(const Record&)>& keep_it) {
   std::vector<Record> kept;
-  for (const auto& r : records_)
-    if (keep(r)) kept.push_back(r);
+  for (auto& r : read_only(path_, campaign_).first)
+    if (keep_it(r)) kept.push_back(std::move(r));
   if (auto ok = rewrite(kept); !ok) return ok;
   for (std::size_t i = 0; i < kept.size(); ++i) kept[i].line = static_cast<int>(i) + 2;
   records_ = std::move(kept);
+  count_ = records_.size();
   needs_repair_ = false;
   return {};
 }

@@ -39,8 +39,12 @@ class Journal {
   static std::pair<std::vector<Record>, std::vector<util::Error>> read_only(const std::string& path,
                                                                            const std::string& campaign);
 
-  // Every record, oldest first.
+  // The records not yet taken, oldest first (every record until take() is first called).
   const std::vector<Record>& records() const { return records_; }
+
+  // Hands over the records not yet taken and forgets them: a supervisor keeps the state they make,
+  // not the records, so a long journal costs no memory.
+  std::vector<Record> take();
 
   // What open() dropped, one sentence each.
   const std::vector<std::string>& warnings() const { return warnings_; }
@@ -55,10 +59,10 @@ class Journal {
   void set_epoch(long long epoch) { epoch_ = epoch; }
 
   // The highest epoch any record carries.
-  long long newest_epoch() const;
+  long long newest_epoch() const { return newest_epoch_; }
 
-  // Rewrites the journal atomically with only the records keep() accepts; sequence numbers go on from
-  // the highest ever written.
+  // Rewrites the journal atomically with only the records keep() accepts (read from the file again);
+  // sequence numbers go on from the highest ever written.
   util::Result<void> compact(const std::function<bool(const Record&)>& keep);
 
   // The journal file.
@@ -70,6 +74,7 @@ class Journal {
   void drop_last(std::size_t line, const std::string& what, std::size_t bytes);
   util::Result<void> rewrite(const std::vector<Record>& records);
   util::Result<void> catch_up(const std::string& text);
+  void keep(Record r);  // a record read or written, not yet taken
 
   std::string path_;
   std::string campaign_;
@@ -77,6 +82,9 @@ class Journal {
   std::vector<Record> records_;
   std::vector<std::string> warnings_;
   bool needs_repair_ = false;  // the file holds bytes past the last good record
+  std::size_t repair_to_ = 0;  // where the last good record ends
+  std::size_t count_ = 0;      // the records in the file
+  long long newest_epoch_ = 0;
   long long epoch_ = 0;
   std::size_t known_size_ = 0;  // the file's length when this writer last read or wrote it
 };

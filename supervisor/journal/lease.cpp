@@ -181,7 +181,10 @@ util::Result<Lease> Lease::acquire(const std::string& path, const Identity& me, 
   return Lease(path, std::move(mine), ttl_seconds);
 }
 
-util::Result<void> Lease::renew(double now) { return hold(now, 0); }
+util::Result<void> Lease::renew(double now) {
+  if (info_.expires >= now + ttl_ / 2) return {};  // nobody may take it meanwhile; hold() looks before every act
+  return extend(now + ttl_);
+}
 
 util::Result<void> Lease::hold(double now, double seconds) {
   if (info_.expires >= now + seconds + ttl_ / 2) return confirm();  // long enough: nobody may take it meanwhile
@@ -212,13 +215,13 @@ util::Result<void> Lease::extend(double until) {
 
 void Lease::release() {
   if (path_.empty()) return;
+  info_.expires = 0;  // renew() and hold() look at the file from now on, and find it is not this owner's
   auto lock = LockFile::take(path_);
   if (!lock) return;
   const auto holder = load(path_);
   if (!holder || !*holder || (*holder)->owner != info_.owner) return;
   LeaseInfo ended = info_;
   ended.owner.clear();  // nobody's
-  ended.expires = 0;
   (void)write_atomically(path_, lease_text(ended));
 }
 

@@ -35,8 +35,9 @@ class Lease {
   static util::Result<Lease> acquire(const std::string& path, const Identity& me, double now, double ttl_seconds);
 
   // Keeps the lease running: moves the expiry to now + ttl once less than half the TTL is left, and
-  // only reads it before (an idle supervisor writes nothing); an error (after which the caller must
-  // stop acting) when the lease no longer names this owner (kind Superseded) or cannot be written.
+  // does nothing before (an idle supervisor neither reads nor writes it; hold() looks before every
+  // act); an error (after which the caller must stop acting) when the lease no longer names this
+  // owner (kind Superseded) or cannot be written.
   util::Result<void> renew(double now);
 
   // Confirms the lease still names this owner and runs at least seconds + ttl/2 past now, renewing it

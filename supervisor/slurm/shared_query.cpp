@@ -12,13 +12,13 @@ long long SharedQuery::loads() const {
   return loads_;
 }
 
-Result<std::vector<Job>> SharedQuery::user_jobs() {
+SharedQuery::Loaded SharedQuery::user_jobs() {
   std::lock_guard lock(mutex_);  // held through the load: the others of the pass wait for its answer
   if (!loaded_) {
-    loaded_ = inner_.find_by_tag("");
+    loaded_ = std::make_shared<const Result<std::vector<Job>>>(inner_.find_by_tag(""));
     ++loads_;
   }
-  return *loaded_;
+  return loaded_;
 }
 
 template <typename T>
@@ -29,15 +29,15 @@ T SharedQuery::changed(T result) {
 }
 
 Result<std::vector<Job>> SharedQuery::jobs(const std::vector<JobId>& ids) {
-  auto all = user_jobs();
-  if (!all) return all;
-  return with_ids(*all, ids);
+  const auto all = user_jobs();
+  if (!*all) return std::unexpected(all->error());
+  return with_ids(**all, ids);
 }
 
 Result<std::vector<Job>> SharedQuery::find_by_tag(const std::string& tag_prefix) {
-  auto all = user_jobs();
-  if (!all) return all;
-  return with_tag(*all, tag_prefix);
+  const auto all = user_jobs();
+  if (!*all) return std::unexpected(all->error());
+  return with_tag(**all, tag_prefix);
 }
 
 Result<JobId> SharedQuery::submit(const SubmitRequest& request) { return changed(inner_.submit(request)); }

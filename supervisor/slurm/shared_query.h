@@ -32,14 +32,15 @@ class SharedQuery final : public Client {
   std::string backend() const override { return inner_.backend(); }
 
  private:
-  // The user's jobs as loaded in this pass (loading them when they are not).
-  Result<std::vector<Job>> user_jobs();
+  using Loaded = std::shared_ptr<const Result<std::vector<Job>>>;
+  // The user's jobs as loaded in this pass (loading them when they are not), shared, not copied.
+  Loaded user_jobs();
   template <typename T>
   T changed(T result);
 
   Client& inner_;
   mutable std::mutex mutex_;
-  std::optional<Result<std::vector<Job>>> loaded_;
+  Loaded loaded_;
   long long loads_ = 0;
 };
 

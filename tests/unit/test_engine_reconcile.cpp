@@ -279,17 +279,17 @@ TEST_CASE("due_at_once: a second round only for a resubmission due now or failed
   after.awaiting_submit = true;
   after.next_submit_at = 1000;
   const engine::Clocks now{1000, 500, "host/boot"};
-  CHECK(engine::due_at_once(before, after, {}, f.config, now));
+  CHECK(engine::due_at_once(progress(before), after, {}, f.config, now));
   after.next_submit_at = 1005;
-  CHECK_FALSE(engine::due_at_once(before, after, {}, f.config, now));
+  CHECK_FALSE(engine::due_at_once(progress(before), after, {}, f.config, now));
   AttemptState unsent = submitted(2, 0);
   unsent.job_id.reset();
   const CampaignState intent = with({unsent});
   unsent.submit_failures.push_back({999, slurm::ErrorKind::Rejected, "invalid partition"});
-  CHECK(engine::due_at_once(intent, with({unsent}), {}, f.config, now));
-  CHECK_FALSE(engine::due_at_once(with({unsent}), with({unsent}), {}, f.config, now));
+  CHECK(engine::due_at_once(progress(intent), with({unsent}), {}, f.config, now));
+  CHECK_FALSE(engine::due_at_once(progress(with({unsent})), with({unsent}), {}, f.config, now));
   unsent.submit_failures.back().kind = slurm::ErrorKind::Unreachable;  // retried later: nothing due now
-  CHECK_FALSE(engine::due_at_once(intent, with({unsent}), {}, f.config, now));
+  CHECK_FALSE(engine::due_at_once(progress(intent), with({unsent}), {}, f.config, now));
 }
 
 }  // namespace mlsup::test

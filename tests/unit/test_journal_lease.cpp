@@ -110,7 +110,7 @@ TEST_CASE("lease: renew extends the expiry once half the TTL is gone, and fails 
   Lease first = take(path, me(), kNow);
   const auto written = fs::last_write_time(path);
   const auto listed = fs::last_write_time(tmp.path());  // a lock file taken and removed would change it
-  REQUIRE(first.renew(kNow + 29));  // more than half the TTL left: read, not written
+  REQUIRE(first.renew(kNow + 29));  // more than half the TTL left: neither read nor written
   CHECK(first.info().expires == kNow + kTtl);
   CHECK(fs::last_write_time(path) == written);
   CHECK(fs::last_write_time(tmp.path()) == listed);

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# What one mlsup run costs with 1, 10, 100 campaigns: each campaign with a long journal (RECORDS
+# records: a thousand preempted attempts) and its job pending (it may begin in two hours), so that
+# every pass is idle. Over a quiet
+# window it measures the Slurm job queries per pass (sdiag's REQUEST_JOB_USER_INFO over the
+# supervisor's own pass count), the supervisor's CPU share and RSS, its campaign passes' duration, and
+# the files its idle passes wrote. Prints a table.
+#   benchmarks/many-campaigns.sh [--counts "1 10 100"] [--records 3000] [--window 30]
+# Uses the cluster named by SLURM_CONF, or starts (and stops) a private one.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+counts="1 10 100" records=3000 window=30
+while [ $# -gt 0 ]; do
+  case $1 in
+    --counts) counts=$2; shift 2 ;;
+    --records) records=$2; shift 2 ;;
+    --window) window=$2; shift 2 ;;
+    *) echo "usage: $0 [--counts \"1 10 100\"] [--records N] [--window S]" >&2; exit 2 ;;
+  esac
+done
+mlsup=${MLSUP:-build/mlsup}
+[ -x "$mlsup" ] || ./scripts/build.sh >/dev/null
+
+own_cluster=""
+if [ -z "${SLURM_CONF:-}" ]; then
+  own_cluster=$(mktemp -d /tmp/mlsup-bench-cluster.XXXXXX)
+  export "$(tests/cluster/cluster.sh start --dir "$own_cluster" --nodes 4)"
+fi
+work=$(mktemp -d /tmp/mlsup-bench-many.XXXXXX)
+runner=""
+cleanup() {
+  [ -z "$runner" ] || kill -9 "$runner" 2>/dev/null || true
+  scancel -u "$(id -un)" 2>/dev/null || true
+  rm -rf "$work"
+  [ -z "$own_cluster" ] || tests/cluster/cluster.sh stop --dir "$own_cluster" --clean >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+# A folder of n campaigns, each with a journal of about $records records: attempts that were
+# preempted and resubmitted, a month ago (intent, submission, ending: three records each).
+make_fleet() {
+  local n=$1 dir=$2
+  mkdir -p "$dir"
+  printf '#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --begin=now+2hours\n#SBATCH --output=/dev/null\nsleep 60\n' > "$dir/job.sbatch"
+  for i in $(seq 1 "$n"); do
+    local name="bench-$n-$i"
+    printf 'name: %s\ntemplate: job.sbatch\npoll_interval: 1s\n' "$name" > "$dir/$name.yaml"
+    mkdir -p "$dir/.mlsup/$name"
+    python3 - "$dir/.mlsup/$name/journal.jsonl" "$name" "$records" "$i" <<'PY'
+import json, sys, time
+path, name, records, index = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+cid = "%08x" % (0x10000000 + index)
+t = time.time() - 30 * 86400
+seq = 0
+def line(f, kind, **fields):
+    global seq, t
+    seq += 1
+    t += 60
+    f.write(json.dumps(dict(seq=seq, time=t, type=kind, epoch=1, **fields)) + "\n")
+with open(path, "w") as f:
+    f.write(json.dumps({"mlsup_journal": 1, "campaign": name}) + "\n")
+    line(f, "campaign", id=cid, name=name)
+    for attempt in range(1, max(2, records // 3) + 1):
+        tag = "mlsup:%s:%s:%d" % (name, cid, attempt)
+        line(f, "submit-intent", attempt=attempt, tag=tag, resume_from="/ckpt/step_%d" % attempt, resume_step=attempt,
+             exclude=[])
+        line(f, "submitted", attempt=attempt, job_id=900000 + attempt, chain=False)
+        line(f, "ended", attempt=attempt, job_id=900000 + attempt, **{"class": "preempted"}, slurm_state="PREEMPTED",
+             exit_code=0, signal=0, nodes="n1", step=attempt * 10, checkpoint_step=attempt * 10,
+             resumed_from="/ckpt/step_%d" % attempt, progressed=True, action="resubmit", delay=0,
+             reason="preempted: resubmitted")
+PY
+  done
+}
+
+# The supervisor's CPU seconds so far (user + system).
+cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$1/stat"; }
+rss_kb() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$1/status"; }
+rpc() { sdiag | awk '$1 == "REQUEST_JOB_USER_INFO" { sub("count:","",$4); print $4; f=1 } END { if (!f) print 0 }'; }
+# The last stats line's fields: passes queries campaign-passes all-ms longest-ms.
+stats() {
+  kill -USR1 "$runner"; sleep 0.5
+  grep "mlsup: stats:" "$1" | tail -n 1 | sed -E 's/[^0-9 ]//g' | awk '{ print $1, $2, $3, $4, $5 }'
+}
+
+printf '%-10s %-8s %-14s %-10s %-8s %-14s %-16s %-12s\n' campaigns records "queries/pass" "cpu %" "rss MB" "pass mean ms" "longest ms (all)" "files written"
+for n in $counts; do
+  dir="$work/fleet-$n"
+  make_fleet "$n" "$dir"
+  "$mlsup" run "$dir" > "$dir/run.out" 2>&1 &
+  runner=$!
+  # Every campaign submitted and pending.
+  for _ in $(seq 1 120); do
+    [ "$(squeue -h -u "$(id -un)" -t PD | wc -l)" -ge "$n" ] && break
+    sleep 1
+  done
+  sleep 3
+  touch "$work/mark"
+  read -r p0 q0 c0 ms0 _ < <(stats "$dir/run.out")
+  s0=$(rpc); cpu0=$(cpu_seconds "$runner"); t0=$(date +%s.%N)
+  sleep "$window"
+  read -r p1 q1 c1 ms1 longest < <(stats "$dir/run.out")
+  s1=$(rpc); cpu1=$(cpu_seconds "$runner"); t1=$(date +%s.%N)
+  written=$(find "$dir/.mlsup" -type f -newer "$work/mark" | wc -l)
+  python3 - "$n" "$records" "$p0" "$p1" "$s0" "$s1" "$cpu0" "$cpu1" "$t0" "$t1" "$(rss_kb "$runner")" "$c0" "$c1" "$ms0" "$ms1" "$longest" "$written" <<'PY'
+import sys
+n, records, p0, p1, s0, s1 = (int(x) for x in sys.argv[1:7])
+cpu0, cpu1, t0, t1 = (float(x) for x in sys.argv[7:11])
+rss, c0, c1, ms0, ms1, longest, written = (int(x) for x in sys.argv[11:18])
+per_pass = (s1 - s0) / max(1, p1 - p0)
+share = 100 * (cpu1 - cpu0) / (t1 - t0)
+mean = (ms1 - ms0) / max(1, c1 - c0)
+print(f"{n:<10} {records:<8} {per_pass:<14.2f} {share:<10.2f} {rss / 1024:<8.1f} {mean:<14.1f} {longest:<16} {written:<12}")
+PY
+  kill -TERM "$runner"; wait "$runner" || true; runner=""
+  scancel -u "$(id -un)" 2>/dev/null || true
+  sleep 2
+done
