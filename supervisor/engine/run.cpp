@@ -1,11 +1,13 @@
-// `mlsup run`: one event loop owns the signals and the pass timer; every campaign's passes (and its
-// reloads) run on a worker of its own and post their results back, so that one campaign's slow call
-// (a 120 s sbatch, the hang command, a probe) never delays another's pass. Each round begins a new
-// pass of the shared Slurm clients: one job query serves every campaign due in it.
+// `mlsup run`: one event loop owns the signals and the pass timer; the campaigns' passes (one at a time
+// per campaign, a reload applied before the next) run on an elastic pool and post their results back:
+// a few threads serve every campaign, and one more starts whenever all are busy, so that one campaign's
+// slow call (a 120 s sbatch, the hang command, a probe) never delays another's pass. Each round begins
+// a new pass of the shared Slurm clients: one job query serves every campaign due in it.
 #include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <malloc.h>
 #include <memory>
 #include <utility>  // Boost 1.74's asio needs std::exchange declared before it under C++23
 
@@ -14,6 +16,7 @@
 #include "decide/exit_codes.h"
 #include "engine/loop.h"
 #include "engine/loop_parts.h"
+#include "util/elastic_pool.h"
 
 namespace mlsup::engine {
 namespace {
@@ -27,10 +30,11 @@ struct Slot {
   std::string file;
   std::optional<config::Config> config;       // as last loaded
   Opened opened;                               // its lease and engine, once taken
-  std::unique_ptr<asio::thread_pool> worker = std::make_unique<asio::thread_pool>(1);  // its passes, one at a time
+  std::optional<config::Config> reloaded;      // a config read on SIGHUP, applied before its next pass
   std::optional<RunResult> result;             // its supervision is over (ended, a bad config, ...)
   std::string held;                            // why it waits: another supervisor holds it ("" = not waiting)
   bool in_flight = false;
+  bool passed = false;                         // it made a pass since it was opened
   bool leaving = false;                        // no longer named by the sources (SIGHUP): let go
   Clock::time_point next{};                    // its next pass, not before
 
@@ -46,11 +50,14 @@ class Supervisor {
   }
 
   RunResult run() {
+    // The allocator's arena per thread would keep what each campaign's first pass read (its whole
+    // journal) long after: two arenas, trimmed after first passes.
+    ::mallopt(M_ARENA_MAX, 2);
     join_sources();
     wait_for_signal();
     asio::post(io_, [this] { round(); });
     io_.run();
-    for (auto& s : slots_) s->worker->join();
+    pool_.reset();  // waits for nothing: every pass has posted its result
     return outcome();
   }
 
@@ -88,8 +95,7 @@ class Supervisor {
     }
     s.config = c;
     if (s.result && s.result->exit_code == decide::kBadInput) s.result.reset();  // fixed: it joins
-    if (s.opened.campaign)
-      asio::post(*s.worker, [&s, c = std::move(*c)]() mutable { s.opened.campaign->reload(std::move(c)); });
+    if (s.opened.campaign) s.reloaded = std::move(c);
   }
 
   // A campaign no longer named: its lease is released after the pass in flight; its jobs go on.
@@ -135,9 +141,11 @@ class Supervisor {
     s.in_flight = true;
     s.next = now + s.config->poll_interval;
     const bool named = slots_.size() > 1;
-    asio::post(*s.worker, [this, &s, named, c = *s.config] {
+    auto reloaded = std::exchange(s.reloaded, std::nullopt);
+    pool_->post([this, &s, named, c = *s.config, reloaded = std::move(reloaded)]() mutable {
       std::optional<RunResult> r;
       std::string held;
+      if (reloaded && s.opened.campaign) s.opened.campaign->reload(std::move(*reloaded));
       if (!s.opened.campaign) {
         auto opened = open_campaign(c, clients_.get(c.slurm.backend), named, *submits_);
         if (auto* o = std::get_if<Opened>(&opened)) s.opened = std::move(*o);
@@ -158,6 +166,10 @@ class Supervisor {
 
   void pass_done(Slot& s, const std::optional<RunResult>& r, const std::string& held) {
     s.in_flight = false;
+    if (!s.passed && s.opened.campaign) {  // its journal was read: give back what reading it took
+      s.passed = true;
+      ::malloc_trim(0);
+    }
     if (!held.empty() && s.held.empty() && slots_.size() > 1) print_line("mlsup: " + s.file + ": waiting: " + held);
     s.held = held;
     if (!held.empty()) s.next = Clock::now() + std::chrono::seconds(5);  // asked again now and then
@@ -222,6 +234,7 @@ class Supervisor {
   std::vector<std::string> sources_;
   Clients clients_;  // before the slots: their engines use it until they are gone
   std::unique_ptr<util::Pacer> submits_;  // likewise
+  std::unique_ptr<util::ElasticPool> pool_ = std::make_unique<util::ElasticPool>(2);  // the passes
   std::vector<std::unique_ptr<Slot>> slots_;
   std::vector<std::pair<std::string, RunResult>> unreadable_;  // sources that name no config
   asio::io_context io_;
