@@ -47,7 +47,7 @@ int run(int argc, char** argv) {
   const CampaignVerb verbs[] = {
       {"run", "supervise the campaign until it completes or stops", false},
       {"tick", "one reconcile pass, then exit (for cron)", false},
-      {"status", "the campaign's state", true},
+      {"status", "the campaign's state, the history of its attempts and its node exclusions", true},
       {"stop", "set the kill switch: the training saves and exits, nothing more is submitted", false},
       {"save", "set the save switch: the training saves a checkpoint and goes on", false},
       {"events", "the event log: every decision and its reason", true},

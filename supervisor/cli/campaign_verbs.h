@@ -10,7 +10,8 @@ int run_verb(const std::string& config_path);
 // `mlsup tick CONFIG`: one reconcile pass, for cron.
 int tick_verb(const std::string& config_path);
 
-// `mlsup status CONFIG [--json]`: the campaign's state from its journal and last pass.
+// `mlsup status CONFIG [--json]`: the campaign's state from its journal and last pass, with the history of
+// every attempt and the exclusion ledger.
 int status_verb(const std::string& config_path, bool json);
 
 // `mlsup stop CONFIG` / `mlsup save CONFIG`: create the kill / save switch.
