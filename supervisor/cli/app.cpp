@@ -53,7 +53,7 @@ int run(int argc, char** argv) {
   const CampaignVerb verbs[] = {
       {"run", "supervise the campaigns until each completes or stops", false, true},
       {"tick", "one reconcile pass of each campaign, then exit (for cron)", false, true},
-      {"status", "the campaign's state", true, false},
+      {"status", "the campaign's state, the history of its attempts and its node exclusions", true, false},
       {"stop", "set the kill switch: the training saves and exits, nothing more is submitted", false, false},
       {"save", "set the save switch: the training saves a checkpoint and goes on", false, false},
       {"events", "the event log: every decision and its reason", true, false},

@@ -5,11 +5,14 @@
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <optional>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/exit_codes.h"
 #include "config/load.h"
+#include "decide/classify.h"
 #include "engine/loop.h"
 #include "engine/state.h"
 #include "engine/template_snapshot.h"
@@ -71,6 +74,88 @@ std::string event_line(const json& e) {
   return line;
 }
 
+// A value that may be absent, as JSON: null when it is.
+template <class T>
+json or_null(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+// An ending class by its name, null when there is none.
+json class_or_null(const std::optional<decide::EndClass>& c) {
+  return c ? json(std::string(decide::class_name(*c))) : json(nullptr);
+}
+
+// One attempt as status --json shows it in "history".
+json attempt_json(const engine::AttemptState& a) {
+  return {{"number", a.number}, {"tag", a.tag}, {"job_id", or_null(a.job_id)}, {"task_job_id", or_null(a.task_job_id)},
+          {"chain", a.chain}, {"resume_from", a.resume_from}, {"resume_step", a.resume_step}, {"exclude", a.exclude},
+          {"relaxed", a.relaxed}, {"cancel_class", class_or_null(a.cancel_reason)}, {"ended", a.ended},
+          {"class", class_or_null(a.end_class)},
+          {"end_step", a.ended && a.end_step >= 0 ? json(a.end_step) : json(nullptr)},
+          {"submit_failures", a.failed_submissions}, {"submissions", a.submissions}};
+}
+
+// Every attempt, oldest first.
+json history_json(const engine::CampaignState& s) {
+  json out = json::array();
+  for (const auto& a : s.attempts) out.push_back(attempt_json(a));
+  return out;
+}
+
+// The attempt the ledger's entry i was recorded for; 0 when the record did not say.
+int ledger_attempt(const engine::CampaignState& s, std::size_t i) {
+  return i < s.ledger_attempts.size() ? s.ledger_attempts[i] : 0;
+}
+
+// Every exclusion of the ledger, oldest first, each with whether it still holds at now.
+json exclusions_json(const engine::CampaignState& s, double now) {
+  json out = json::array();
+  for (std::size_t i = 0; i < s.ledger.size(); ++i) {
+    const auto& e = s.ledger[i];
+    const int number = ledger_attempt(s, i);
+    out.push_back({{"node", e.node}, {"attempt", number > 0 ? json(number) : json(nullptr)}, {"reason", e.reason},
+                   {"since", e.since}, {"until", e.until}, {"live", e.until > now}});
+  }
+  return out;
+}
+
+// How an attempt ended, or where it stands, in a few words.
+std::string attempt_outcome(const engine::AttemptState& a) {
+  if (!a.ended) return a.job_id ? "not ended" : "not submitted";
+  std::string out = "ended " + (a.end_class ? std::string(decide::class_name(*a.end_class)) : std::string("?"));
+  return a.end_step >= 0 ? out + " at step " + std::to_string(a.end_step) : out;
+}
+
+// One attempt in one line for people: its job, where it started, what it excluded, how it ended.
+std::string history_line(const engine::AttemptState& a) {
+  std::string line = "#" + std::to_string(a.number) + (a.chain ? " array " : " job ") +
+                     (a.job_id ? std::to_string(*a.job_id) : std::string("-"));
+  if (a.task_job_id) line += " task " + std::to_string(*a.task_job_id);
+  line += a.resume_from.empty() ? ", fresh start" : ", from step " + std::to_string(a.resume_step);
+  if (!a.exclude.empty()) line += ", excluding " + util::join(a.exclude, ",");
+  if (a.relaxed > 0) line += ", " + std::to_string(a.relaxed) + " exclusion(s) relaxed";
+  if (a.failed_submissions > 0) line += ", sbatch failed " + std::to_string(a.failed_submissions) + "x";
+  if (a.cancel_reason) line += ", cancelled by mlsup (" + std::string(decide::class_name(*a.cancel_reason)) + ")";
+  return line + ": " + attempt_outcome(a);
+}
+
+// One exclusion in one line for people.
+std::string exclusion_line(const decide::Exclusion& e, int attempt, double now) {
+  return e.node + (attempt > 0 ? " after attempt " + std::to_string(attempt) : std::string()) + ", until " +
+         clock_time(e.until) + (e.until > now ? " (live)" : " (ended)") + ": " + e.reason;
+}
+
+// status without --json: one key per line, then the history and the exclusions one line per entry.
+void print_status(const json& j, const engine::CampaignState& s, double now) {
+  for (const auto& [key, value] : j.items())
+    if (key != "history" && key != "exclusions") std::cout << key << ": " << util::json_text(value) << "\n";
+  std::cout << "history:" << (s.attempts.empty() ? " none\n" : "\n");
+  for (const auto& a : s.attempts) std::cout << "  " << history_line(a) << "\n";
+  std::cout << "exclusions:" << (s.ledger.empty() ? " none\n" : "\n");
+  for (std::size_t i = 0; i < s.ledger.size(); ++i)
+    std::cout << "  " << exclusion_line(s.ledger[i], ledger_attempt(s, i), now) << "\n";
+}
+
 }  // namespace
 
 int run_verb(const engine::Supervise& what) { return finish(engine::run(what)); }
@@ -116,16 +201,19 @@ int status_verb(const std::string& config_path, bool as_json) {
   if (auto last = journal::read_file(c->state_dir + "/status.json")) {
     if (auto pass = json::parse(*last, nullptr, false); !pass.is_discarded()) j["last_pass"] = std::move(pass);
   }
+  const double now = static_cast<double>(std::time(nullptr));
+  j["history"] = history_json(s);
+  j["exclusions"] = exclusions_json(s, now);
   const auto lease = journal::read_lease(c->state_dir + "/lease.json");
   j["supervisor"] = nullptr;  // none holds the campaign now (a lease released or run out)
-  if (lease && lease->expires > static_cast<double>(std::time(nullptr)))
+  if (lease && lease->expires > now)
     j["supervisor"] = {{"host", lease->host}, {"pid", lease->pid}, {"until", clock_time(lease->expires)},
                        {"epoch", lease->epoch}};
   if (as_json) {
     std::cout << util::dump_json(j, 2) << "\n";
     return kOk;
   }
-  for (const auto& [key, value] : j.items()) std::cout << key << ": " << util::json_text(value) << "\n";
+  print_status(j, s, now);
   return kOk;
 }
 

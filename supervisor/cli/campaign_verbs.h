@@ -13,7 +13,8 @@ int run_verb(const engine::Supervise& what);
 // `mlsup tick CONFIG...`: one reconcile pass of every campaign, for cron.
 int tick_verb(const engine::Supervise& what);
 
-// `mlsup status CONFIG [--json]`: the campaign's state from its journal and last pass.
+// `mlsup status CONFIG [--json]`: the campaign's state from its journal and last pass, with the history of
+// every attempt and the exclusion ledger.
 int status_verb(const std::string& config_path, bool json);
 
 // `mlsup stop CONFIG` / `mlsup save CONFIG`: create the kill / save switch.

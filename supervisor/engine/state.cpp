@@ -37,13 +37,16 @@ void on_submitted(CampaignState& s, const JournalRecord& r) {
   auto* a = attempt(s, r.data);
   if (!a) return;
   a->job_id = r.data.value("job_id", 0u);
+  if (r.type == "submitted") ++a->submissions;
   a->submit_failures.clear();
   a->chain = r.data.value("chain", a->chain);
 }
 
 void on_submit_failed(CampaignState& s, const JournalRecord& r) {
-  if (auto* a = attempt(s, r.data))
+  if (auto* a = attempt(s, r.data)) {
     a->submit_failures.push_back({r.time, slurm::error_kind_from_name(r.data.value("kind", "")), r.data.value("message", "")});
+    ++a->failed_submissions;
+  }
 }
 
 // A chain task took the attempt; with values it found for itself when mlsup was away, its resume point.
@@ -88,6 +91,7 @@ void on_relaxed(CampaignState& s, const JournalRecord& r) {
   if (auto* a = attempt(s, r.data)) {
     std::erase(a->exclude, node);
     a->relaxed_at = r.time;
+    ++a->relaxed;
   }
   for (auto& e : s.ledger)
     if (e.node == node) e.until = std::min(e.until, r.time);
@@ -118,7 +122,10 @@ const std::map<std::string, Apply>& appliers() {
       {"chain-exhausted", on_chain_exhausted},
       {"exclude",
        [](CampaignState& s, const JournalRecord& r) {
+         const auto at = r.data.find("attempt");  // for status only, so a bad one is no problem: 0
+         const int number = at != r.data.end() && at->is_number_integer() ? at->get<int>() : 0;
          s.ledger.push_back({r.data.value("node", ""), r.data.value("reason", ""), r.time, r.data.value("until", 0.0)});
+         s.ledger_attempts.push_back(number);
        }},
   };
   return table;

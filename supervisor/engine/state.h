@@ -24,9 +24,12 @@ struct AttemptState {
   long long resume_step = 0;            // that checkpoint's step
   std::vector<std::string> exclude;     // mlsup's exclusions for it, newest first (relaxed ones removed)
   double relaxed_at = 0;                // when one of them was last dropped while it was pending
+  int relaxed = 0;                      // how many of them were dropped while it was pending
   double intent_time = 0;               // when the submission was decided
   std::optional<slurm::JobId> job_id;   // once submitted (or adopted); in chain mode the array's id
   std::vector<decide::SubmitFailure> submit_failures;  // sbatch failures since its last submission went through
+  int failed_submissions = 0;           // sbatch failures for it in all, those before a success included
+  int submissions = 0;                  // sbatch calls that went through for it (not adoptions, not chain hand-overs)
   bool chain = false;                   // a task of a job array (chain mode) runs this attempt
   std::optional<slurm::JobId> task_job_id;  // chain mode: the task that claimed the attempt
   std::optional<decide::EndClass> cancel_reason;  // mlsup asked Slurm to cancel it, and why
@@ -41,6 +44,7 @@ struct CampaignState {
   std::vector<AttemptState> attempts;
   std::vector<decide::Restart> restarts;  // every resubmission decided, oldest first
   std::vector<decide::Exclusion> ledger;  // every node exclusion recorded, expired ones included
+  std::vector<int> ledger_attempts;       // per ledger entry: the attempt it was recorded for (0: not said)
   std::vector<decide::PastFailure> failures;  // attempts that failed or hung, with their nodes
   double next_submit_at = 0;              // backoff: no submission before this time
   bool awaiting_submit = false;           // the last attempt ended and a resubmission was decided

@@ -95,30 +95,90 @@ steps_executed() {
 print(sum(json.loads(l)["steps_executed"] for l in open(sys.argv[1]) if l.strip() and json.loads(l)["rank"] == 0))' "$STATE/trainer-log.jsonl"
 }
 
+# The campaign as mlsup itself shows it (`mlsup status --json`, `mlsup events --json`): the suites
+# read its state there, never in its files.
+
+# One top-level field of `mlsup status --json`, as Python prints it (None for null or absent).
+status_field() {
+  "$MLSUP" status "$CONF" --json | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin).get(sys.argv[1]))' "$1"
+}
+
+# Prints a Python expression over `mlsup status --json` (s; the arguments after it are args): a list
+# one item per line, None as nothing. status_query EXPR [ARGS...]
+status_query() {
+  "$MLSUP" status "$CONF" --json | /usr/bin/python3 -c 'import json,sys
+s, args = json.load(sys.stdin), sys.argv[2:]
+v = eval(sys.argv[1])
+for x in v if isinstance(v, list) else [v]:
+    if x is not None: print(x)' "$@"
+}
+
+# A field of attempt N in the status history (nothing while it is null): attempt_field N KEY.
+attempt_field() { status_query 'next((a[args[1]] for a in s["history"] if a["number"] == int(args[0])), None)' "$1" "$2"; }
+# Attempt N's job (chain mode: the array); in chain mode, the array task that claimed it.
+job_of_attempt() { attempt_field "$1" job_id; }
+task_of_attempt() { attempt_field "$1" task_job_id; }
+# The attempts' numbers, their jobs, and the attempts a chain task claimed, one per line, oldest first.
+attempt_numbers() { status_query '[a["number"] for a in s["history"]]'; }
+attempt_jobs() { status_query '[a["job_id"] for a in s["history"]]'; }
+claimed_attempts() { status_query '[a["number"] for a in s["history"] if a["task_job_id"] is not None]'; }
+# How many sbatch calls went through; how many exclusions were dropped from pending jobs.
+sbatch_count() { status_query 'sum(a["submissions"] for a in s["history"])'; }
+# True when one sbatch call submitted the job of every attempt (chain mode: one array ran them all).
+one_submission_for_all() { [ "$(sbatch_count)" -eq 1 ] && [ "$(attempt_jobs | sort -u | wc -l)" -eq 1 ]; }
+relaxed_count() { status_query 'sum(a["relaxed"] for a in s["history"])'; }
+# The nodes the ledger ever held, one per line, sorted.
+excluded_nodes() { status_query 'sorted({x["node"] for x in s["exclusions"]})'; }
+
+# How many of the JSON objects on stdin (one per line; with --in KEY, the array KEY of one object)
+# have every field as asked: KEY=VALUE (the field's text: a string as it is, anything else as JSON,
+# e.g. true, 3) or KEY~TEXT (its text contains TEXT); a dotted KEY reaches into an object.
+count_where() {
+  /usr/bin/python3 -c 'import json, re, sys
+conds = sys.argv[1:]
+text = sys.stdin.read()
+if conds[:1] == ["--in"]:
+    items, conds = json.loads(text)[conds[1]], conds[2:]
+else:
+    items = [json.loads(l) for l in text.splitlines() if l.strip()]
+def field(o, key):
+    for k in key.split("."):
+        if not isinstance(o, dict) or k not in o: return None
+        o = o[k]
+    return o if isinstance(o, str) else json.dumps(o, separators=(",", ":"))
+def holds(o, cond):
+    key, op, want = re.match(r"([^=~]+)([=~])(.*)", cond, re.S).groups()
+    v = field(o, key)
+    return v is not None and (v == want if op == "=" else want in v)
+print(sum(all(holds(o, c) for c in conds) for o in items))' "$@"
+}
+
+# Exclusions in the ledger whose fields match (all without conditions): exclusion_count [KEY=VALUE|KEY~TEXT]...
+exclusion_count() { "$MLSUP" status "$CONF" --json | count_where --in exclusions "$@"; }
+
+# Events of a kind ("": of any) whose fields match: event_count KIND [KEY=VALUE|KEY~TEXT]...
+event_count() {
+  local kind=$1; shift
+  "$MLSUP" events "$CONF" --json | count_where ${kind:+"event=$kind"} "$@"
+}
+
+# True when the event log has an event of this kind whose fields match: has_event KIND [KEY=VALUE|KEY~TEXT]...
+has_event() { [ "$(event_count "$@")" -gt 0 ]; }
+
 # True when every attempt resumed from exactly the checkpoint mlsup recorded for it.
 resumes_match() {
-  python3 - "$STATE" <<'PY'
-import json, sys
-state = sys.argv[1]
-intents = {}
-for line in open(state + "/journal.jsonl"):
-    r = json.loads(line)
-    if r.get("type") == "submit-intent":
-        intents[r["attempt"]] = r["resume_from"]
+  "$MLSUP" status "$CONF" --json | /usr/bin/python3 -c 'import json, sys
+given = {a["number"]: a["resume_from"] for a in json.load(sys.stdin)["history"]}
 seen = {}
-for line in open(state + "/trainer-log.jsonl"):
+for line in open(sys.argv[1]):
     r = json.loads(line)
     if r["rank"] == 0:
         seen[int(r["attempt"])] = r["resumed_from"]
-bad = {a: (intents.get(a), s) for a, s in seen.items() if intents.get(a, "") != s}
+bad = {a: (given.get(a), s) for a, s in seen.items() if given.get(a, "") != s}
 if bad:
     print("resume mismatch (recorded, loaded):", bad)
-sys.exit(1 if bad or not seen else 0)
-PY
+sys.exit(1 if bad or not seen else 0)' "$STATE/trainer-log.jsonl"
 }
-
-# True when the event log has an event of this kind.
-has_event() { grep -q "\"event\":\"$1\"" "$STATE/events.jsonl"; }
 
 # Makes a private folder for an sbatch wrapper ($shim/bin/sbatch, written by make_sbatch_wrapper and
 # put first on PATH by the caller), removed at exit with whatever still runs from it. It sets the

@@ -16,7 +16,7 @@ check "crash: result equals a failure-free run's" result_is_exact
 check "crash: two attempts, one job each" [ "$(jobs_of_campaign)" -eq 2 ]
 check "crash: steps executed <= target + one checkpoint interval" [ "$(steps_executed)" -le 70 ]
 check "crash: every attempt resumed from what mlsup recorded" resumes_match
-check "crash: the event log explains the resubmission" sh -c "grep '\"event\":\"attempt-ended\"' '$STATE/events.jsonl' | grep -q '\"class\":\"failed\".*\"action\":\"resubmit\"\|\"action\":\"resubmit\".*\"class\":\"failed\"'"
+check "crash: the event log explains the resubmission" has_event attempt-ended class=failed action=resubmit
 scenario_done
 
 scenario "do-not-retry exit -> stops at once"
@@ -33,7 +33,7 @@ run_campaign 240
 check "crash loop: exit 11" [ "$RC" -eq 11 ]
 check "crash loop: three attempts, no more" [ "$(jobs_of_campaign)" -eq 3 ]
 check "crash loop: the reason names the loop" sh -c "tail -1 '$CDIR/run.out' | grep -q 'made no step progress'"
-check "crash loop: an alert event" sh -c "grep '\"event\":\"stopped\"' '$STATE/events.jsonl' | grep -q '\"alert\":true'"
+check "crash loop: an alert event" has_event stopped alert=true
 scenario_done
 
 scenario "kill switch -> the training saves and stops, nothing is resubmitted"
@@ -52,7 +52,7 @@ new_campaign partial "--steps 50 --step-seconds 0.05 --ckpt-every 10 --partial-s
 run_campaign 240
 check "partial: campaign completed" [ "$RC" -eq 0 ]
 check "partial: result equals a failure-free run's" result_is_exact
-check "partial: attempt 2 resumed from step 20" sh -c "grep '\"type\":\"submit-intent\"' '$STATE/journal.jsonl' | grep '\"attempt\":2' | grep -q 'step_20\"'"
+check "partial: attempt 2 resumed from step 20" [ "$(basename "$(attempt_field 2 resume_from)"):$(attempt_field 2 resume_step)" = step_20:20 ]
 check "partial: every attempt resumed from what mlsup recorded" resumes_match
 scenario_done
 
@@ -69,10 +69,12 @@ kill -TERM "$RUNNER"
 wait_campaign 60
 mv "$CDIR/run.out" "$CDIR/run1.out"
 check "SIGHUP: the bad config was refused and the old kept" grep -q "keeping the one in use" "$CDIR/run1.out"
-check "SIGTERM: exit 6, the job left running" [ "$RC" -eq 6 ] && [ "$(job_state "$(grep -o '"job_id":[0-9]*' "$STATE/journal.jsonl" | head -1 | cut -d: -f2)")" = RUNNING ]
-check "SIGTERM: the lease was released" [ "$("$MLSUP" status --json "$CONF" | python3 -c 'import json,sys; print(json.load(sys.stdin)["supervisor"])')" = None ]
+check "SIGTERM: exit 6" [ "$RC" -eq 6 ]
+check "SIGTERM: the job left running" [ "$(job_state "$(job_of_attempt 1)")" = RUNNING ]
+check "SIGTERM: the lease was released" [ "$(status_field supervisor)" = None ]
 run_campaign 180
-check "SIGTERM: run again completes the campaign with the same job" [ "$RC" -eq 0 ] && [ "$(jobs_of_campaign)" -eq 1 ]
+check "SIGTERM: run again completes the campaign" [ "$RC" -eq 0 ]
+check "SIGTERM: with the same job" [ "$(jobs_of_campaign)" -eq 1 ]
 check "SIGTERM: result equals a failure-free run's" result_is_exact
 scenario_done
 
@@ -94,11 +96,11 @@ sed -i 's/^  nodes: 1$/  nodes: 50/; s/^  backoff_max: 2s$/  backoff_max: 2s\n  
 start_campaign
 wait_until 60 grep -qs pending-stuck "$CDIR/notified"
 check "stuck: the notify command was told" grep -q "^pending-stuck [0-9]" "$CDIR/notified"
-check "stuck: the event names Slurm's reason" sh -c "grep '\"event\":\"pending-stuck\"' '$STATE/events.jsonl' | grep -q PartitionConfig"
+check "stuck: the event names Slurm's reason" has_event pending-stuck slurm_reason~PartitionConfig
 "$MLSUP" stop "$CONF" >/dev/null
 wait_campaign 60
 check "stuck: stopped by the kill switch (exit 10)" [ "$RC" -eq 10 ]
-check "stuck: the pending job was cancelled" [ "$(job_state "$(grep -o '"job_id":[0-9]*' "$STATE/journal.jsonl" | head -1 | cut -d: -f2)")" = CANCELLED ]
+check "stuck: the pending job was cancelled" [ "$(job_state "$(job_of_attempt 1)")" = CANCELLED ]
 check "stuck: the stop was notified too" grep -q "^stopped" "$CDIR/notified"
 scenario_done
 

@@ -34,10 +34,7 @@ echo "cluster up in $(( $(date +%s) - SUITE_STARTED ))s"
 fault() { "$REPO/tests/cluster/fault.sh" --dir "$CLUSTER" "$@" >/dev/null 2>&1; }
 all_nodes() { sinfo -h -N -o '%N' | sort -uV; }
 nodes_of() { scontrol show hostnames "$(scontrol -o show job "$1" | grep -o ' NodeList=[^ ]*' | cut -d= -f2)"; }
-job_of_attempt() { grep '"type":"submitted"' "$STATE/journal.jsonl" 2>/dev/null | grep "\"attempt\":$1," | grep -o '"job_id":[0-9]*' | cut -d: -f2; }
-attempts() { grep '"type":"submit-intent"' "$STATE/journal.jsonl" | grep -o '"attempt":[0-9]*' | cut -d: -f2 | tr '\n' ' '; }
-excluded_set() { grep '"type":"exclude"' "$STATE/journal.jsonl" | grep -o '"node":"[^"]*"' | sort -u | tr '\n' ' '; }
-exclude_count() { grep -c '"type":"exclude"' "$STATE/journal.jsonl"; }
+attempts() { attempt_numbers | tr '\n' ' '; }
 job_avoids() { ! nodes_of "$1" | grep -qx "$2"; }
 replacement_running() { local j; j=$(job_of_attempt 2); [ -n "$j" ] && [ "$(job_state "$j")" = RUNNING ]; }
 # The highest step in attempt 1's per-task heartbeat files (P.d/<node>.<rank>).
@@ -64,7 +61,6 @@ run_campaign() {
   echo "mlsup run (as $USER_NAME) exited $RC after $(( $(date +%s) - t0 ))s: $(tail -n 1 "$CDIR/run.out")"
 }
 owned_by_user() { [ -z "$(find "$1" ! -user "$USER_NAME" -print -quit)" ]; }
-event_names() { grep "\"event\":\"$1\"" "$STATE/events.jsonl" | grep -q "$2"; }
 
 NODES=($(all_nodes))
 
@@ -78,10 +74,10 @@ J1=$(job_of_attempt 1) J2=$(job_of_attempt 2)
 echo "attempts: $(attempts); attempt 1 (job $J1) on $(nodes_of "$J1" | tr '\n' ' '); attempt 2 (job $J2) on $(nodes_of "$J2" | tr '\n' ' ')"
 check "sticky: campaign completed" [ "$RC" -eq 0 ]
 check "sticky: two attempts, the second after the first failure" [ "$(attempts)" = "1 2 " ]
-check "sticky: one exclude record, naming $NODE" [ "$(exclude_count):$(excluded_set)" = "1:\"node\":\"$NODE\" " ]
-check "sticky: its reason is the first failing task" sh -c "grep '\"type\":\"exclude\"' '$STATE/journal.jsonl' | grep -q 'first failing task'"
+check "sticky: one exclusion, naming $NODE" [ "$(exclusion_count):$(excluded_nodes)" = "1:$NODE" ]
+check "sticky: its reason is the first failing task" [ "$(exclusion_count node="$NODE" reason~'first failing task')" -eq 1 ]
 check "sticky: attempt-ended names the first failing task (rank 1 on $NODE, exit 1)" \
-  sh -c "grep '\"event\":\"attempt-ended\"' '$STATE/events.jsonl' | head -1 | grep -q '\"first_failure\":{\"exit_code\":1,\"node\":\"$NODE\",\"rank\":1,\"signal\":0'"
+  has_event attempt-ended attempt=1 first_failure.exit_code=1 first_failure.node="$NODE" first_failure.rank=1 first_failure.signal=0
 check "sticky: attempt 2 avoids it" job_avoids "$J2" "$NODE"
 check "sticky: the records were written as the user" owned_by_user "$STATE/nodes"
 check "sticky: result equals a failure-free run's" result_is_exact
@@ -101,8 +97,8 @@ check "health: a failed health record of $NODE" grep -q '"kind":"health".*"ok":f
 check "health: its task exited 79" grep -q '"kind":"task-exit".*"exit_code":79' "$STATE/nodes/$J1/$NODE.jsonl"
 check "health: the training never started on it in attempt 1" \
   sh -c "! grep '\"attempt\": 1,' '$STATE/trainer-log.jsonl' | grep -q '\"node\": \"$NODE\"'"
-check "health: one exclude record, naming $NODE, for its health check" \
-  sh -c "[ \"\$(grep -c '\"type\":\"exclude\"' '$STATE/journal.jsonl')\" = 1 ] && grep '\"type\":\"exclude\"' '$STATE/journal.jsonl' | grep '\"node\":\"$NODE\"' | grep -q 'health check failed'"
+check "health: one exclusion" [ "$(exclusion_count)" -eq 1 ]
+check "health: it names $NODE, for its health check" [ "$(exclusion_count node="$NODE" reason~'health check failed')" -eq 1 ]
 check "health: attempt 2 avoids it" job_avoids "$J2" "$NODE"
 check "health: result equals a failure-free run's" result_is_exact
 scenario_done
@@ -120,12 +116,11 @@ TOOK=$(python3 -c "import time,sys; print(f'{time.time() - float(sys.argv[1]):.1
 state=$(sinfo -h -N -n "$NODE" -o '%T' | head -1)
 echo "froze $NODE of job $J1; replacement $(job_of_attempt 2) RUNNING after ${TOOK}s; Slurm shows the node $state"
 echo "heartbeat files of attempt 1: $(cd "$STATE/heartbeats/attempt-1.d" 2>/dev/null && for f in *; do printf '%s=%s ' "$f" "$(tr '\n' ' ' <"$f")"; done)"
-grep -E '"event":"(hang-detected|heartbeat-stale-first|excluded)"' "$STATE/events.jsonl" | cut -c1-300
+"$MLSUP" events "$CONF" --json | grep -E '"event":"(hang-detected|heartbeat-stale-first|excluded)"' | cut -c1-300
 check "power loss: per-task heartbeat files were written (P.d/<node>.<rank>)" [ -f "$STATE/heartbeats/attempt-1.d/$NODE.1" ]
-check "power loss: the heartbeat rule named $NODE" event_names heartbeat-stale-first "\"node\":\"$NODE\""
-check "power loss: the exclusion names $NODE for its heartbeat" \
-  sh -c "grep '\"event\":\"excluded\"' '$STATE/events.jsonl' | grep '\"node\":\"$NODE\"' | grep -q 'its heartbeat stopped'"
-check "power loss: the ledger holds exactly $NODE" [ "$(excluded_set)" = "\"node\":\"$NODE\" " ]
+check "power loss: the heartbeat rule named $NODE" has_event heartbeat-stale-first nodes~"\"node\":\"$NODE\""
+check "power loss: the exclusion names $NODE for its heartbeat" has_event excluded node="$NODE" reason~'its heartbeat stopped'
+check "power loss: the ledger holds exactly $NODE" [ "$(excluded_nodes)" = "$NODE" ]
 check "power loss: the replacement runs within 40 s of the freeze" python3 -c "import sys; sys.exit(float(sys.argv[1]) > 40)" "$TOOK"
 check "power loss: the replacement does not use it" job_avoids "$(job_of_attempt 2)" "$NODE"
 check "power loss: Slurm still calls the frozen node up ($state)" sh -c "echo '$state' | grep -qvE 'down|\\*'"

@@ -12,9 +12,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
 #include <mutex>
-#include <sstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -23,9 +21,11 @@
 #include "cli/exit_codes.h"
 #include "engine/campaign.h"
 #include "engine/notify.h"
+#include "capture.h"
 #include "engine_fixture.h"
 
 using namespace mlsup;
+using mlsup::test::capture;
 using mlsup::test::EngineFixture;
 using mlsup::test::slurp;
 using nlohmann::json;
@@ -44,28 +44,6 @@ void append_line(const std::string& path, const std::string& line) { std::ofstre
 
 // A file that must hold one JSON object.
 json json_file(const std::string& path) { return json::parse(slurp(path), nullptr, false); }
-
-// What a verb prints on stdout while it runs.
-struct Captured {
-  int code = 0;
-  std::string out;
-};
-
-template <class Verb>
-Captured capture(Verb verb) {
-  std::ostringstream out;
-  auto* saved = std::cout.rdbuf(out.rdbuf());
-  Captured c;
-  try {
-    c.code = verb();
-  } catch (...) {
-    std::cout.rdbuf(saved);
-    throw;
-  }
-  std::cout.rdbuf(saved);
-  c.out = out.str();
-  return c;
-}
 
 // A TCP listener on 127.0.0.1 that accepts connections and never answers; it lets go of them when
 // the test ends, or after safety_s so that a client without a bound of its own still returns.
