@@ -20,7 +20,7 @@ replacement_running() { local j; j=$(job_of_attempt 2); [ -n "$j" ] && [ "$(job_
 nodes_of() { scontrol show hostnames "$(scontrol -o show job "$1" | grep -o ' NodeList=[^ ]*' | cut -d= -f2)"; }
 
 # Runs a 2-node campaign, injects FAULT (freeze|crash) into the node PICK (head|tail) of its job once
-# training runs, and waits for the replacement to run. Sets JOB, NODE, FAULT_AT and TOOK (seconds).
+# training runs, and waits for the replacement to run. Sets JOB, NODE, FAULT_AT, FAULT_DONE and TOOK (seconds).
 fault_and_replace() {
   STEADY_TIMEOUT=5s new_campaign "$1" "--steps 300 --step-seconds 0.1 --ckpt-every 10"
   sed -i 's/^  nodes: 1$/  nodes: 2/' "$CONF"
@@ -30,6 +30,7 @@ fault_and_replace() {
   NODE=$(nodes_of "$JOB" | "$3" -1)
   FAULT_AT=$(date +%s.%N)
   "$REPO/tests/cluster/fault.sh" --dir "$slow" "$2" "$NODE" >/dev/null 2>&1
+  FAULT_DONE=$(date +%s.%N)  # the fault holds from here on (on a loaded machine, seconds after FAULT_AT)
   wait_until 120 replacement_running
   TOOK=$(python3 -c "import time,sys; print(f'{time.time() - float(sys.argv[1]):.1f}')" "$FAULT_AT")
 }
@@ -55,7 +56,7 @@ check "power loss: Slurm still calls the frozen node up ($state)" sh -c "echo '$
 wait_campaign 300
 check "power loss: campaign completed" [ "$RC" -eq 0 ]
 check "power loss: result equals a failure-free run's" result_is_exact
-check "power loss: the thawed rank of the abandoned attempt wrote no checkpoint after the freeze" python3 - "$STATE/checkpoints" "$FAULT_AT" <<'PY'
+check "power loss: the thawed rank of the abandoned attempt wrote no checkpoint after the freeze" python3 - "$STATE/checkpoints" "$FAULT_DONE" <<'PY'
 import json, os, sys
 root, frozen_at = sys.argv[1], float(sys.argv[2])
 late = [d for d in os.listdir(root) if os.path.exists(os.path.join(root, d, "state.json"))
