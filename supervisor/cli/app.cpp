@@ -19,6 +19,9 @@ constexpr const char* kSourcesHelp =
     "(other files and subfolders are not read). Several campaigns share one Slurm job query per pass; each "
     "keeps its own state directory, journal, lease and poll interval (a pass every poll_interval of its own)";
 
+constexpr const char* kFoldersHelp =
+    "campaign configs (YAML) and folders; a folder stands for the *.yaml and *.yml files directly inside it";
+
 // The --help footer: every exit code, from the one table.
 std::string footer() { return "Exit codes:\n" + decide::exit_code_help() + "See README.md and configs/reference.yaml."; }
 
@@ -53,21 +56,24 @@ int run(int argc, char** argv) {
   const CampaignVerb verbs[] = {
       {"run", "supervise the campaigns until each completes or stops", false, true},
       {"tick", "one reconcile pass of each campaign, then exit (for cron)", false, true},
-      {"status", "the campaign's state, the history of its attempts and its node exclusions", true, false},
+      {"status", "the campaign's state, the history of its attempts and its node exclusions; with several, a line each", true, true},
       {"stop", "set the kill switch: the training saves and exits, nothing more is submitted", false, false},
       {"save", "set the save switch: the training saves a checkpoint and goes on", false, false},
-      {"events", "the event log: every decision and its reason", true, false},
+      {"events", "the event log: every decision and its reason; with several campaigns, merged by time", true, true},
   };
   std::map<std::string, CLI::App*> campaign_cmds;
   engine::Supervise supervise;
   for (const auto& verb : verbs) {
     auto* sub = app.add_subcommand(verb.name, verb.summary);
-    if (verb.many) {
+    const bool supervises = std::string(verb.name) == "run" || std::string(verb.name) == "tick";
+    if (supervises) {
       sub->add_option("CONFIG", supervise.sources, kSourcesHelp)->required();
       sub->add_option("--submit-rate", supervise.submit_rate,
                       "sbatch calls per second at most, over all campaigns, after a burst of 4 (default 2)")
           ->check(CLI::PositiveNumber);
-    } else
+    } else if (verb.many)
+      sub->add_option("CONFIG", supervise.sources, kFoldersHelp)->required();
+    else
       sub->add_option("CONFIG", config_path, "campaign config (YAML)")->required();
     if (verb.has_json) sub->add_flag("--json", json, "print as JSON");
     campaign_cmds[verb.name] = sub;
@@ -84,10 +90,10 @@ int run(int argc, char** argv) {
   const std::map<std::string, std::function<int()>> actions = {
       {"run", [&] { return run_verb(supervise); }},
       {"tick", [&] { return tick_verb(supervise); }},
-      {"status", [&] { return status_verb(config_path, json); }},
+      {"status", [&] { return status_verb(supervise.sources, json); }},
       {"stop", [&] { return switch_verb(config_path, true); }},
       {"save", [&] { return switch_verb(config_path, false); }},
-      {"events", [&] { return events_verb(config_path, json); }},
+      {"events", [&] { return events_verb(supervise.sources, json); }},
   };
   for (const auto& [name, sub] : campaign_cmds)
     if (sub->parsed()) return actions.at(name)();

@@ -179,12 +179,14 @@ int switch_verb(const std::string& config_path, bool kill) {
   return kOk;
 }
 
-int status_verb(const std::string& config_path, bool as_json) {
-  const auto c = load(config_path);
-  if (!c) return kBadInput;
+namespace {
+
+// The campaign's status as `status --json` prints it, and its state (for the text view).
+json status_json(const config::Config& config, engine::CampaignState& s) {
+  const auto* c = &config;
   const std::string path = c->state_dir + "/journal.jsonl";
   std::vector<util::Error> problems;
-  auto s = engine::replay(journal_records(path, c->name, problems), path);
+  s = engine::replay(journal_records(path, c->name, problems), path);
   json j = {{"campaign", c->name}, {"state_dir", c->state_dir}, {"attempts", s.attempts.size()}};
   j["state"] = s.finished_code ? (*s.finished_code == 0 ? "completed" : "stopped")
                                : (s.attempts.empty() ? "not started" : "running");
@@ -209,12 +211,61 @@ int status_verb(const std::string& config_path, bool as_json) {
   if (lease && lease->expires > now)
     j["supervisor"] = {{"host", lease->host}, {"pid", lease->pid}, {"until", clock_time(lease->expires)},
                        {"epoch", lease->epoch}};
-  if (as_json) {
-    std::cout << util::dump_json(j, 2) << "\n";
-    return kOk;
-  }
-  print_status(j, s, now);
+  return j;
+}
+
+// One campaign's line among several: "NAME  STATE  attempt N  job J JOBSTATE  last: CLASS".
+std::string status_line(const json& j) {
+  std::string line = util::string_field(j, "campaign", "?") + "  " + util::string_field(j, "state", "?");
+  if (j.contains("attempt")) line += "  attempt " + util::json_text(j["attempt"]);
+  if (j.contains("job_id") && !j["job_id"].is_null()) line += "  job " + util::json_text(j["job_id"]);
+  if (j.contains("last_pass")) line += " " + util::string_field(j["last_pass"], "job_state");
+  if (j.contains("last_end")) line += "  last end: " + util::string_field(j, "last_end");
+  if (j.contains("exit_code")) line += "  exit " + util::json_text(j["exit_code"]);
+  if (!j["supervisor"].is_null()) line += "  supervised by pid " + util::json_text(j["supervisor"]["pid"]);
+  if (j.contains("problems")) line += "  (" + std::to_string(j["problems"].size()) + " journal problem(s))";
+  return line;
+}
+
+}  // namespace
+
+int status_verb(const std::string& config_path, bool as_json) {
+  const auto c = load(config_path);
+  if (!c) return kBadInput;
+  engine::CampaignState s;
+  const json j = status_json(*c, s);
+  if (as_json) std::cout << util::dump_json(j, 2) << "\n";
+  else print_status(j, s, static_cast<double>(std::time(nullptr)));
   return kOk;
+}
+
+int status_verb(const std::vector<std::string>& sources, bool as_json) {
+  std::vector<std::string> problems;
+  const auto files = engine::config_files(sources, problems);
+  if (files.size() == 1 && problems.empty()) return status_verb(files.front(), as_json);
+  json all = json::array();
+  int code = problems.empty() ? kOk : kBadInput;
+  for (const auto& p : problems) std::cerr << "mlsup: " << p << "\n";
+  for (const auto& file : files) {
+    const auto c = load(file);
+    if (!c) {
+      code = kBadInput;
+      all.push_back({{"config", file}, {"error", "the config has errors (printed on stderr)"}});
+      continue;
+    }
+    engine::CampaignState s;
+    json j = status_json(*c, s);
+    j["config"] = file;
+    all.push_back(std::move(j));
+  }
+  if (as_json) {
+    std::cout << util::dump_json(all, 2) << "\n";
+    return code;
+  }
+  for (const auto& j : all)
+    std::cout << (j.contains("error") ? util::string_field(j, "config") + "  " + util::string_field(j, "error") : status_line(j))
+              << "\n";
+  return code;
 }
 
 int events_verb(const std::string& config_path, bool as_json) {
@@ -223,6 +274,29 @@ int events_verb(const std::string& config_path, bool as_json) {
   for (const auto& e : journal::EventLog::read(c->state_dir + "/events.jsonl"))
     std::cout << (as_json ? util::dump_json(e) : event_line(e)) << "\n";
   return kOk;
+}
+
+int events_verb(const std::vector<std::string>& sources, bool as_json) {
+  std::vector<std::string> problems;
+  const auto files = engine::config_files(sources, problems);
+  if (files.size() == 1 && problems.empty()) return events_verb(files.front(), as_json);
+  int code = problems.empty() ? kOk : kBadInput;
+  for (const auto& p : problems) std::cerr << "mlsup: " << p << "\n";
+  std::vector<json> all;  // every campaign's events, merged by time (each names its campaign)
+  for (const auto& file : files) {
+    const auto c = load(file);
+    if (!c) {
+      code = kBadInput;
+      continue;
+    }
+    for (auto& e : journal::EventLog::read(c->state_dir + "/events.jsonl")) all.push_back(std::move(e));
+  }
+  std::stable_sort(all.begin(), all.end(), [](const json& a, const json& b) {
+    return util::number_field(a, "time") < util::number_field(b, "time");
+  });
+  for (const auto& e : all)
+    std::cout << (as_json ? util::dump_json(e) : "[" + util::string_field(e, "campaign", "?") + "] " + event_line(e)) << "\n";
+  return code;
 }
 
 }  // namespace mlsup::cli

@@ -16,11 +16,16 @@ int tick_verb(const engine::Supervise& what);
 // `mlsup status CONFIG [--json]`: the campaign's state from its journal and last pass, with the history of
 // every attempt and the exclusion ledger.
 int status_verb(const std::string& config_path, bool json);
+// With several configs and folders: one line per campaign (--json: an array of the full views, each
+// with its "config"); one config alone: its full view.
+int status_verb(const std::vector<std::string>& sources, bool json);
 
 // `mlsup stop CONFIG` / `mlsup save CONFIG`: create the kill / save switch.
 int switch_verb(const std::string& config_path, bool kill);
 
 // `mlsup events CONFIG [--json]`: the event log, oldest first.
 int events_verb(const std::string& config_path, bool json);
+// With several configs and folders: every campaign's events merged by time, each line naming its campaign.
+int events_verb(const std::vector<std::string>& sources, bool json);
 
 }  // namespace mlsup::cli

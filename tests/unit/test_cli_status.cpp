@@ -178,3 +178,32 @@ TEST_CASE("status --json in chain mode: one array for every attempt, each attemp
   CHECK(h[1]["submissions"] == 0);  // no sbatch: the array's next task runs it
   CHECK(status_text(f).find("  #2 array " + std::to_string(array) + " task 201, fresh start: not ended\n") != std::string::npos);
 }
+
+TEST_CASE("status and events of several campaigns: a line each, every view complete in --json, a broken config said") {
+  EngineFixture a, b;
+  auto ca = a.open();
+  a.pass(*ca);
+  auto cb = b.open();
+  b.pass(*cb);
+  b.fake.set_state(b.last_job(), JobState::Completed);
+  b.pass(*cb);
+  mlsup::test::TempDir broken;
+  const std::string bad = broken.write("bad.yaml", "name: x\npoll_intervall: 1s\n");
+  const std::vector<std::string> sources = {a.config.source_file, b.config.source_file, bad};
+  const auto text = capture([&] { return cli::status_verb(sources, false); });
+  CHECK(text.code == cli::kBadInput);
+  CHECK(text.out.find("t  running  attempt 1  job ") != std::string::npos);
+  CHECK(text.out.find("t  completed  attempt 1  job ") != std::string::npos);
+  CHECK(text.out.find(bad + "  the config has errors") != std::string::npos);
+  const auto as_json = capture([&] { return cli::status_verb(sources, true); });
+  const json all = json::parse(as_json.out);
+  REQUIRE(all.size() == 3);
+  CHECK(all[0]["config"] == a.config.source_file);
+  CHECK(all[1]["state"] == "completed");
+  CHECK(all[1]["history"].size() == 1);  // the full view of each
+  CHECK(all[2]["config"] == bad);
+  const auto events = capture([&] { return cli::events_verb(std::vector<std::string>{a.config.source_file, b.config.source_file}, false); });
+  CHECK(events.code == cli::kOk);
+  CHECK(events.out.find("[t] ") == 0);
+  CHECK(events.out.find("attempt-ended") != std::string::npos);
+}
