@@ -23,17 +23,18 @@ declare -A NAMES
 
 scenario "18 campaigns, a broken config and a campaign another supervisor holds, in one folder under one mlsup run -> one job query per pass, the 18 complete, the two reported"
 FLEET=$(mktemp -d /tmp/mlsup-e2e-fleet.XXXXXX)
-for i in $(seq -w 1 18); do fleet_campaign "c$i" "--steps 50 --step-seconds 0.3 --ckpt-every 25"; done
+for i in $(seq -w 1 18); do fleet_campaign "c$i" "--steps 80 --step-seconds 0.3 --ckpt-every 40"; done
 printf 'name: broken\ntemplate: %s/templates/srun.sbatch.tmpl\npoll_intervall: 1s\n' "$REPO" > "$FLEET/broken.yaml"
 fleet_campaign held "--steps 400 --step-seconds 0.2"
 "$MLSUP" run "$FLEET/held.yaml" > "$FLEET/held.out" 2>&1 &
 OTHER=$!
 wait_until 20 test -f "$FLEET/.mlsup/${NAMES[held]}/lease.json"
 t0=$(date +%s)
-"$MLSUP" run "$FLEET" > "$FLEET/run.out" 2>&1 &
+"$MLSUP" run --submit-rate 2 "$FLEET" > "$FLEET/run.out" 2>&1 &
 RUNNER=$!
-# A quiet window: every job submitted and none ended yet (each trains for 15 s or more).
-sleep 6
+# A quiet window: every job submitted (the last after 7 s: a burst of 4, then 2/s) and none ended
+# yet (each trains for 24 s or more).
+sleep 9
 q0=$(rpc_count REQUEST_JOB_USER_INFO); w0=$(date +%s.%N)
 sleep 8
 q1=$(rpc_count REQUEST_JOB_USER_INFO); w1=$(date +%s.%N)
@@ -51,6 +52,12 @@ check "fleet: the held campaign is reported as held by another supervisor" grep 
 check "fleet: exit 3, the most severe (a broken config outweighs a held campaign)" [ "$RC" -eq 3 ]
 check "fleet: the other supervisor still runs its campaign" kill -0 "$OTHER"
 check "fleet: console lines carry the campaign's name" grep -q "\[${NAMES[c01]}\] submitted" "$FLEET/run.out"
+spread=$("$MLSUP" events --json "$FLEET" 2>/dev/null | /usr/bin/python3 -c '
+import json, sys
+times = [e["time"] for e in map(json.loads, sys.stdin) if e.get("event") == "submitted" and e.get("attempt") == 1 and e["campaign"].startswith("c")]
+print(round(max(times) - min(times), 2) if len(times) == 18 else -1)')
+echo "the 18 first submissions spread over ${spread}s (a burst of 4, then 2/s: 7 s between the first and the last sbatch call)"
+check "fleet: sbatch calls spaced out by --submit-rate" /usr/bin/python3 -c "import sys; sys.exit(0 if $spread >= 5 else 1)"
 kill -TERM "$OTHER"; wait "$OTHER"
 scancel --name="${NAMES[held]}" 2>/dev/null; scancel -u "$(id -un)" 2>/dev/null
 scenario_done
@@ -75,6 +82,38 @@ timeout 200 tail --pid="$RUNNER" -f /dev/null || kill -9 "$RUNNER"
 wait "$RUNNER"; RC=$?
 echo "mlsup run exited $RC after $(( $(date +%s) - t0 ))s: $(tail -n 1 "$FLEET/run.out")"
 check "hanging sbatch: both campaigns completed in the end (exit 0)" [ "$RC" -eq 0 ]
+scenario_done
+
+scenario "SIGHUP with a config added to the folder and one removed -> the new campaign joins, the removed one is let go with its job running"
+FLEET=$(mktemp -d /tmp/mlsup-e2e-fleet.XXXXXX)
+fleet_campaign stays "--steps 150 --step-seconds 0.1 --ckpt-every 50"
+fleet_campaign leaves "--steps 600 --step-seconds 0.1"
+"$MLSUP" run "$FLEET" > "$FLEET/run.out" 2>&1 &
+RUNNER=$!
+left_running() { [ "$(status_of "$FLEET/leaves.yaml" job_id)" != None ] && [ "$(job_state "$(status_of "$FLEET/leaves.yaml" job_id)")" = RUNNING ]; }
+wait_until 60 left_running
+mv "$FLEET/leaves.yaml" "$FLEET/leaves.yaml.off"
+fleet_campaign joins "--steps 30 --step-seconds 0.1"
+kill -HUP "$RUNNER"
+joined() { [ "$(status_of "$FLEET/joins.yaml" state)" = completed ]; }
+wait_until 90 joined
+check "SIGHUP: the new campaign joined and completed" joined
+check "SIGHUP: the removed campaign's lease is released" [ "$(status_of "$FLEET/leaves.yaml.off" supervisor)" = None ]
+check "SIGHUP: its job goes on" [ "$(job_state "$(status_of "$FLEET/leaves.yaml.off" job_id)")" = RUNNING ]
+check "SIGHUP: told on the console" grep -q "leaves.yaml is no longer named: let go" "$FLEET/run.out"
+timeout 120 tail --pid="$RUNNER" -f /dev/null || kill -9 "$RUNNER"
+wait "$RUNNER"; RC=$?
+echo "mlsup run exited $RC: $(tail -n 1 "$FLEET/run.out")"
+check "SIGHUP: run ends when the campaigns it still supervises completed (exit 0)" [ "$RC" -eq 0 ]
+scancel "$(status_of "$FLEET/leaves.yaml.off" job_id)" 2>/dev/null
+scenario_done
+
+scenario "the benchmark, short: 5 idle campaigns with 300-record journals, a 5 s window -> one job query per pass, nothing written"
+bench=$(MLSUP="$MLSUP" timeout 300 "$REPO/benchmarks/many-campaigns.sh" --counts 5 --records 300 --window 5 2>&1 | tail -n 2)
+echo "$bench"
+row=$(echo "$bench" | tail -n 1)
+check "benchmark: at most 1.5 job queries per pass" /usr/bin/python3 -c "import sys; sys.exit(0 if float('$(echo "$row" | awk '{print $3}')') <= 1.5 else 1)"
+check "benchmark: idle passes wrote no file" [ "$(echo "$row" | awk '{print $8}')" = 0 ]
 scenario_done
 
 finish
