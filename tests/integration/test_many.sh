@@ -25,7 +25,7 @@ scenario "18 campaigns, a broken config and a campaign another supervisor holds,
 FLEET=$(mktemp -d /tmp/mlsup-e2e-fleet.XXXXXX)
 for i in $(seq -w 1 18); do fleet_campaign "c$i" "--steps 80 --step-seconds 0.3 --ckpt-every 40"; done
 printf 'name: broken\ntemplate: %s/templates/srun.sbatch.tmpl\npoll_intervall: 1s\n' "$REPO" > "$FLEET/broken.yaml"
-fleet_campaign held "--steps 400 --step-seconds 0.2"
+fleet_campaign held "--steps 1500 --step-seconds 0.2"
 "$MLSUP" run "$FLEET/held.yaml" > "$FLEET/held.out" 2>&1 &
 OTHER=$!
 wait_until 20 test -f "$FLEET/.mlsup/${NAMES[held]}/lease.json"
