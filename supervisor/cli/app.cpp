@@ -1,5 +1,6 @@
 #include "cli/app.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <iostream>
@@ -79,6 +80,17 @@ int run(int argc, char** argv) {
     campaign_cmds[verb.name] = sub;
   }
 
+  std::vector<std::string> names;
+  for (auto* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    names.push_back(sub->get_name());
+    sub->footer("Exit codes: `mlsup --help` lists them.");
+  }
+  if (argc > 1 && argv[1][0] != '-' && std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+    const auto near = util::did_you_mean(argv[1], names);
+    std::cerr << "mlsup: no command \"" << argv[1] << "\"" << (near.empty() ? "" : " (did you mean \"" + near + "\"?)")
+              << "; the commands are " << util::join(names, ", ") << "; `mlsup --help` says what each does\n";
+    return kUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

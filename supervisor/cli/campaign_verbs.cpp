@@ -271,6 +271,10 @@ int status_verb(const std::vector<std::string>& sources, bool as_json) {
 int events_verb(const std::string& config_path, bool as_json) {
   const auto c = load(config_path);
   if (!c) return kBadInput;
+  std::error_code ec;
+  if (!std::filesystem::exists(c->state_dir + "/events.jsonl", ec))
+    std::cerr << "mlsup: no events yet: campaign " << c->name << " has not run (its state would be in " << c->state_dir
+              << "); `mlsup run " << config_path << "` starts it\n";
   for (const auto& e : journal::EventLog::read(c->state_dir + "/events.jsonl"))
     std::cout << (as_json ? util::dump_json(e) : event_line(e)) << "\n";
   return kOk;

@@ -117,6 +117,10 @@ std::expected<Config, Errors> load_config_text(std::string_view yaml, const std:
 }
 
 std::expected<Config, Errors> load_config_file(const std::string& path, const LoadOptions& options) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    return std::unexpected(Errors{{.file = path, .message = "a folder, not a config file: name one of its *.yaml files "
+                                                           "(run, tick, status and events also take a folder)"}});
   std::ifstream in(path);
   if (!in) {
     return std::unexpected(Errors{{.file = path, .message = "cannot read the config file: " +

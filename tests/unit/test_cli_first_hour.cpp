@@ -1,0 +1,70 @@
+// What a new user trips on at the command line: a mistyped command, a folder given to validate, the
+// events of a campaign that never ran, and every verb's help repeating the exit-code table.
+#include <doctest/doctest.h>
+
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "capture.h"
+#include "cli/app.h"
+#include "cli/campaign_verbs.h"
+#include "cli/exit_codes.h"
+#include "support.h"
+
+using namespace mlsup;
+
+namespace {
+
+struct Said {
+  int code = 0;
+  std::string out, err;
+};
+
+// `mlsup ARGS...` in this process: its exit code, stdout and stderr.
+Said mlsup_cli(std::vector<std::string> args) {
+  args.insert(args.begin(), "mlsup");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  std::ostringstream err;
+  auto* saved = std::cerr.rdbuf(err.rdbuf());
+  const auto out = test::capture([&] { return cli::run(static_cast<int>(argv.size()), argv.data()); });
+  std::cerr.rdbuf(saved);
+  return {out.code, out.out, err.str()};
+}
+
+}  // namespace
+
+TEST_CASE("first hour: a mistyped command gets the command it was meant to be and the list") {
+  const auto said = mlsup_cli({"statsu", "c.yaml"});
+  CHECK(said.code == cli::kUsage);
+  CHECK(said.err.find("no command \"statsu\" (did you mean \"status\"?)") != std::string::npos);
+  CHECK(said.err.find("the commands are validate, render, run, tick, status, stop, save, events") != std::string::npos);
+}
+
+TEST_CASE("first hour: validate given a folder says it wants a config file, not that the config is empty") {
+  test::TempDir dir;
+  const auto said = mlsup_cli({"validate", dir.path()});
+  CHECK(said.code == cli::kBadInput);
+  CHECK(said.err.find(dir.path() + ": a folder, not a config file") != std::string::npos);
+  CHECK(said.err.find("empty") == std::string::npos);
+}
+
+TEST_CASE("first hour: events of a campaign that never ran says so") {
+  test::TempDir dir;
+  dir.write("job.sbatch", "#!/bin/bash\nsrun true\n");
+  const auto config = dir.write("c.yaml", "name: fresh\ntemplate: job.sbatch\n");
+  const auto said = mlsup_cli({"events", config});
+  CHECK(said.code == cli::kOk);
+  CHECK(said.out.empty());
+  CHECK(said.err.find("no events yet: campaign fresh has not run") != std::string::npos);
+}
+
+TEST_CASE("first hour: a verb's help points to the exit codes; mlsup --help lists them") {
+  const auto verb = mlsup_cli({"run", "--help"});
+  CHECK(verb.out.find("Exit codes: `mlsup --help` lists them.") != std::string::npos);
+  CHECK(verb.out.find("the campaign stopped: the kill switch") == std::string::npos);
+  const auto top = mlsup_cli({"--help"});
+  CHECK(top.out.find("the campaign stopped: the kill switch") != std::string::npos);
+}
