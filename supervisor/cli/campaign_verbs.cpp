@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -173,6 +174,15 @@ int switch_verb(const std::string& config_path, bool kill) {
     std::cerr << ok.error().str() << "\n";
     return kRuntimeFailure;
   }
+  // People's acts are in the event log beside the supervisor's decisions (a failed append changes nothing else).
+  const auto me = journal::current_identity();
+  const char* user = std::getenv("USER");
+  std::filesystem::create_directories(c->state_dir, ec);
+  (void)journal::EventLog(c->state_dir + "/events.jsonl")
+      .append({{"event", kill ? "stop-requested" : "save-requested"}, {"time", now}, {"campaign", c->name},
+               {"by", std::string(user ? user : "?") + "@" + me.host}, {"switch", path},
+               {"reason", kill ? "`mlsup stop`: the training saves and exits; nothing more is submitted"
+                               : "`mlsup save`: the training saves a checkpoint and goes on"}});
   std::cout << (kill ? "kill switch set: " : "save switch set: ") << path << "\n"
             << (kill ? "the training saves and exits; nothing more is submitted\n"
                      : "the training saves a checkpoint at its next step and goes on\n");

@@ -68,3 +68,19 @@ TEST_CASE("first hour: a verb's help points to the exit codes; mlsup --help list
   const auto top = mlsup_cli({"--help"});
   CHECK(top.out.find("the campaign stopped: the kill switch") != std::string::npos);
 }
+
+TEST_CASE("first hour: mlsup stop and mlsup save leave an event naming who asked") {
+  test::TempDir dir;
+  dir.write("job.sbatch", "#!/bin/bash\nsrun true\n");
+  const auto config = dir.write("c.yaml", "name: acts\ntemplate: job.sbatch\n");
+  CHECK(mlsup_cli({"save", config}).code == cli::kOk);
+  CHECK(mlsup_cli({"stop", config}).code == cli::kOk);
+  const auto events = mlsup_cli({"events", "--json", config});
+  CHECK(events.err.empty());
+  const auto save = events.out.find("\"event\":\"save-requested\"");
+  const auto stop = events.out.find("\"event\":\"stop-requested\"");
+  REQUIRE(save != std::string::npos);
+  REQUIRE(stop != std::string::npos);
+  CHECK(save < stop);
+  CHECK(events.out.find("\"by\":\"") != std::string::npos);
+}
