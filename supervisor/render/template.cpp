@@ -146,10 +146,13 @@ util::Result<void> check_names(const std::string& name, const std::vector<Node>&
     if (t.kind != TagKind::Text && !vars.contains(t.text)) {
       std::vector<std::string> known;
       for (const auto& [k, v] : vars) known.push_back(k);
+      // A vars.NAME the template uses is most often one the config has yet to define: that comes first.
+      const auto near = util::did_you_mean(t.text, known);
+      const bool own = util::starts_with(t.text, "vars.");
       std::string message = "undefined variable";
-      if (const auto near = util::did_you_mean(t.text, known); !near.empty()) message += " (did you mean \"" + near + "\"?)";
-      else if (!util::starts_with(t.text, "vars.")) message += " (your own variables are {{vars.NAME}}, set under `vars:`)";
-      else message += " (add it under `vars:` in the config)";
+      if (own) message += " (add it under `vars:` in the config" + (near.empty() ? "" : "; or did you mean \"" + near + "\"?") + ")";
+      else if (!near.empty()) message += " (did you mean \"" + near + "\"?)";
+      else message += " (your own variables are {{vars.NAME}}, set under `vars:`)";
       return std::unexpected(util::Error{.file = name, .line = t.line, .column = t.column, .subject = t.text, .message = message});
     }
     if (auto ok = check_names(name, node.children, vars); !ok) return ok;

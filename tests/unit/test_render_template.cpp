@@ -45,7 +45,12 @@ TEST_CASE("values are shell-quoted by default and raw on request") {
 TEST_CASE("an undefined variable is an error naming the template, line, column and variable") {
   const Variables v{{"vars.script", "t.py"}, {"attempt", "1"}};
   CHECK(error("#!/bin/bash\necho {{vars.scrpt}}\n", v) ==
-        "t.sbatch:2:6: vars.scrpt: undefined variable (did you mean \"vars.script\"?)");
+        "t.sbatch:2:6: vars.scrpt: undefined variable (add it under `vars:` in the config; or did you mean \"vars.script\"?)");
+  // A variable the config has yet to define: defining it is said first, a typo of one it has second.
+  CHECK(error("x {{vars.script_args}}", v) ==
+        "t.sbatch:1:3: vars.script_args: undefined variable (add it under `vars:` in the config; or did you mean "
+        "\"vars.script\"?)");
+  CHECK(error("x {{atempt}}", v) == "t.sbatch:1:3: atempt: undefined variable (did you mean \"attempt\"?)");
   CHECK(error("x {{vars.lr}}", v) == "t.sbatch:1:3: vars.lr: undefined variable (add it under `vars:` in the config)");
   CHECK(error("x {{zzzz}}", v) ==
         "t.sbatch:1:3: zzzz: undefined variable (your own variables are {{vars.NAME}}, set under `vars:`)");
