@@ -44,4 +44,16 @@ const slurm::Job* queued_remainder(const std::vector<slurm::Job>& jobs) {
   return it == jobs.end() ? nullptr : &*it;
 }
 
+bool task_running(const std::vector<slurm::Job>& jobs) {
+  return std::any_of(jobs.begin(), jobs.end(),
+                     [](const slurm::Job& j) { return j.array_task_id && j.state == slurm::JobState::Running; });
+}
+
+std::optional<slurm::Job> next_task(const std::vector<slurm::Job>& jobs, slurm::JobId previous_task) {
+  if (const auto* rest = queued_remainder(jobs)) return *rest;
+  for (const auto& j : jobs)
+    if (live(j) && j.array_task_id && j.job_id != previous_task) return j;
+  return std::nullopt;
+}
+
 }  // namespace mlsup::engine

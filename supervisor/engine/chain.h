@@ -25,4 +25,11 @@ bool chain_goes_on(const std::vector<slurm::Job>& jobs, slurm::JobId ended_task)
 // The record of the array's queued tasks (pending, not yet split off), if any.
 const slurm::Job* queued_remainder(const std::vector<slurm::Job>& jobs);
 
+// True when a task of the array runs.
+bool task_running(const std::vector<slurm::Job>& jobs);
+
+// The task that can run the next attempt: the queued remainder first, else a live task other than
+// previous_task (the one that ran the attempt before).
+std::optional<slurm::Job> next_task(const std::vector<slurm::Job>& jobs, slurm::JobId previous_task);
+
 }  // namespace mlsup::engine

@@ -25,10 +25,7 @@ void for_ending(Needs& n) { n.heartbeat = n.checkpoints = n.nodes = n.ending = t
 // Chain mode, an attempt no task has claimed: its claim, and what an ending needs once the array is gone.
 void for_chain(Needs& n, const World& w, const AttemptState& a, const std::vector<slurm::Job>& jobs) {
   n.claim = true;
-  const bool running = std::any_of(jobs.begin(), jobs.end(), [](const slurm::Job& j) {
-    return j.array_task_id && j.state == slurm::JobState::Running;
-  });
-  if (w.claim_read && !w.claim && !queued_remainder(jobs) && !running && a.cancel_reason) for_ending(n);
+  if (w.claim_read && !w.claim && !queued_remainder(jobs) && !task_running(jobs) && a.cancel_reason) for_ending(n);
 }
 
 }  // namespace
@@ -38,12 +35,13 @@ bool chain_refresh_due(const Memory& m, const config::Config& c, double mono) {
   return mono - m.chain_refreshed_at >= period;
 }
 
-Needs needs(const CampaignState& s, const World& w, Memory m, const config::Config& c) {
+Needs needs(const CampaignState& s, const World& w, const Memory& m, const config::Config& c) {
   Needs n;
   const AttemptState* a = s.current();
   if (s.finished_code) return n;
   if (!a || a->ended) {
-    const bool due = !a || (s.awaiting_submit && submit_due(s, m, w.now));
+    Memory asked = m;  // submit_due may take a wait from the journal: the pass's memory is reconcile's to change
+    const bool due = !a || (s.awaiting_submit && submit_due(s, asked, w.now));
     if (due && !w.kill_switch) for_submission(n, s, w, a);
     return n;
   }
@@ -63,9 +61,9 @@ Needs needs(const CampaignState& s, const World& w, Memory m, const config::Conf
   if (!job || slurm::is_final(job->state)) {
     for_ending(n);
   } else if (job->state == slurm::JobState::Running && !a->cancel_reason) {
-    focus(m, a->number);
     n.heartbeat = true;
-    n.checkpoints = a->chain && chain_refresh_due(m, c, w.now.mono);
+    const bool other = m.attempt != a->number;  // reconcile's focus() starts such a memory afresh
+    n.checkpoints = a->chain && chain_refresh_due(other ? Memory{} : m, c, w.now.mono);
   }
   return n;
 }

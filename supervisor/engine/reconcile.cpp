@@ -49,16 +49,6 @@ std::vector<std::string> exclusions_for(Pass& p) {
   return nodes;
 }
 
-bool live(const slurm::Job& j) { return j.state == slurm::JobState::Pending || j.state == slurm::JobState::Running; }
-
-// The previous attempt's array's task that can run the next attempt (its pending remainder first).
-std::optional<slurm::Job> queued_task(const AttemptState& previous, const std::vector<slurm::Job>& jobs) {
-  if (const auto* rest = queued_remainder(jobs)) return *rest;
-  for (const auto& j : jobs)
-    if (live(j) && j.array_task_id && j.job_id != previous.task_job_id.value_or(0)) return j;
-  return std::nullopt;
-}
-
 // A submission's intent without its job: adopt the job that carries its tag, or submit (again).
 void recover(Pass& p, const AttemptState& a) {
   const auto& found = *p.w.by_tag;
@@ -122,7 +112,7 @@ void submit(Pass& p, int number) {
                                      {"decision", "ask again before submitting anything"}});
       return;
     }
-    sub.queued = queued_task(*previous, **p.w.chain);
+    sub.queued = next_task(**p.w.chain, previous->task_job_id.value_or(0));
   }
   if (!sub.queued && !p.w.template_text) return;  // no template has rendered yet: told, looked at again next pass
   if (sub.queued) {

@@ -16,9 +16,7 @@ void watch_chain(Pass& p, const AttemptState& a, const std::vector<slurm::Job>& 
                                        [&](const AttemptState& q) { return q.number == a.number - 1; });
     p.add(intent::PatchQueued{a, *rest, previous == p.s.attempts.end() ? std::vector<std::string>{} : previous->exclude});
   }
-  const bool starting = std::any_of(jobs.begin(), jobs.end(), [](const slurm::Job& j) {
-    return j.array_task_id && j.state == slurm::JobState::Running;
-  });
+  const bool starting = task_running(jobs);
   if (rest) p.add(intent::Status{*rest});
   if (rest && !starting) return pending(p, a, *rest);
   if (rest || starting) return;
