@@ -6,6 +6,7 @@
 #include "decide/blame.h"
 #include "edges/process.h"
 #include "engine/campaign.h"
+#include "engine/reconcile.h"
 #include "journal/atomic_file.h"
 #include "util/strings.h"
 
@@ -48,12 +49,9 @@ util::Result<void> Campaign::act(const CampaignState& s, const intent::Hang& i) 
   }
   if (auto held = hold(static_cast<double>(config_.heartbeat.probe_timeout.count()) + 5); !held) return held;
   const auto silent = edges_.probe ? edges_.probe(i.job.job_id, nodes, config_.heartbeat.probe_timeout) : std::vector<std::string>{};
-  const double now = edges_.now();
-  const decide::BlameInput in{decide::EndClass::Hang, decide::hang_evidence(nodes, i.stale, silent), s.failures, now,
-                              static_cast<double>(config_.policy.budgets.at("failed").window.count()), 2};
-  const double until = now + static_cast<double>(config_.policy.exclusion_ttl.count());
-  for (auto& b : decide::blame(in))
-    if (auto ok = act(s, intent::Exclude{a.number, std::move(b), until}); !ok) return ok;
+  for (const auto& e : blame_exclusions(s, a.number, decide::EndClass::Hang, decide::hang_evidence(nodes, i.stale, silent),
+                                        config_, edges_.now()))
+    if (auto ok = act(s, e); !ok) return ok;
   return act(s, intent::Cancel{a, decide::EndClass::Hang, i.reason});
 }
 

@@ -24,12 +24,18 @@ Reconciled reconcile(const CampaignState& s, const World& w, Memory m, const con
 
 // What reconcile needs observed, given what w holds so far (first the journal and memory alone,
 // then the job query's answer too): observe.cpp reads what is asked and not yet read.
-Needs needs(const CampaignState& s, const World& w, Memory m, const config::Config& c);
+Needs needs(const CampaignState& s, const World& w, const Memory& m, const config::Config& c);
 
 // True when the round that turned before into after left work due at once, for a second round in
 // the same pass: an ending whose resubmission needs no wait, or failed sbatches that now end the campaign.
 bool due_at_once(const Progress& before, const CampaignState& after, Memory m, const config::Config& c,
                  const Clocks& now);
+
+// The exclusions an ending of class cls of attempt blames on its nodes (the evidence), given the
+// failures before it, until policy.exclusion_ttl from now (wall time): the one rule for endings and hangs.
+std::vector<intent::Exclude> blame_exclusions(const CampaignState& s, int attempt, decide::EndClass cls,
+                                              std::vector<decide::NodeEvidence> evidence, const config::Config& c,
+                                              double now);
 
 // The job of attempt a in a job query's answer: its job, or in chain mode the task that claimed it.
 const slurm::Job* watched_job(const AttemptState& a, const std::vector<slurm::Job>& jobs);

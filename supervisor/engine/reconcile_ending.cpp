@@ -80,10 +80,7 @@ void end(Pass& p, const AttemptState& a, const slurm::Job& job, bool vanished, b
   if (v.cls != decide::EndClass::Hang && decide::node_related(v.cls)) {
     const auto evidence = node_evidence(p, job, fields);
     fields["suspects"] = decide::suspects(evidence);
-    const decide::BlameInput in{v.cls, evidence, p.s.failures, p.wall(),
-                                static_cast<double>(p.c.policy.budgets.at("failed").window.count()), 2};
-    const double until = p.wall() + static_cast<double>(p.c.policy.exclusion_ttl.count());
-    for (auto& b : decide::blame(in)) p.add(intent::Exclude{a.number, std::move(b), until});
+    for (auto& e : blame_exclusions(p.s, a.number, v.cls, evidence, p.c, p.wall())) p.add(std::move(e));
   }
   p.add(intent::End{std::move(fields), job.std_out});
   if (v.decision.action != decide::Action::Resubmit) return finish(p, v.decision.exit_code, v.decision.reason, &a, true);
@@ -91,3 +88,18 @@ void end(Pass& p, const AttemptState& a, const slurm::Job& job, bool vanished, b
 }
 
 }  // namespace mlsup::engine::reconcile_parts
+
+namespace mlsup::engine {
+
+std::vector<intent::Exclude> blame_exclusions(const CampaignState& s, int attempt, decide::EndClass cls,
+                                              std::vector<decide::NodeEvidence> evidence, const config::Config& c,
+                                              double now) {
+  const decide::BlameInput in{cls, std::move(evidence), s.failures, now,
+                              static_cast<double>(c.policy.budgets.at("failed").window.count()), 2};
+  const double until = now + static_cast<double>(c.policy.exclusion_ttl.count());
+  std::vector<intent::Exclude> out;
+  for (auto& b : decide::blame(in)) out.push_back({attempt, std::move(b), until});
+  return out;
+}
+
+}  // namespace mlsup::engine
