@@ -142,12 +142,14 @@ class Supervisor {
     s.next = now + s.config->poll_interval;
     const bool named = slots_.size() > 1;
     auto reloaded = std::exchange(s.reloaded, std::nullopt);
-    pool_->post([this, &s, named, c = *s.config, reloaded = std::move(reloaded)]() mutable {
+    // The config is copied for the worker only when it opens the campaign (not on every pass).
+    auto to_open = s.opened.campaign ? std::nullopt : s.config;
+    pool_->post([this, &s, named, to_open = std::move(to_open), reloaded = std::move(reloaded)]() mutable {
       std::optional<RunResult> r;
       std::string held;
       if (reloaded && s.opened.campaign) s.opened.campaign->reload(std::move(*reloaded));
-      if (!s.opened.campaign) {
-        auto opened = open_campaign(c, clients_.get(c.slurm.backend), named, *submits_);
+      if (to_open) {
+        auto opened = open_campaign(*to_open, clients_.get(to_open->slurm.backend), named, *submits_);
         if (auto* o = std::get_if<Opened>(&opened)) s.opened = std::move(*o);
         else if (std::get<RunResult>(opened).exit_code == decide::kLeaseHeld) held = std::get<RunResult>(opened).reason;
         else r = std::get<RunResult>(opened);
