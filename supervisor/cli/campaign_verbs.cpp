@@ -192,12 +192,11 @@ int switch_verb(const std::string& config_path, bool kill) {
 namespace {
 
 // The campaign's status as `status --json` prints it, and its state (for the text view).
-json status_json(const config::Config& config, engine::CampaignState& s) {
-  const auto* c = &config;
-  const std::string path = c->state_dir + "/journal.jsonl";
+json status_json(const config::Config& c, engine::CampaignState& s) {
+  const std::string path = c.state_dir + "/journal.jsonl";
   std::vector<util::Error> problems;
-  s = engine::replay(journal_records(path, c->name, problems), path);
-  json j = {{"campaign", c->name}, {"state_dir", c->state_dir}, {"attempts", s.attempts.size()}};
+  s = engine::replay(journal_records(path, c.name, problems), path);
+  json j = {{"campaign", c.name}, {"state_dir", c.state_dir}, {"attempts", s.attempts.size()}};
   j["state"] = s.finished_code ? (*s.finished_code == 0 ? "completed" : "stopped")
                                : (s.attempts.empty() ? "not started" : "running");
   if (s.finished_code) j["exit_code"] = *s.finished_code, j["reason"] = s.finished_reason;
@@ -210,13 +209,13 @@ json status_json(const config::Config& config, engine::CampaignState& s) {
   problems.insert(problems.end(), s.problems.begin(), s.problems.end());
   std::stable_sort(problems.begin(), problems.end(), [](const auto& a, const auto& b) { return a.line < b.line; });
   for (const auto& p : problems) j["problems"].push_back(p.str());
-  if (auto last = journal::read_file(c->state_dir + "/status.json")) {
+  if (auto last = journal::read_file(c.state_dir + "/status.json")) {
     if (auto pass = json::parse(*last, nullptr, false); !pass.is_discarded()) j["last_pass"] = std::move(pass);
   }
   const double now = static_cast<double>(std::time(nullptr));
   j["history"] = history_json(s);
   j["exclusions"] = exclusions_json(s, now);
-  const auto lease = journal::read_lease(c->state_dir + "/lease.json");
+  const auto lease = journal::read_lease(c.state_dir + "/lease.json");
   j["supervisor"] = nullptr;  // none holds the campaign now (a lease released or run out)
   if (lease && lease->expires > now)
     j["supervisor"] = {{"host", lease->host}, {"pid", lease->pid}, {"until", clock_time(lease->expires)},
