@@ -290,6 +290,7 @@ class Layout:
     folder_format: str  # folder name for a step, str.format with `step`
     pointer_file: str  # file naming the newest checkpoint; "" = none
     pointer_format: str  # its content, str.format with `step`
+    last_file: str = ""  # a file the framework writes into a checkpoint last; "" = none
 
     def folder(self, step):
         """Returns the folder name of the checkpoint of `step`."""
@@ -304,7 +305,7 @@ class Layout:
 LAYOUTS = {
     "megatron": Layout("iter_{step:07d}", "latest_checkpointed_iteration.txt", "{step}"),
     "deepspeed": Layout("global_step{step}", "latest", "global_step{step}"),
-    "hf": Layout("checkpoint-{step}", "", ""),
+    "hf": Layout("checkpoint-{step}", "", "", "trainer_state.json"),
     "glob": Layout("step_{step}", "", ""),
 }
 
@@ -370,6 +371,8 @@ def save_checkpoint(ctx, layout, state, slow_seconds, check_fenced):
         if slow_seconds > 0:
             time.sleep(slow_seconds)
         write_file(os.path.join(tmp, COMPLETE_MARKER), f"{state['step']}\n", durable=True)
+        if layout.last_file:
+            write_file(os.path.join(tmp, layout.last_file), json.dumps({"global_step": state["step"]}) + "\n", durable=True)
         fsync_dir(tmp)
         check_fenced()
         replace_dir(tmp, final)

@@ -59,12 +59,14 @@ struct Candidate {
 using StepOf = std::optional<long long> (*)(const Entry&, const Naming&);
 using ParsePointer = util::Result<Pointer> (*)(std::string_view text);
 
-// A layout: which entries are checkpoints and their steps; the pointer file, if the layout has one.
+// A layout: which entries are checkpoints and their steps; the pointer file, if the layout has one, and
+// the file its writer puts in a checkpoint last, if it has one (each proves a save finished).
 struct Layout {
   std::string_view name;
   StepOf step_of;
   std::string_view pointer_file;  // "" = none
   ParsePointer parse_pointer;
+  std::string_view last_file;     // "" = none
 };
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
@@ -139,10 +141,10 @@ util::Result<Pointer> deepspeed_pointer(std::string_view text) {
 }
 
 constexpr std::array<Layout, 4> kLayouts{{
-    {"megatron", megatron_step, "latest_checkpointed_iteration.txt", megatron_pointer},
-    {"deepspeed", deepspeed_step, "latest", deepspeed_pointer},
-    {"hf", hf_step, "", nullptr},
-    {"glob", glob_step, "", nullptr},
+    {"megatron", megatron_step, "latest_checkpointed_iteration.txt", megatron_pointer, ""},
+    {"deepspeed", deepspeed_step, "latest", deepspeed_pointer, ""},
+    {"hf", hf_step, "", nullptr, "trainer_state.json"},  // HF Trainer writes it after the model and optimizer
+    {"glob", glob_step, "", nullptr, ""},
 }};
 
 const Layout* find_layout(std::string_view name) {
@@ -278,12 +280,18 @@ std::string pointer_rule(const Candidate& c, const Layout& layout, const Pointer
   return "";
 }
 
+// The marker decides when one is set, else the layout's last file, else content and the pointer rule.
 Checkpoint judge(const Candidate& c, const config::CheckpointSettings& s, const Layout& layout, const PointerRead& read) {
   std::string why;
+  bool proof = true;
   if (!s.complete_marker.empty()) why = marker_problem(c.entry, s.complete_marker);
-  else why = emptiness(c.entry);
-  if (why.empty() && s.complete_marker.empty()) why = pointer_rule(c, layout, read);
-  return Checkpoint{c.entry.path.string(), c.step, why.empty(), why};
+  else if (!layout.last_file.empty()) why = marker_problem(c.entry, std::string(layout.last_file));
+  else {
+    why = emptiness(c.entry);
+    if (why.empty()) why = pointer_rule(c, layout, read);
+    proof = !layout.pointer_file.empty() && read.pointer;  // the pointer's word; pointer_problem may take it back
+  }
+  return Checkpoint{c.entry.path.string(), c.step, why.empty(), why, why.empty() && proof};
 }
 
 // Why the pointer cannot be trusted, once the checkpoints are judged; "" when it can.
@@ -326,6 +334,8 @@ Scan scan_dir(const config::CheckpointSettings& s) {
             [](const Checkpoint& a, const Checkpoint& b) { return std::tie(a.step, a.path) < std::tie(b.step, b.path); });
   if (read.pointer) out.pointer_step = read.pointer->step;
   out.pointer_problem = pointer_problem(read, *layout, out, s.dir);
+  if (!out.pointer_problem.empty() && s.complete_marker.empty())
+    for (auto& c : out.checkpoints) c.proven = false;  // a pointer that cannot be trusted proves nothing
   return out;
 }
 

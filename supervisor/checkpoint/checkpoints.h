@@ -14,6 +14,9 @@ struct Checkpoint {
   long long step = 0;          // from the name; 0 for a pointer-named folder without one ("release")
   bool complete = false;
   std::string why_incomplete;  // "" when complete, e.g. "has no done.txt inside"
+  // Complete by a proof written after the save (the complete_marker, the layout's last file, a trusted
+  // pointer), not only by being non-empty; retention counts and deletes only against proven ones.
+  bool proven = false;
 };
 
 // What a look at checkpoint.dir found.

@@ -23,16 +23,18 @@ bool is_protected(const Checkpoint& c, const std::vector<std::string>& protected
 
 std::vector<Checkpoint> deletable(const Scan& scan, int keep, const std::vector<std::string>& protected_paths) {
   const auto& all = scan.checkpoints;
-  const auto newest = std::find_if(all.rbegin(), all.rend(), [](const Checkpoint& c) { return c.complete; });
+  const auto proven = [](const Checkpoint& c) { return c.complete && c.proven; };
+  const auto newest = std::find_if(all.rbegin(), all.rend(), proven);
   if (keep <= 0 || newest == all.rend()) return {};
   std::vector<Checkpoint> out;
   int kept = 0;
   for (auto it = newest; it != all.rend(); ++it) {
-    if (it->complete && kept < keep) {
+    if (proven(*it) && kept < keep) {
       ++kept;
       continue;
     }
-    if (!is_protected(*it, protected_paths)) out.push_back(*it);
+    const bool unproven = it->complete && !it->proven;  // may be the only good one: a person decides
+    if (!unproven && !is_protected(*it, protected_paths)) out.push_back(*it);
   }
   std::reverse(out.begin(), out.end());
   return out;

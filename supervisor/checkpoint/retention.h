@@ -7,9 +7,10 @@
 
 namespace mlsup::checkpoint {
 
-// The checkpoints that may be deleted to keep `keep` complete ones, ascending by step: never the newest
-// complete one, never one of protected_paths, never an incomplete one newer than the newest complete one
-// (it may be a save in progress); keep <= 0 deletes nothing.
+// The checkpoints that may be deleted to keep `keep` proven complete ones, ascending by step: only ones
+// older than the keep-th newest proven one, never one of protected_paths, never a complete one whose
+// completeness is unproven, never one newer than the newest proven one (it may be a save in progress);
+// keep <= 0 or no proven checkpoint deletes nothing.
 std::vector<Checkpoint> deletable(const Scan& scan, int keep, const std::vector<std::string>& protected_paths);
 
 }  // namespace mlsup::checkpoint

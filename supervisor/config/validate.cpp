@@ -104,6 +104,13 @@ const std::vector<Rule>& rules() {
          if (!c.checkpoint.glob.empty()) return std::nullopt;
          return "must not be empty (\"*\" takes every entry of checkpoint.dir)";
        }},
+      {"checkpoint.keep",
+       [](const Config& c) -> std::optional<std::string> {
+         const auto& k = c.checkpoint;
+         if (k.keep <= 0 || k.layout != "glob" || !k.complete_marker.empty()) return std::nullopt;
+         return "needs checkpoint.complete_marker with the glob layout: without a file the job writes last, a "
+                "checkpoint torn by a crash looks complete and retention would delete the good one before it";
+       }},
       {"notify.webhook",
        [](const Config& c) -> std::optional<std::string> {
          if (c.notify.webhook.empty() || util::starts_with(c.notify.webhook, "http://")) return std::nullopt;

@@ -99,7 +99,7 @@ void submit(Pass& p, int number) {
   if (scan && !scan->pointer_problem.empty()) p.report("checkpoint-pointer-ignored", {{"detail", scan->pointer_problem}});
   const std::string resume_from = newest ? newest->path : "";
   if (scan) {
-    auto old = checkpoint::deletable(*scan, p.c.checkpoint.keep, {resume_from});
+    auto old = checkpoint::deletable(*scan, p.c.checkpoint.keep, {resume_from, p.s.proven_checkpoint});
     if (!old.empty()) p.add(intent::Prune{std::move(old)});
   }
   intent::Submit sub{number, tag(p, number), resume_from, newest ? newest->step : 0, exclusions_for(p),

@@ -69,12 +69,21 @@ void on_cancel_intent(CampaignState& s, const JournalRecord& r) {
   if (auto* a = attempt(s, r.data)) a->cancel_reason = decide::class_from_name(r.data.value("class", ""));
 }
 
+// An attempt that got past the checkpoint it resumed from shows that checkpoint good.
+void note_proven(CampaignState& s, const AttemptState& a, const JournalRecord& r) {
+  const bool got_past = a.end_step > a.resume_step || r.data.value("progressed", false);
+  if (a.resume_from.empty() || !got_past || a.resume_step < s.proven_step) return;
+  s.proven_checkpoint = a.resume_from;
+  s.proven_step = a.resume_step;
+}
+
 void on_ended(CampaignState& s, const JournalRecord& r) {
   auto* a = attempt(s, r.data);
   if (!a) return;
   a->ended = true;
   a->end_class = decide::class_from_name(r.data.value("class", ""));
   a->end_step = r.data.value("step", -1LL);
+  note_proven(s, *a, r);
   if (a->end_class && decide::row(*a->end_class).counts_for_blame) {
     auto suspects = r.data.value("suspects", std::vector<std::string>{});
     s.failures.push_back({r.time, suspects.empty() ? slurm::expand_hostlist(r.data.value("nodes", "")) : suspects});

@@ -47,6 +47,10 @@ struct CampaignState {
   std::vector<int> ledger_attempts;       // per ledger entry: the attempt it was recorded for (0: not said)
   std::vector<decide::PastFailure> failures;  // attempts that failed or hung, with their nodes
   double next_submit_at = 0;              // backoff: no submission before this time
+  // The newest checkpoint an attempt resumed from and got past (its heartbeat or a newer checkpoint):
+  // known good, so retention keeps it until a newer one is shown good the same way. "" = none yet.
+  std::string proven_checkpoint;
+  long long proven_step = -1;
   bool awaiting_submit = false;           // the last attempt ended and a resubmission was decided
   std::optional<int> finished_code;       // the campaign ended with this exit code
   std::string finished_reason;

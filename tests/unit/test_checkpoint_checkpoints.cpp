@@ -346,7 +346,9 @@ TEST_CASE("checkpoint deepspeed: tags of any name") {
 TEST_CASE("checkpoint hf: checkpoint-N folders") {
   Dir d("hf");
   d.folder("checkpoint-500");
+  d.file("checkpoint-500/trainer_state.json", "{}");
   d.folder("checkpoint-1000");
+  d.file("checkpoint-1000/trainer_state.json", "{}");
   d.empty_folder("checkpoint-1500");
   d.folder("checkpoint-2000.tmp");
   d.folder(".checkpoint-2500");
@@ -356,10 +358,31 @@ TEST_CASE("checkpoint hf: checkpoint-N folders") {
   const auto s = d.scan();
   CHECK(steps(s) == std::vector<long long>{500, 1000, 1500});
   CHECK(completeness(s) == std::vector<bool>{true, true, false});
-  CHECK(s.checkpoints[2].why_incomplete == "is an empty folder");
+  CHECK(s.checkpoints[2].why_incomplete == "has no trainer_state.json inside");
   CHECK(s.pointer_problem == "");
   CHECK(!s.pointer_step);
   CHECK(newest(s) == "checkpoint-1000");
+}
+
+TEST_CASE("checkpoint hf: a save that died before trainer_state.json is not complete") {
+  Dir d("hf");
+  d.folder("checkpoint-1000");
+  d.file("checkpoint-1000/trainer_state.json", "{}");
+  d.folder("checkpoint-2000");  // model shards written, the trainer state (written last) not yet
+  const auto s = d.scan();
+  CHECK(completeness(s) == std::vector<bool>{true, false});
+  CHECK(s.checkpoints[0].proven);
+  CHECK(newest(s) == "checkpoint-1000");
+}
+
+TEST_CASE("checkpoint glob: complete by content only, which proves nothing; a marker does") {
+  Dir d("glob");
+  d.folder("step_1000");
+  const auto plain = d.scan();
+  CHECK(completeness(plain) == std::vector<bool>{true});
+  CHECK(!plain.checkpoints[0].proven);
+  d.settings.complete_marker = "model.pt";
+  CHECK(d.scan().checkpoints[0].proven);
 }
 
 TEST_CASE("checkpoint hf: the complete marker") {

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -13,7 +14,9 @@ using checkpoint::Scan;
 
 namespace {
 
-Checkpoint complete(long long step) { return {"/ckpt/iter_" + std::to_string(step), step, true, ""}; }
+Checkpoint complete(long long step) { return {"/ckpt/iter_" + std::to_string(step), step, true, "", true}; }
+// Complete only by being non-empty: nothing proves the save finished.
+Checkpoint unproven(long long step) { return {"/ckpt/iter_" + std::to_string(step), step, true, "", false}; }
 Checkpoint incomplete(long long step) { return {"/ckpt/iter_" + std::to_string(step), step, false, "is an empty folder"}; }
 
 Scan five_complete() {
@@ -86,4 +89,57 @@ TEST_CASE("checkpoint retention: on a scanned megatron folder") {
   const auto gone = checkpoint::deletable(checkpoint::scan(settings), 2, {});
   REQUIRE(gone.size() == 1);
   CHECK(gone[0].path == (std::filesystem::path(dir.path()) / "iter_0000100").string());
+}
+
+TEST_CASE("checkpoint retention: a checkpoint complete only by being non-empty is never deleted and does not count") {
+  Scan s;
+  s.checkpoints = {unproven(100), unproven(200), unproven(300)};
+  CHECK(gone_steps(s, 1).empty());
+  s.checkpoints = {complete(100), unproven(200), complete(300), complete(400)};
+  CHECK(gone_steps(s, 1) == std::vector<long long>{100, 300});
+}
+
+namespace {
+
+// A checkpoint.dir of the given layout after a save died half way: step 1000 finished, step 2000
+// has its first shard and nothing else. Returns the steps retention with keep 1 deletes.
+std::vector<long long> after_a_torn_save(const std::string& layout, const std::string& marker = "") {
+  mlsup::test::TempDir dir;
+  const std::map<std::string, std::pair<std::string, std::string>> names{
+      {"hf", {"checkpoint-1000", "checkpoint-2000"}}, {"glob", {"step_1000", "step_2000"}},
+      {"megatron", {"iter_0001000", "iter_0002000"}}, {"deepspeed", {"global_step1000", "global_step2000"}}};
+  const auto& [good, torn] = names.at(layout);
+  for (const char* f : {"model-00001.safetensors", "optimizer.pt", "trainer_state.json", "COMPLETE"}) dir.write(good + "/" + f, "w");
+  dir.write(torn + "/model-00001.safetensors", "w");
+  if (layout == "megatron") dir.write("latest_checkpointed_iteration.txt", "1000\n");
+  if (layout == "deepspeed") dir.write("latest", "global_step1000\n");
+  config::CheckpointSettings settings;
+  settings.dir = dir.path();
+  settings.layout = layout;
+  settings.complete_marker = marker;
+  const auto scan = checkpoint::scan(settings);
+  const auto newest = checkpoint::newest_complete(scan);
+  return gone_steps(scan, 1, {newest ? newest->path : ""});
+}
+
+}  // namespace
+
+TEST_CASE("checkpoint retention: a save torn half way never costs the good checkpoint before it (keep 1)") {
+  CHECK(after_a_torn_save("hf").empty());  // trainer_state.json is the hf layout's proof
+  CHECK(after_a_torn_save("glob").empty());  // nothing proves a glob checkpoint complete without a marker
+  CHECK(after_a_torn_save("glob", "COMPLETE").empty());
+  CHECK(after_a_torn_save("megatron").empty());
+  CHECK(after_a_torn_save("deepspeed").empty());
+}
+
+TEST_CASE("checkpoint retention: a pointer that cannot be trusted proves nothing, so nothing is deleted") {
+  mlsup::test::TempDir dir;
+  for (const char* name : {"iter_0000100", "iter_0000200", "iter_0000300"}) dir.write(std::string(name) + "/w", "w");
+  dir.write("latest_checkpointed_iteration.txt", "garbage\n");
+  config::CheckpointSettings settings;
+  settings.dir = dir.path();
+  settings.layout = "megatron";
+  const auto scan = checkpoint::scan(settings);
+  REQUIRE(!scan.pointer_problem.empty());
+  CHECK(checkpoint::deletable(scan, 1, {}).empty());
 }

@@ -176,6 +176,7 @@ TEST_CASE("missing requirements and impossible combinations") {
   check_error(m + "checkpoint:\n  step_regex: \"(\"\n", "4:3: checkpoint.step_regex: ", "not a valid regular expression");
   check_error(m + "checkpoint:\n  step_regex: \"\\\\d+\"\n", "4:3: checkpoint.step_regex: ", "has no group");
   check_error(m + "checkpoint:\n  glob: \"\"\n", "4:3: checkpoint.glob: ", "must not be empty");
+  check_error(m + "checkpoint:\n  keep: 2\n", "4:3: checkpoint.keep: ", "needs checkpoint.complete_marker with the glob layout");
   check_error(m + "notify:\n  webhook: ftp://x\n", "4:3: notify.webhook: ", "is not an http:// URL");
   check_error(m + "notify:\n  webhook: https://x\n", "4:3: notify.webhook: ", "https webhooks are not supported");
   check_error(m + "state_dir: s\ncheckpoint:\n  dir: s\n", "3:1: state_dir: ", "same folder as checkpoint.dir");

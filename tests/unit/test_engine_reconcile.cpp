@@ -292,4 +292,40 @@ TEST_CASE("due_at_once: a second round only for a resubmission due now or failed
   CHECK_FALSE(engine::due_at_once(progress(intent), with({unsent}), {}, f.config, now));
 }
 
+
+TEST_CASE("reconcile: retention keeps the checkpoint the last attempt resumed from and got past") {
+  EngineFixture f;
+  f.config.checkpoint.keep = 1;
+  auto rec = [](std::string type, nlohmann::json data) { return engine::JournalRecord{900, std::move(type), std::move(data)}; };
+  const auto s = engine::replay({
+      rec("campaign", {{"id", "abc"}}),
+      rec("submit-intent", {{"attempt", 1}, {"tag", "mlsup:t:abc:1"}, {"resume_from", "/ckpt/s1000"}, {"resume_step", 1000}}),
+      rec("submitted", {{"attempt", 1}, {"job_id", 42}}),
+      rec("ended", {{"attempt", 1}, {"class", "failed"}, {"step", 1900}, {"progressed", false}, {"action", "resubmit"}}),
+  });
+  REQUIRE(s.problems.empty());
+  CHECK(s.proven_checkpoint == "/ckpt/s1000");
+  World w = world();
+  // 2000 and 3000 were written by that attempt and look complete, but no attempt has got past either yet.
+  for (long long step : {1000, 2000, 3000})
+    w.checkpoints->checkpoints.push_back({"/ckpt/s" + std::to_string(step), step, true, "", true});
+  const auto r = decide(s, w, f.config);
+  REQUIRE(kinds(r.intents) == "Prune Submit");
+  const auto& gone = std::get<engine::intent::Prune>(r.intents.front()).old;
+  REQUIRE(gone.size() == 1);
+  CHECK(gone[0].step == 2000);
+  CHECK(std::get<engine::intent::Submit>(r.intents.back()).resume_from == "/ckpt/s3000");
+}
+
+TEST_CASE("reconcile: an attempt that did not get past its checkpoint proves nothing") {
+  auto rec = [](std::string type, nlohmann::json data) { return engine::JournalRecord{900, std::move(type), std::move(data)}; };
+  const auto s = engine::replay({
+      rec("submit-intent", {{"attempt", 1}, {"tag", "x"}, {"resume_from", "/ckpt/s1000"}, {"resume_step", 1000}}),
+      rec("ended", {{"attempt", 1}, {"class", "failed"}, {"step", 1000}, {"progressed", false}, {"action", "resubmit"}}),
+      rec("submit-intent", {{"attempt", 2}, {"tag", "y"}, {"resume_from", ""}, {"resume_step", 0}}),
+      rec("ended", {{"attempt", 2}, {"class", "failed"}, {"step", 50}, {"progressed", true}, {"action", "resubmit"}}),
+  });
+  CHECK(s.proven_checkpoint.empty());  // attempt 2 got past nothing: it started fresh
+}
+
 }  // namespace mlsup::test
