@@ -64,6 +64,7 @@ struct PolicySettings {
   Seconds backoff_initial{10};
   Seconds backoff_max{600};
   Seconds submit_retry_for{3600};  // a refused submission that may pass later is retried this long
+  Seconds submit_unknown_grace{60};  // after an sbatch whose outcome is unknown, the tag must stay absent this long
   Seconds exclusion_ttl{6 * 3600};
   int exclusion_cap = 0;  // most nodes excluded at once; 0 = as many as leave the job schedulable
   Seconds exclusion_relax_after{60};  // pending on ReqNodeNotAvail this long: drop the oldest exclusion

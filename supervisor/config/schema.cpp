@@ -107,6 +107,9 @@ const std::vector<KeySpec>& table() {
        "longest wait between failures and resubmission"},
       {"policy.submit_retry_for", Kind::Duration, [](Config& c) -> Field { return &c.policy.submit_retry_for; },
        "how long sbatch is retried after an error that may pass (an accounting/QOS limit, an unknown error) before the campaign stops"},
+      {"policy.submit_unknown_grace", Kind::Duration, [](Config& c) -> Field { return &c.policy.submit_unknown_grace; },
+       "after an sbatch that may have created the job (timed out, no answer), how long the job's tag must stay "
+       "absent from Slurm's queue (and looked for at least 3 times) before the attempt is submitted again"},
       {"policy.exclusion_ttl", Kind::Duration, [](Config& c) -> Field { return &c.policy.exclusion_ttl; },
        "how long a node blamed for a failure stays excluded"},
       {"policy.exclusion_cap", Kind::Int, [](Config& c) -> Field { return &c.policy.exclusion_cap; },

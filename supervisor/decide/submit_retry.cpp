@@ -8,23 +8,25 @@
 namespace mlsup::decide {
 namespace {
 
-// What a kind of failure allows: another try, and giving up once policy.submit_retry_for has passed.
+// What a kind of failure allows: another try, and giving up once policy.submit_retry_for has passed;
+// and whether the job may exist all the same (Slurm did not say no: the request may have been committed).
 struct KindRule {
   slurm::ErrorKind kind;
   bool retry;
   bool gives_up;
+  bool unknown;
   const char* why;  // why it is retried (or not)
 };
 
 constexpr KindRule kKindRules[] = {
-    {slurm::ErrorKind::Unreachable, true, false, "the controller did not answer"},
-    {slurm::ErrorKind::Timeout, true, false, "sbatch or the controller took too long"},
-    {slurm::ErrorKind::Busy, true, false, "the controller asked to come back later"},
-    {slurm::ErrorKind::OverLimit, true, true, "an accounting/QOS limit, often a submit limit that lifts as jobs end"},
-    {slurm::ErrorKind::Other, true, true, "an error Slurm does not explain"},
-    {slurm::ErrorKind::Rejected, false, true, "the request is wrong"},
-    {slurm::ErrorKind::PermissionDenied, false, true, "the user may not submit it"},
-    {slurm::ErrorKind::UnknownJob, false, true, "Slurm answered about an unknown job"},
+    {slurm::ErrorKind::Unreachable, true, false, true, "the controller did not answer"},
+    {slurm::ErrorKind::Timeout, true, false, true, "sbatch or the controller took too long"},
+    {slurm::ErrorKind::Busy, true, false, false, "the controller asked to come back later"},
+    {slurm::ErrorKind::OverLimit, true, true, false, "an accounting/QOS limit, often a submit limit that lifts as jobs end"},
+    {slurm::ErrorKind::Other, true, true, true, "an error Slurm does not explain"},
+    {slurm::ErrorKind::Rejected, false, true, false, "the request is wrong"},
+    {slurm::ErrorKind::PermissionDenied, false, true, false, "the user may not submit it"},
+    {slurm::ErrorKind::UnknownJob, false, true, false, "Slurm answered about an unknown job"},
 };
 
 const KindRule& rule_for(slurm::ErrorKind kind) {
@@ -43,6 +45,8 @@ std::string duration(double seconds) { return config::format_duration(config::Se
 
 }  // namespace
 
+bool outcome_unknown(slurm::ErrorKind kind) { return rule_for(kind).unknown; }
+
 SubmitRetry submit_retry(const std::vector<SubmitFailure>& failures, const config::Config& config, double now) {
   if (failures.empty()) return {SubmitStep::Try, now, false, "no submission has failed"};
   const SubmitFailure& last = failures.back();
@@ -57,6 +61,7 @@ SubmitRetry submit_retry(const std::vector<SubmitFailure>& failures, const confi
                 config::format_duration(config.policy.submit_retry_for) + "); Slurm said: " + last.message};
   double next = last.time + backoff(config, failures.size());
   if (rule.gives_up) next = std::min(next, first + window);  // the last try comes when the time is up
+  if (rule.unknown) next = std::max(next, last.time + static_cast<double>(config.policy.submit_unknown_grace.count()));
   return {now >= next ? SubmitStep::Try : SubmitStep::Wait, next, failures.size() == kSubmitAlertAfter,
           std::string(rule.why) + ": " + tries + " so far, the next in " + duration(std::max(0.0, next - last.time))};
 }

@@ -29,8 +29,15 @@ struct SubmitRetry {
 // Failures in a row after which people are told.
 inline constexpr std::size_t kSubmitAlertAfter = 3;
 
+// Looks by tag that must find nothing, after an sbatch whose outcome is unknown, before another sbatch.
+inline constexpr int kAbsentLooks = 3;
+
+// True when an sbatch that failed this way may still have created the job (Slurm did not refuse it).
+bool outcome_unknown(slurm::ErrorKind kind);
+
 // Decides, from one attempt's failed submissions since its last success (oldest first), whether to
-// submit now, wait, or stop the campaign.
+// submit now, wait, or stop the campaign. After a failure of unknown outcome, the next try is no
+// sooner than policy.submit_unknown_grace after it (and the caller also waits for kAbsentLooks).
 SubmitRetry submit_retry(const std::vector<SubmitFailure>& failures, const config::Config& config, double now);
 
 }  // namespace mlsup::decide

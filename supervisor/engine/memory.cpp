@@ -98,6 +98,7 @@ json to_json(const Memory& m) {
                       {"alerted", c.alerted}}},
           {"resubmit", deadline_json(m.resubmit)},
           {"sbatch_retry", deadline_json(m.sbatch_retry)},
+          {"tag_absent", {{"attempt", m.tag_absent.attempt}, {"count", m.tag_absent.count}, {"looks", m.tag_absent.looks}}},
           {"slurm_error", m.slurm_error}};
 }
 
@@ -130,6 +131,8 @@ Memory memory_from_json(const json& j) {
               get(c, "alerted", false)};
   m.resubmit = deadline_from(j.contains("resubmit") ? j["resubmit"] : json());
   m.sbatch_retry = deadline_from(j.contains("sbatch_retry") ? j["sbatch_retry"] : json());
+  const json absent = j.contains("tag_absent") ? j["tag_absent"] : json();
+  m.tag_absent = {get(absent, "attempt", 0), get(absent, "count", 0), get(absent, "looks", 0)};
   m.slurm_error = get(j, "slurm_error", std::string());
   return m;
 }

@@ -36,6 +36,13 @@ struct Deadline {
   double at = 0;   // mono: not before this
 };
 
+// Looks by tag that found nothing since the sbatch failure (attempt, count) whose outcome is unknown.
+struct Absence {
+  int attempt = 0;
+  int count = 0;  // which failure of that attempt (failures so far)
+  int looks = 0;
+};
+
 struct Memory {
   std::string clock_id;        // the monotonic clock the times below are on
   double saved_wall = 0;       // wall time of the last save, for re-basing
@@ -52,6 +59,7 @@ struct Memory {
   CancelTries cancel;
   Deadline resubmit;           // the backoff after an ending: no next attempt before it
   Deadline sbatch_retry;       // after failed sbatches (count: failures so far): no sbatch again before it
+  Absence tag_absent;          // after an sbatch of unknown outcome: how often its tag was looked for in vain
   std::string slurm_error;     // the job query's failure as last told ("" while it answers)
 };
 

@@ -49,6 +49,18 @@ std::vector<std::string> exclusions_for(Pass& p) {
   return nodes;
 }
 
+// After an sbatch whose outcome is unknown (it may have created the job): counts this look, which found
+// nothing, and says whether the tag has now stayed absent in enough looks over the grace period.
+bool absence_confirmed(Pass& p, const AttemptState& a) {
+  if (a.submit_failures.empty() || !decide::outcome_unknown(a.submit_failures.back().kind)) return true;
+  const int count = static_cast<int>(a.submit_failures.size());
+  auto& seen = p.m.tag_absent;
+  if (seen.attempt != a.number || seen.count != count) seen = {a.number, count, 0};
+  ++seen.looks;
+  const double grace = static_cast<double>(p.c.policy.submit_unknown_grace.count());
+  return seen.looks >= decide::kAbsentLooks && p.wall() >= a.submit_failures.back().time + grace;
+}
+
 // A submission's intent without its job: adopt the job that carries its tag, or submit (again).
 void recover(Pass& p, const AttemptState& a) {
   const auto& found = *p.w.by_tag;
@@ -57,6 +69,7 @@ void recover(Pass& p, const AttemptState& a) {
     return;
   }
   if (found->empty()) {
+    if (!absence_confirmed(p, a)) return;  // neither a second job nor a stop while the first may still appear
     const auto retry = decide::submit_retry(a.submit_failures, p.c, p.wall());
     if (retry.step == decide::SubmitStep::Stop) return finish(p, decide::kCannotGoOn, retry.reason, &a, false);
     const int failures = static_cast<int>(a.submit_failures.size());

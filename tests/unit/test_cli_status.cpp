@@ -79,7 +79,7 @@ void claim_task(EngineFixture& f, slurm::JobId array, slurm::JobId id, int task)
 TEST_CASE("status --json: the history of every attempt and the exclusion ledger, from the journal") {
   StatusFixture f;
   auto c = f.open();
-  f.fake.failing["submit"].push_back({slurm::ErrorKind::Other, 0, "sbatch: error: something unexpected"});
+  f.fake.failing["submit"].push_back({slurm::ErrorKind::Busy, 0, "sbatch: error: Resource temporarily unavailable"});
   f.pass(*c);  // sbatch fails once
   f.clock += 6;
   f.pass(*c);  // attempt 1 submitted

@@ -16,6 +16,7 @@ mlsup::config::Config config() {
   c.policy.backoff_initial = Seconds(10);
   c.policy.backoff_max = Seconds(35);
   c.policy.submit_retry_for = Seconds(100);
+  c.policy.submit_unknown_grace = Seconds(0);  // the backoff alone; the grace has a test of its own
   return c;
 }
 
@@ -73,6 +74,16 @@ TEST_CASE("submit retry: the next try after each failure, growing, capped, and t
     CHECK(r.alert == row.alert);
     CHECK_FALSE(r.reason.empty());
   }
+}
+
+TEST_CASE("submit retry: after a failure of unknown outcome, no try before the grace is over; a refusal needs none") {
+  auto c = config();
+  c.policy.submit_unknown_grace = Seconds(60);
+  CHECK(submit_retry(failures(ErrorKind::Timeout, {0}), c, 10).next_try == doctest::Approx(60));
+  CHECK(submit_retry(failures(ErrorKind::Unreachable, {0}), c, 10).step == SubmitStep::Wait);
+  CHECK(submit_retry(failures(ErrorKind::Other, {0}), c, 60).step == SubmitStep::Try);
+  CHECK(submit_retry(failures(ErrorKind::Busy, {0}), c, 10).next_try == doctest::Approx(10));
+  CHECK(submit_retry(failures(ErrorKind::OverLimit, {0}), c, 10).step == SubmitStep::Try);
 }
 
 TEST_CASE("submit retry: the stop says what Slurm said last and for how long it was retried") {

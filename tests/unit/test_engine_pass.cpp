@@ -194,7 +194,7 @@ TEST_CASE("under cron ticks (a new process each pass) a job waiting on mlsup's e
 
 TEST_CASE("an sbatch retry waits on the monotonic clock: a backward wall step does not stretch the delay") {
   EngineFixture f;  // backoff 5s
-  f.fake.always_failing["submit"] = {ErrorKind::Other, 0, "an error sbatch has no words for"};
+  f.fake.always_failing["submit"] = {ErrorKind::Busy, 0, "Resource temporarily unavailable"};
   auto c = f.open();
   f.pass(*c);
   REQUIRE(f.calls("submit") == 1);

@@ -11,6 +11,7 @@
 #include <slurm/slurm_errno.h>
 
 #include "config/load.h"
+#include "decide/submit_retry.h"
 #include "engine/campaign.h"
 #include "engine/template_snapshot.h"
 #include "engine_fixture.h"
@@ -189,6 +190,7 @@ TEST_CASE("run and tick load the config of a campaign that has a template snapsh
 TEST_CASE("an unclassified sbatch error is retried with a growing, capped delay, alerted once, then given up on") {
   EngineFixture f;
   f.config.policy.backoff_max = config::Seconds(80);
+  f.config.policy.submit_unknown_grace = config::Seconds(1);  // the backoff alone, here
   auto c = f.open();
   const std::string said = "sbatch: error: Batch job submission failed: Unexpected message received";
   f.fake.always_failing["submit"] = {ErrorKind::Other, 0, said};
@@ -236,7 +238,7 @@ TEST_CASE("the delay after a failed submission holds in a new process (tick) too
   EngineFixture f;
   {
     auto c = f.open();
-    f.fake.next_errors.push_back({ErrorKind::Other, 0, "sbatch: error: something unexpected"});
+    f.fake.next_errors.push_back({ErrorKind::Busy, 0, "sbatch: error: Resource temporarily unavailable"});
     f.pass(*c);
     CHECK(calls_to(f, "submit") == 1);
   }
@@ -280,4 +282,84 @@ TEST_CASE("a refusal retrying cannot help (an invalid account) still stops the c
   CHECK(out->exit_code == 14);
   CHECK(out->reason.find("Invalid account") != std::string::npos);
   CHECK(records_of(f, "submit-failed").size() == 1);
+}
+
+namespace {
+
+// The job a controller committed though sbatch did not say so: it carries attempt 1's tag.
+void commit_late(EngineFixture& f, slurm::JobId id) {
+  const auto intents = records_of(f, "submit-intent");
+  REQUIRE(!intents.empty());
+  slurm::Job job;
+  job.job_id = id;
+  job.comment = intents.front().value("tag", "");
+  job.state = JobState::Pending;
+  f.fake.table[id] = job;
+}
+
+}  // namespace
+
+TEST_CASE("an sbatch that timed out may have created the job: no second sbatch while it may still show up; it is adopted") {
+  EngineFixture f;
+  auto c = f.open();
+  f.fake.next_errors.push_back({ErrorKind::Timeout, 0, "sbatch did not finish in time"});
+  f.pass(*c);
+  REQUIRE(calls_to(f, "submit") == 1);
+  CHECK(records_of(f, "submit-failed").front().value("outcome", "") == "unknown");
+  for (int t = 0; t < 40; ++t) {  // the backoff (5 s) is long over; the grace (1m) is not
+    f.clock += 1;
+    CHECK_FALSE(f.pass(*c).has_value());
+  }
+  CHECK(calls_to(f, "submit") == 1);
+  commit_late(f, 555);  // the controller's commit shows 41 s on
+  f.clock += 1;
+  f.pass(*c);
+  CHECK(calls_to(f, "submit") == 1);
+  const auto adopted = records_of(f, "adopted");
+  REQUIRE(adopted.size() == 1);
+  CHECK(adopted.front().value("job_id", 0) == 555);
+}
+
+TEST_CASE("after an sbatch of unknown outcome, the attempt is submitted again once its tag stayed absent for the grace, in every process") {
+  EngineFixture f;
+  const double failed_at = f.clock;
+  {
+    auto c = f.open();
+    f.fake.next_errors.push_back({ErrorKind::Unreachable, 0, "Zero Bytes were transmitted or received"});
+    f.pass(*c);
+  }
+  double second = 0;
+  for (int t = 0; t < 120 && second == 0; ++t) {
+    f.clock += 1;
+    auto c = f.open();  // a tick: a new process each pass
+    f.pass(*c);
+    if (calls_to(f, "submit") == 2) second = f.clock;
+  }
+  CHECK(second >= failed_at + 60);
+  CHECK(second <= failed_at + 62);
+  CHECK(f.submits() == 1);
+  // Every sbatch after the first came after a look for the tag.
+  const auto last = std::find(f.fake.calls.rbegin(), f.fake.calls.rend(), "submit");
+  REQUIRE(last + 1 != f.fake.calls.rend());
+  CHECK((last + 1)->rfind("find_by_tag ", 0) == 0);
+}
+
+TEST_CASE("a refusal says the job does not exist: a busy controller's submission is tried again after the backoff alone") {
+  EngineFixture f;
+  auto c = f.open();
+  f.fake.next_errors.push_back({ErrorKind::Busy, 0, "Resource temporarily unavailable"});
+  f.pass(*c);
+  CHECK(records_of(f, "submit-failed").front().value("outcome", "") == "refused");
+  f.clock += 6;
+  f.pass(*c);
+  CHECK(calls_to(f, "submit") == 2);
+  CHECK(f.submits() == 1);
+}
+
+TEST_CASE("outcome_unknown: what sbatch's failure says of the job") {
+  CHECK(decide::outcome_unknown(ErrorKind::Timeout));
+  CHECK(decide::outcome_unknown(ErrorKind::Unreachable));
+  CHECK(decide::outcome_unknown(ErrorKind::Other));
+  for (auto k : {ErrorKind::Busy, ErrorKind::OverLimit, ErrorKind::Rejected, ErrorKind::PermissionDenied, ErrorKind::UnknownJob})
+    CHECK_FALSE(decide::outcome_unknown(k));
 }
