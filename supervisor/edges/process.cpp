@@ -41,13 +41,20 @@ std::vector<char*> c_strings(std::vector<std::string>& items) {
   return out;
 }
 
+// A copy of fd numbered 3 or above (never one of the standard fds), closed at exec; -1 for -1.
+int spare(int fd) { return fd < 0 ? -1 : ::fcntl(fd, F_DUPFD_CLOEXEC, 3); }
+
+// In the child: puts in_fd, out_fd and err_fd on 0, 1 and 2, whichever numbers they have now (a
+// pipe may have been given 0-2 when this process started with them closed).
+void wire_standard_fds(int in_fd, int out_fd, int err_fd) {
+  const int spares[3] = {spare(in_fd), spare(out_fd), spare(err_fd)};
+  for (int target = 0; target < 3; ++target) ::dup2(spares[target], target);
+}
+
 // In the child: wires the pipes and execs; never returns. Reports exec failures through err_fd.
 [[noreturn]] void exec_child(const ProcessRequest& r, int out_fd, int err_fd, std::vector<std::string>& argv,
                              std::vector<std::string>& env) {
-  ::dup2(out_fd, STDOUT_FILENO);
-  ::dup2(err_fd, STDERR_FILENO);
-  const int devnull = ::open("/dev/null", O_RDONLY);
-  if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
+  wire_standard_fds(::open("/dev/null", O_RDONLY | O_CLOEXEC), out_fd, err_fd);
   ::setpgid(0, 0);
   if (!r.working_dir.empty() && ::chdir(r.working_dir.c_str()) != 0) {
     const std::string msg = "mlsup-exec: cannot enter " + r.working_dir + ": " + std::strerror(errno) + "\n";
@@ -159,6 +166,19 @@ ProcessResult run_process(const ProcessRequest& request) {
   }
   read_status(status, result);
   return result;
+}
+
+// Opens /dev/null on each of fd 0, 1 and 2 that is closed. Called in order, each open takes the
+// lowest free number, which is the closed fd itself.
+void open_closed_standard_fds() {
+  for (int fd = 0; fd < 3; ++fd) {
+    if (::fcntl(fd, F_GETFD) >= 0 || errno != EBADF) continue;
+    const int opened = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+    if (opened > fd) {
+      ::dup2(opened, fd);
+      ::close(opened);
+    }
+  }
 }
 
 }  // namespace mlsup::edges

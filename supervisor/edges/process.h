@@ -29,4 +29,8 @@ struct ProcessResult {
 // Runs the request to completion (or its timeout, which bounds the call); blocking.
 ProcessResult run_process(const ProcessRequest& request);
 
+// Opens /dev/null on each of the standard fds (0, 1, 2) that is closed, so that no pipe or file
+// opened later takes its number; for the start of main().
+void open_closed_standard_fds();
+
 }  // namespace mlsup::edges
