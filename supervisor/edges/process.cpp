@@ -1,8 +1,12 @@
 #include "edges/process.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <sstream>
+#include <thread>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/wait.h>
@@ -14,6 +18,7 @@ namespace mlsup::edges {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+constexpr auto kReapGrace = std::chrono::seconds(5);  // after SIGKILL: a child is normally gone at once
 
 // The environment for the child: ours, with env_add set (replacing same names).
 std::vector<std::string> child_environment(const std::vector<std::pair<std::string, std::string>>& add) {
@@ -36,13 +41,20 @@ std::vector<char*> c_strings(std::vector<std::string>& items) {
   return out;
 }
 
+// A copy of fd numbered 3 or above (never one of the standard fds), closed at exec; -1 for -1.
+int spare(int fd) { return fd < 0 ? -1 : ::fcntl(fd, F_DUPFD_CLOEXEC, 3); }
+
+// In the child: puts in_fd, out_fd and err_fd on 0, 1 and 2, whichever numbers they have now (a
+// pipe may have been given 0-2 when this process started with them closed).
+void wire_standard_fds(int in_fd, int out_fd, int err_fd) {
+  const int spares[3] = {spare(in_fd), spare(out_fd), spare(err_fd)};
+  for (int target = 0; target < 3; ++target) ::dup2(spares[target], target);
+}
+
 // In the child: wires the pipes and execs; never returns. Reports exec failures through err_fd.
 [[noreturn]] void exec_child(const ProcessRequest& r, int out_fd, int err_fd, std::vector<std::string>& argv,
                              std::vector<std::string>& env) {
-  ::dup2(out_fd, STDOUT_FILENO);
-  ::dup2(err_fd, STDERR_FILENO);
-  const int devnull = ::open("/dev/null", O_RDONLY);
-  if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
+  wire_standard_fds(::open("/dev/null", O_RDONLY | O_CLOEXEC), out_fd, err_fd);
   ::setpgid(0, 0);
   if (!r.working_dir.empty() && ::chdir(r.working_dir.c_str()) != 0) {
     const std::string msg = "mlsup-exec: cannot enter " + r.working_dir + ": " + std::strerror(errno) + "\n";
@@ -81,6 +93,41 @@ bool drain(int out_fd, int err_fd, std::string& out, std::string& err, Clock::ti
   return true;
 }
 
+// Waits until pid ends or deadline passes, keeping its status; false when it still runs then.
+bool reap(pid_t pid, int& status, Clock::time_point deadline) {
+  auto pause = std::chrono::milliseconds(1);
+  for (;;) {
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid || (r < 0 && errno != EINTR)) return true;
+    const auto left = deadline - Clock::now();
+    if (left <= Clock::duration::zero()) return false;
+    std::this_thread::sleep_for(std::min<Clock::duration>(pause, left));
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+  }
+}
+
+// "timed out after N s", N in seconds (0.5, 30).
+std::string timeout_text(std::chrono::milliseconds timeout) {
+  std::ostringstream text;
+  text << "timed out after " << static_cast<double>(timeout.count()) / 1000 << " s";
+  return text.str();
+}
+
+// Kills pid's process group (and pid, in case it has not made its group yet) and reaps pid.
+void kill_and_reap(pid_t pid, int& status) {
+  ::kill(-pid, SIGKILL);
+  ::kill(pid, SIGKILL);
+  (void)reap(pid, status, Clock::now() + kReapGrace);  // a child stuck in the kernel is left behind
+}
+
+// Fills in how the child ended from its wait status.
+void read_status(int status, ProcessResult& result) {
+  result.started = !(WIFEXITED(status) && WEXITSTATUS(status) == 127 && result.err.rfind("mlsup-exec: ", 0) == 0);
+  if (!result.started) result.start_error = result.err;
+  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+}
+
 }  // namespace
 
 ProcessResult run_process(const ProcessRequest& request) {
@@ -96,6 +143,7 @@ ProcessResult run_process(const ProcessRequest& request) {
   }
   auto argv = request.argv;
   auto env = child_environment(request.env_add);
+  const auto deadline = Clock::now() + request.timeout;
   const pid_t pid = ::fork();
   if (pid < 0) {
     result.start_error = std::string("fork: ") + std::strerror(errno);
@@ -103,24 +151,34 @@ ProcessResult run_process(const ProcessRequest& request) {
     return result;
   }
   if (pid == 0) exec_child(request, out_pipe[1], err_pipe[1], argv, env);
+  ::setpgid(pid, pid);  // as the child does, so that a kill at once reaches its group
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
-  const bool finished = drain(out_pipe[0], err_pipe[0], result.out, result.err, Clock::now() + request.timeout);
-  if (!finished) {
-    ::kill(-pid, SIGKILL);
-    ::kill(pid, SIGKILL);
-    result.timed_out = true;
-  }
+  int status = 0;
+  // The deadline holds after the pipes close too: a child may close its output and run on.
+  const bool ended = drain(out_pipe[0], err_pipe[0], result.out, result.err, deadline) && reap(pid, status, deadline);
   ::close(out_pipe[0]);
   ::close(err_pipe[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  if (!ended) {
+    kill_and_reap(pid, status);
+    result.timed_out = true;
+    result.timeout_message = timeout_text(request.timeout);
   }
-  result.started = !(WIFEXITED(status) && WEXITSTATUS(status) == 127 && result.err.rfind("mlsup-exec: ", 0) == 0);
-  if (!result.started) result.start_error = result.err;
-  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+  read_status(status, result);
   return result;
+}
+
+// Opens /dev/null on each of fd 0, 1 and 2 that is closed. Called in order, each open takes the
+// lowest free number, which is the closed fd itself.
+void open_closed_standard_fds() {
+  for (int fd = 0; fd < 3; ++fd) {
+    if (::fcntl(fd, F_GETFD) >= 0 || errno != EBADF) continue;
+    const int opened = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+    if (opened > fd) {
+      ::dup2(opened, fd);
+      ::close(opened);
+    }
+  }
 }
 
 }  // namespace mlsup::edges

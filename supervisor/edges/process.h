@@ -11,7 +11,9 @@ struct ProcessRequest {
   std::vector<std::string> argv;                               // argv[0] is looked up in PATH
   std::vector<std::pair<std::string, std::string>> env_add;    // set on top of this process's environment
   std::string working_dir;                                     // "" = the current one
-  std::chrono::milliseconds timeout{std::chrono::seconds(60)};  // killed (SIGKILL) after this
+  // The child and its process group are killed (SIGKILL) this long after the start, whether or not
+  // they still hold the output pipes open.
+  std::chrono::milliseconds timeout{std::chrono::seconds(60)};
 };
 
 struct ProcessResult {
@@ -21,9 +23,14 @@ struct ProcessResult {
   int signal = 0;           // when a signal ended it
   std::string out, err;
   std::string start_error;  // why it could not start
+  std::string timeout_message;  // "timed out after N s" when timed_out
 };
 
-// Runs the request to completion (or its timeout); blocking.
+// Runs the request to completion (or its timeout, which bounds the call); blocking.
 ProcessResult run_process(const ProcessRequest& request);
+
+// Opens /dev/null on each of the standard fds (0, 1, 2) that is closed, so that no pipe or file
+// opened later takes its number; for the start of main().
+void open_closed_standard_fds();
 
 }  // namespace mlsup::edges

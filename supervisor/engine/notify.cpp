@@ -101,8 +101,11 @@ class Exchange {
 
 }  // namespace
 
-Notifier::Notifier(config::NotifySettings settings, std::string state_dir, std::string working_dir)
-    : settings_(std::move(settings)), state_file_(std::move(state_dir) + "/notify.json"), working_dir_(std::move(working_dir)) {}
+Notifier::Notifier(config::NotifySettings settings, std::string state_dir, std::string working_dir, AlertBounds bounds)
+    : settings_(std::move(settings)),
+      state_file_(std::move(state_dir) + "/notify.json"),
+      working_dir_(std::move(working_dir)),
+      bounds_(bounds) {}
 
 std::string Notifier::alert(const json& event, double now) {
   if (settings_.command.empty() && settings_.webhook.empty()) return "none configured";
@@ -116,9 +119,13 @@ std::string Notifier::alert(const json& event, double now) {
     return "cooldown";
   last[kind] = now;
   (void)journal::write_atomically(state_file_, util::dump_json(last) + "\n");
+  // Side by side, so that the alert takes the longer of the two bounds, not their sum. (The default
+  // policy runs the webhook at get() when no thread can be started.)
+  std::future<std::string> webhook;
+  if (!settings_.webhook.empty()) webhook = std::async([this, &event] { return post_webhook(event); });
   std::string outcome;
   if (!settings_.command.empty()) outcome += "command: " + run_command(event);
-  if (!settings_.webhook.empty()) outcome += std::string(outcome.empty() ? "" : "; ") + "webhook: " + post_webhook(event);
+  if (webhook.valid()) outcome += std::string(outcome.empty() ? "" : "; ") + "webhook: " + webhook.get();
   return outcome;
 }
 
@@ -129,15 +136,15 @@ std::string Notifier::run_command(const json& event) const {
                {"MLSUP_EVENT_CAMPAIGN", field(event, "campaign")}, {"MLSUP_EVENT_ATTEMPT", field(event, "attempt")},
                {"MLSUP_EVENT_JOB_ID", field(event, "job_id")},     {"MLSUP_EVENT_JSON", util::dump_json(event)}};
   r.working_dir = working_dir_;
-  r.timeout = std::chrono::seconds(30);
+  r.timeout = bounds_.command;
   const auto result = edges::run_process(r);
   if (!result.started) return "could not start: " + result.start_error;
-  if (result.timed_out) return "killed after 30s";
+  if (result.timed_out) return result.timeout_message;
   return result.exit_code == 0 ? "sent" : "exited " + std::to_string(result.exit_code);
 }
 
 std::string Notifier::post_webhook(const json& event) const {
-  return post_json(settings_.webhook, util::dump_json(event), std::chrono::seconds(10));
+  return post_json(settings_.webhook, util::dump_json(event), bounds_.webhook);
 }
 
 std::string post_json(const std::string& target, const std::string& body, std::chrono::milliseconds timeout) {

@@ -14,13 +14,20 @@ namespace mlsup::engine {
 // answer), "HTTP <status>", or what went wrong.
 std::string post_json(const std::string& url, const std::string& body, std::chrono::milliseconds timeout);
 
+// How long each way of telling may take (the command is killed, the webhook given up).
+struct AlertBounds {
+  std::chrono::milliseconds command{std::chrono::seconds(30)};
+  std::chrono::milliseconds webhook{std::chrono::seconds(10)};
+};
+
 class Notifier {
  public:
   // Remembers the last alert of each kind in <state_dir>/notify.json (so ticks share the cooldown);
   // the command runs in working_dir (the config's folder).
-  Notifier(config::NotifySettings settings, std::string state_dir, std::string working_dir);
+  Notifier(config::NotifySettings settings, std::string state_dir, std::string working_dir, AlertBounds bounds = {});
 
-  // Sends event (it has "event" and "reason") unless one of its kind went out within the cooldown.
+  // Sends event (it has "event" and "reason") unless one of its kind went out within the cooldown;
+  // the command and the webhook run side by side, so it returns within the longer of their bounds.
   // Returns what happened, for the event log: "sent", "cooldown", "none configured", or the error.
   std::string alert(const nlohmann::json& event, double now);
 
@@ -31,6 +38,7 @@ class Notifier {
   config::NotifySettings settings_;
   std::string state_file_;
   std::string working_dir_;
+  AlertBounds bounds_;
 };
 
 }  // namespace mlsup::engine
