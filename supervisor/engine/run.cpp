@@ -13,6 +13,7 @@
 
 #include <boost/asio.hpp>
 
+#include "config/diff.h"
 #include "decide/exit_codes.h"
 #include "engine/loop.h"
 #include "engine/loop_parts.h"
@@ -91,6 +92,10 @@ class Supervisor {
     auto c = load(s.file);
     if (!c) {
       print_line("mlsup: SIGHUP: " + s.file + ": the config has errors; keeping the one in use");
+      return;
+    }
+    if (const auto why = s.config ? config::reload_refusal(config::changed_keys(*s.config, *c)) : std::nullopt) {
+      print_line("mlsup: SIGHUP: " + s.file + ": " + *why + "; keeping the config in use");
       return;
     }
     s.config = c;

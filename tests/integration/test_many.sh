@@ -84,7 +84,7 @@ echo "mlsup run exited $RC after $(( $(date +%s) - t0 ))s: $(tail -n 1 "$FLEET/r
 check "hanging sbatch: both campaigns completed in the end (exit 0)" [ "$RC" -eq 0 ]
 scenario_done
 
-scenario "SIGHUP with a config added to the folder and one removed -> the new campaign joins, the removed one is let go with its job running"
+scenario "SIGHUP with a config added to the folder, one removed and one renamed -> the new campaign joins, the removed one is let go with its job running, the rename is refused"
 FLEET=$(mktemp -d /tmp/mlsup-e2e-fleet.XXXXXX)
 fleet_campaign stays "--steps 150 --step-seconds 0.1 --ckpt-every 50"
 fleet_campaign leaves "--steps 600 --step-seconds 0.1"
@@ -94,6 +94,8 @@ left_running() { [ "$(status_of "$FLEET/leaves.yaml" job_id)" != None ] && [ "$(
 wait_until 60 left_running
 mv "$FLEET/leaves.yaml" "$FLEET/leaves.yaml.off"
 fleet_campaign joins "--steps 30 --step-seconds 0.1"
+stays_name=${NAMES[stays]}
+sed -i "s/^name: .*/name: renamed-on-hup/" "$FLEET/stays.yaml"
 kill -HUP "$RUNNER"
 joined() { [ "$(status_of "$FLEET/joins.yaml" state)" = completed ]; }
 wait_until 90 joined
@@ -101,6 +103,8 @@ check "SIGHUP: the new campaign joined and completed" joined
 check "SIGHUP: the removed campaign's lease is released" [ "$(status_of "$FLEET/leaves.yaml.off" supervisor)" = None ]
 check "SIGHUP: its job goes on" [ "$(job_state "$(status_of "$FLEET/leaves.yaml.off" job_id)")" = RUNNING ]
 check "SIGHUP: told on the console" grep -q "leaves.yaml is no longer named: let go" "$FLEET/run.out"
+check "SIGHUP: a live campaign's new name is refused, the config in use kept" grep -qE "stays.yaml: name[a-z_., ]* changed: a live campaign keeps its name" "$FLEET/run.out"
+sed -i "s/^name: .*/name: $stays_name/" "$FLEET/stays.yaml"
 timeout 120 tail --pid="$RUNNER" -f /dev/null || kill -9 "$RUNNER"
 wait "$RUNNER"; RC=$?
 echo "mlsup run exited $RC: $(tail -n 1 "$FLEET/run.out")"
