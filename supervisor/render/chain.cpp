@@ -30,7 +30,8 @@ mlsup_take_attempt() {
         MLSUP_ATTEMPT=$((MLSUP_ATTEMPT + 1))
       done
       MLSUP_HEARTBEAT_FILE=@HEARTBEAT_DIR@/attempt-$MLSUP_ATTEMPT
-      export MLSUP_ATTEMPT MLSUP_HEARTBEAT_FILE
+      MLSUP_ATTEMPT_HEARTBEAT_FILE=$MLSUP_HEARTBEAT_FILE
+      export MLSUP_ATTEMPT MLSUP_HEARTBEAT_FILE MLSUP_ATTEMPT_HEARTBEAT_FILE
       mlsup_how=fallback
       break
     fi
@@ -60,8 +61,10 @@ bool header_line(std::string_view line) {
 std::string chain_dir(const config::Config& config) { return config.state_dir + "/chain"; }
 
 std::string chain_values(const config::Config& config, const Attempt& attempt) {
+  auto env = job_environment(config, attempt);
+  env.emplace_back(kPluginHeartbeatBase, heartbeat_file(config, attempt.number));
   std::string out;
-  for (const auto& [name, value] : job_environment(config, attempt)) out += "export " + name + "=" + util::shell_quote(value) + "\n";
+  for (const auto& [name, value] : env) out += "export " + name + "=" + util::shell_quote(value) + "\n";
   return out;
 }
 

@@ -14,7 +14,13 @@ namespace mlsup::render {
 // <state_dir>/chain: next.env and claims/.
 std::string chain_dir(const config::Config& config);
 
-// The contract values of attempt as lines a shell sources ("export MLSUP_ATTEMPT=3").
+// The SPANK plugin's base path of per-task heartbeats: set in the batch step to the heartbeat file
+// the job was submitted with, it is where every srun step's P.d/<node>.<rank> starts from, so a
+// chain task must point it at its own attempt's file.
+inline constexpr const char* kPluginHeartbeatBase = "MLSUP_ATTEMPT_HEARTBEAT_FILE";
+
+// The contract values of attempt, and the plugin's heartbeat base, as lines a shell sources
+// ("export MLSUP_ATTEMPT=3").
 std::string chain_values(const config::Config& config, const Attempt& attempt);
 
 // The shell lines a chain task runs before the script's own: wait (slurm.chain_start_wait) for an

@@ -2,6 +2,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <sstream>
 #include <sys/stat.h>
 
 #include "config/load.h"
@@ -36,12 +38,15 @@ struct Chain {
                                       render::chain_values(config, {attempt, resume, std::move(exclude)})));
   }
 
-  edges::ProcessResult run(const std::string& nodes = "n1,n2") {
-    const std::string script = render::chain_preamble(config) + "echo \"$MLSUP_ATTEMPT|$MLSUP_RESUME_FROM|$MLSUP_HEARTBEAT_FILE\"\n";
+  // The preamble, then tail, in shell (bash by default), with env on top of a task's Slurm variables.
+  edges::ProcessResult run(const std::string& nodes = "n1,n2",
+                           const std::string& tail = "echo \"$MLSUP_ATTEMPT|$MLSUP_RESUME_FROM|$MLSUP_HEARTBEAT_FILE\"\n",
+                           std::vector<std::pair<std::string, std::string>> env = {}, const std::string& shell = "bash") {
     edges::ProcessRequest r;
-    r.argv = {"bash", "-c", script};
+    r.argv = {shell, "-c", render::chain_preamble(config) + tail};
     r.env_add = {{"PATH", dir.path() + "/bin:/usr/bin:/bin"}, {"SLURM_JOB_ID", "42"}, {"SLURM_ARRAY_TASK_ID", "3"},
                  {"SLURM_JOB_NODELIST", nodes}};
+    r.env_add.insert(r.env_add.end(), env.begin(), env.end());
     r.timeout = std::chrono::seconds(20);
     return edges::run_process(r);
   }
@@ -100,4 +105,41 @@ TEST_CASE("a task whose allocation holds a node excluded from the attempt leaves
   CHECK(r.err.find("node n2 is excluded from attempt 4") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(render::chain_dir(c.config) + "/claims/4"));
   CHECK(c.run("n1,n3").out.rfind("4|", 0) == 0);
+}
+
+namespace {
+
+// The MLSUP_* variables a script printed with `env`, as NAME -> value.
+std::map<std::string, std::string> mlsup_env(const std::string& out) {
+  std::map<std::string, std::string> vars;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("MLSUP_", 0) == 0) vars[line.substr(0, line.find('='))] = line.substr(line.find('=') + 1);
+  return vars;
+}
+
+// The batch step of a task submitted with attempt 1's values, as the SPANK plugin leaves it.
+std::vector<std::pair<std::string, std::string>> plugin_batch_env(const config::Config& c) {
+  const std::string p1 = render::heartbeat_file(c, 1);
+  return {{"MLSUP_ATTEMPT", "1"}, {"MLSUP_RESUME_FROM", ""}, {"MLSUP_EXCLUDE", ""},
+          {"MLSUP_HEARTBEAT_FILE", p1 + ".d/n1.0"}, {"MLSUP_ATTEMPT_HEARTBEAT_FILE", p1}};
+}
+
+}  // namespace
+
+TEST_CASE("every value of a chain task that depends on its attempt follows the attempt, the plugin's base path too") {
+  Chain c;
+  c.prepare(2, "/ck/step 20", {"n7"});
+  auto vars = mlsup_env(c.run("n1,n2", "env\n", plugin_batch_env(c.config)).out);
+  for (const auto& [name, value] : render::job_environment(c.config, {2, "/ck/step 20", {"n7"}})) {
+    CAPTURE(name);
+    CHECK(vars[name] == value);
+  }
+  // srun steps' per-task heartbeats (the plugin starts from this) go under attempt 2's path
+  CHECK(vars["MLSUP_ATTEMPT_HEARTBEAT_FILE"] == render::heartbeat_file(c.config, 2));
+
+  vars = mlsup_env(c.run("n1,n2", "env\n", plugin_batch_env(c.config)).out);  // fallback: attempt 3
+  CHECK(vars["MLSUP_ATTEMPT"] == "3");
+  CHECK(vars["MLSUP_HEARTBEAT_FILE"] == render::heartbeat_file(c.config, 3));
+  CHECK(vars["MLSUP_ATTEMPT_HEARTBEAT_FILE"] == render::heartbeat_file(c.config, 3));
 }
