@@ -1,9 +1,11 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <thread>
 #include <sys/stat.h>
 
 #include "config/load.h"
@@ -21,6 +23,7 @@ namespace {
 struct Chain {
   test::TempDir dir;
   config::Config config;
+  std::chrono::seconds timeout{20};  // a task's preamble that runs longer is killed
 
   Chain() {
     dir.write("job.sbatch", "#!/bin/bash\n#SBATCH --nodes=1\nsrun true\n");
@@ -47,7 +50,7 @@ struct Chain {
     r.env_add = {{"PATH", dir.path() + "/bin:/usr/bin:/bin"}, {"SLURM_JOB_ID", "42"}, {"SLURM_ARRAY_TASK_ID", "3"},
                  {"SLURM_JOB_NODELIST", nodes}};
     r.env_add.insert(r.env_add.end(), env.begin(), env.end());
-    r.timeout = std::chrono::seconds(20);
+    r.timeout = timeout;
     return edges::run_process(r);
   }
 
@@ -142,4 +145,104 @@ TEST_CASE("every value of a chain task that depends on its attempt follows the a
   CHECK(vars["MLSUP_ATTEMPT"] == "3");
   CHECK(vars["MLSUP_HEARTBEAT_FILE"] == render::heartbeat_file(c.config, 3));
   CHECK(vars["MLSUP_ATTEMPT_HEARTBEAT_FILE"] == render::heartbeat_file(c.config, 3));
+}
+
+namespace {
+
+// A claim folder of attempt made seconds_ago, with no task file in it (its task never recorded itself).
+void taskless_claim(const Chain& c, int attempt, int seconds_ago) {
+  const std::filesystem::path claim = render::chain_dir(c.config) + "/claims/" + std::to_string(attempt);
+  std::filesystem::create_directories(claim);
+  std::filesystem::last_write_time(claim, std::filesystem::file_time_type::clock::now() - std::chrono::seconds(seconds_ago));
+}
+
+// A mkdir that fails as a full disk does, except for `mkdir -p` (the claims folder is there already).
+void full_disk_mkdir(const Chain& c) {
+  const auto fake = c.dir.write("bin/mkdir", "#!/bin/sh\n[ \"$1\" = -p ] && exec /bin/mkdir \"$@\"\n"
+                                             "echo \"mkdir: cannot create directory '$1': No space left on device\" >&2\nexit 1\n");
+  ::chmod(fake.c_str(), 0755);
+}
+
+}  // namespace
+
+TEST_CASE("a claims folder the file system refuses ends the task at once, with the claim-failed exit code") {
+  Chain c;
+  c.dir.write("blocker", "a regular file, where the state folder should be\n");
+  c.config.state_dir = c.dir.path() + "/blocker/state";  // ENOTDIR, also for root
+  c.config.slurm.chain_start_wait = std::chrono::seconds(30);
+  c.timeout = std::chrono::seconds(10);
+  const auto r = c.run("n1,n2", "echo the script ran\n", {}, "sh");
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.exit_code == render::kClaimFailedExit);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("mlsup: task 3 cannot claim an attempt") != std::string::npos);
+  CHECK(r.err.find("Not a directory") != std::string::npos);
+}
+
+TEST_CASE("a claim that mkdir refuses for another reason than \"exists\" ends the task at once, not after endless tries") {
+  Chain c;
+  full_disk_mkdir(c);
+  c.timeout = std::chrono::seconds(10);
+  c.prepare(2, "");
+  auto r = c.run("n1,n2", "echo the script ran\n", {}, "sh");
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.exit_code == render::kClaimFailedExit);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("No space left on device") != std::string::npos);
+  std::filesystem::remove(render::chain_dir(c.config) + "/next.env");  // the fallback's loop, from the sbatch values
+  r = c.run("n1,n2", "echo the script ran\n", {{"MLSUP_ATTEMPT", "5"}}, "sh");
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.exit_code == render::kClaimFailedExit);
+  CHECK(r.err.find("No space left on device") != std::string::npos);
+}
+
+TEST_CASE("a task that cannot record its claim gives it up and ends, rather than run unsupervised") {
+  Chain c;
+  // mkdir works, but the claim folder then holds a folder where the task file's temporary goes
+  const auto fake = c.dir.write("bin/mkdir", "#!/bin/sh\n/bin/mkdir \"$@\" || exit\n[ \"$1\" = -p ] || /bin/mkdir \"$1/task.tmp\"\n");
+  ::chmod(fake.c_str(), 0755);
+  c.prepare(2, "");
+  const auto r = c.run("n1,n2", "echo the script ran\n", {}, "sh");
+  CHECK(r.exit_code == render::kClaimFailedExit);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("cannot claim an attempt: writing " + render::chain_dir(c.config) + "/claims/2/task failed") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(render::chain_dir(c.config) + "/claims/2/task"));
+}
+
+TEST_CASE("a claim left without its task file is taken over once it is older than the bound, by one task") {
+  Chain c;
+  c.prepare(2, "/ck/step 20");
+  taskless_claim(c, 2, render::kStrandedClaimSeconds + 5);
+  const auto r = c.run();
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "2|/ck/step 20|" + c.config.heartbeat.dir + "/attempt-2\n");
+  CHECK(c.claim(2) == "42 3 prepared /ck/step 20\n");
+  CHECK(r.err.find("attempt 2 was claimed") != std::string::npos);
+  CHECK(r.err.find("takes it over") != std::string::npos);
+
+  Chain two;  // two tasks at once: one takes attempt 2 over, the other goes on to 3
+  two.prepare(2, "");
+  taskless_claim(two, 2, render::kStrandedClaimSeconds + 5);
+  edges::ProcessResult first, second;
+  std::thread other([&] { second = two.run("n1,n2", "echo \"$MLSUP_ATTEMPT\"\n", {{"SLURM_JOB_ID", "43"}}); });
+  first = two.run("n1,n2", "echo \"$MLSUP_ATTEMPT\"\n");
+  other.join();
+  std::vector<std::string> got{first.out, second.out};
+  std::sort(got.begin(), got.end());
+  CHECK(got == std::vector<std::string>{"2\n", "3\n"});
+}
+
+TEST_CASE("a claim being made (no task file yet, recent) is waited for, not taken") {
+  Chain c;
+  c.prepare(2, "");
+  taskless_claim(c, 2, 0);
+  std::thread claimer([&] {  // its task records itself a moment later
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    std::ofstream(render::chain_dir(c.config) + "/claims/2/task") << "41 2 prepared \n";
+  });
+  const auto r = c.run();
+  claimer.join();
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.rfind("3|", 0) == 0);
+  CHECK(c.claim(2) == "41 2 prepared \n");
 }
