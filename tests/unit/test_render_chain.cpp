@@ -246,3 +246,21 @@ TEST_CASE("a claim being made (no task file yet, recent) is waited for, not take
   CHECK(r.out.rfind("3|", 0) == 0);
   CHECK(c.claim(2) == "41 2 prepared \n");
 }
+
+TEST_CASE("a chain's script may not hold one attempt's values: each task reads them from its environment") {
+  Chain c;
+  for (const auto& [name, env] : render::per_attempt_variables()) {
+    CAPTURE(name);
+    const auto plan = render::plan_submission(c.config, "#!/bin/bash\n#SBATCH --nodes=1\necho {{" + name + "}}\n", {1});
+    REQUIRE_FALSE(plan.has_value());
+    CHECK(plan.error().str().find(":3:6: " + name + ": a chain (slurm.array) renders the script once") != std::string::npos);
+    CHECK(plan.error().message.find("read $" + env + " instead") != std::string::npos);
+  }
+  CHECK(render::per_attempt_variables().size() == 4);
+  const auto section = render::plan_submission(c.config, "#!/bin/bash\n{{#resume_from}}\nx\n{{/resume_from}}\n", {1});
+  REQUIRE_FALSE(section.has_value());
+  CHECK(section.error().str().find(":2:1: resume_from: ") != std::string::npos);
+  // values every attempt shares are fine
+  CHECK(render::plan_submission(c.config, "#!/bin/bash\necho {{run}} {{state_dir}} {{checkpoint_dir}} {{kill_switch}}\n", {1})
+            .has_value());
+}
