@@ -158,8 +158,9 @@ void taskless_claim(const Chain& c, int attempt, int seconds_ago) {
 
 // A mkdir that fails as a full disk does, except for `mkdir -p` (the claims folder is there already).
 void full_disk_mkdir(const Chain& c) {
-  const auto fake = c.dir.write("bin/mkdir", "#!/bin/sh\n[ \"$1\" = -p ] && exec /bin/mkdir \"$@\"\n"
-                                             "echo \"mkdir: cannot create directory '$1': No space left on device\" >&2\nexit 1\n");
+  const auto fake = c.dir.write("bin/mkdir",
+                                "#!/bin/sh\n[ \"$1\" = -p ] && exec /bin/mkdir \"$@\"\n"
+                                "echo \"mkdir: cannot create directory '$1': No space left on device\" >&2\nexit 1\n");
   ::chmod(fake.c_str(), 0755);
 }
 
@@ -199,13 +200,15 @@ TEST_CASE("a claim that mkdir refuses for another reason than \"exists\" ends th
 TEST_CASE("a task that cannot record its claim gives it up and ends, rather than run unsupervised") {
   Chain c;
   // mkdir works, but the claim folder then holds a folder where the task file's temporary goes
-  const auto fake = c.dir.write("bin/mkdir", "#!/bin/sh\n/bin/mkdir \"$@\" || exit\n[ \"$1\" = -p ] || /bin/mkdir \"$1/task.tmp\"\n");
+  const auto fake =
+      c.dir.write("bin/mkdir", "#!/bin/sh\n/bin/mkdir \"$@\" || exit\n[ \"$1\" = -p ] || /bin/mkdir \"$1/task.tmp\"\n");
   ::chmod(fake.c_str(), 0755);
   c.prepare(2, "");
   const auto r = c.run("n1,n2", "echo the script ran\n", {}, "sh");
   CHECK(r.exit_code == render::kClaimFailedExit);
   CHECK(r.out.empty());
-  CHECK(r.err.find("cannot claim an attempt: writing " + render::chain_dir(c.config) + "/claims/2/task failed") != std::string::npos);
+  const std::string task_file = render::chain_dir(c.config) + "/claims/2/task";
+  CHECK(r.err.find("cannot claim an attempt: writing " + task_file + " failed") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(render::chain_dir(c.config) + "/claims/2/task"));
 }
 
