@@ -182,6 +182,48 @@ TEST_CASE("missing requirements and impossible combinations") {
   check_error(m + "state_dir: s\ncheckpoint:\n  dir: s\n", "3:1: state_dir: ", "same folder as checkpoint.dir");
 }
 
+TEST_CASE("slurm.extra_args may not take over an option mlsup controls, in any spelling") {
+  const std::string m = std::string(kMinimal) + "slurm:\n  extra_args: ";
+  const auto refused = [&](const std::string& list, const std::string& what) {
+    check_error(m + list + "\n", "4:3: slurm.extra_args: ", what);
+  };
+  refused("[\"--comment=note\"]", "\"--comment=note\" would replace mlsup's job tag");
+  refused("[--comment, note]", "\"--comment\" would replace mlsup's job tag");
+  refused("[--comm=x]", "\"--comm=x\" would replace mlsup's job tag");  // sbatch takes a unique prefix
+  refused("[--requeue]", "policy.budgets");
+  refused("[\"--signal=B:USR2@60\"]", "slurm.signal and slurm.signal_lead");
+  refused("[--exclude=n1]", "#SBATCH --exclude");
+  refused("[-x, n1]", "\"-x\" would replace the nodes mlsup excludes");
+  refused("[-xn1]", "#SBATCH --exclude");
+  refused("[-Hx, n1]", "#SBATCH --exclude");  // a flag, then -x
+  refused("[-o, out.log]", "#SBATCH --output");
+  refused("[--output=out.log]", "#SBATCH --output");
+  refused("[--export=NONE]", "#SBATCH --export");
+  refused("[--array=1-3%1]", "slurm.array");
+  refused("[-a, 1-3]", "slurm.array");
+  refused("[-N2]", "slurm.nodes");
+  refused("[--nodes, \"2\"]", "slurm.nodes");
+  refused("[-t, \"1:00:00\"]", "slurm.time");
+  refused("[--time=60]", "slurm.time");
+  refused("[--wait]", "sbatch would wait");
+  refused("[-W]", "sbatch would wait");
+  refused("[\"--wrap=python3 t.py\"]", "the template");
+  refused("[--test-only]", "submits nothing");
+  refused("[-M, other]", "another cluster");
+  // every collision in one message
+  refused("[--qos=high, --requeue, -x, n1]", "\"--requeue\" would turn Slurm's requeue back on");
+  refused("[--qos=high, --requeue, -x, n1]", "; \"-x\" would replace");
+}
+
+TEST_CASE("slurm.extra_args may set what mlsup leaves alone") {
+  TempDir dir;
+  const auto r = load(dir, std::string(kMinimal) +
+                               "slurm:\n  extra_args: [--qos=high, --account=ml, --job-name=x, -J, x, --dependency=singleton,"
+                               " -d, singleton, --error=e.log, -e, e.log, --no-requeue, --exclusive, --time-min=10,"
+                               " --nodelist=n1, --export-file=f, --parsable, -p, gpu, -H, --wait-all-nodes=1, -k]\n");
+  CHECK(r.has_value());
+}
+
 TEST_CASE("heartbeat timeouts are not checked when heartbeats are off") {
   TempDir dir;
   CHECK(load(dir, std::string(kMinimal) + "poll_interval: 1m\nheartbeat:\n  enabled: false\n  startup_timeout: 30s\n").has_value());
