@@ -241,3 +241,19 @@ TEST_CASE("a config file that cannot be read") {
   REQUIRE_FALSE(r.has_value());
   CHECK(r.error().front().str() == "/nonexistent/c.yaml: cannot read the config file: No such file or directory");
 }
+
+TEST_CASE("a checkpoint.dir another campaign claimed is a config error at its key, not a failure at run time") {
+  TempDir dir;
+  dir.write("ck/.mlsup-campaign", "{\"campaign_id\":\"x1\",\"name\":\"other\",\"state_dir\":\"/elsewhere/.mlsup/other\"}\n");
+  const auto r = load(dir, std::string(kMinimal) + "checkpoint:\n  dir: ck\n");
+  REQUIRE_FALSE(r.has_value());
+  REQUIRE(r.error().size() == 1);
+  CHECK(r.error()[0].line == 4);
+  CHECK(r.error()[0].subject == "checkpoint.dir");
+  CHECK(r.error()[0].message.find("belongs to campaign \"other\" (state in /elsewhere/.mlsup/other)") != std::string::npos);
+  // Its own claim is no error.
+  const auto own = load(dir, std::string(kMinimal) + "checkpoint:\n  dir: ck2\n");
+  REQUIRE(own.has_value());
+  dir.write("ck2/.mlsup-campaign", "{\"campaign_id\":\"x2\",\"name\":\"demo\",\"state_dir\":\"" + own->state_dir + "\"}\n");
+  CHECK(load(dir, std::string(kMinimal) + "checkpoint:\n  dir: ck2\n").has_value());
+}
