@@ -70,6 +70,8 @@ std::optional<std::string> check_signal_lead(const Config& c) {
 }
 
 std::optional<std::string> check_step_regex(const Config& c) {
+  // std::regex compiles by recursion: a long pattern (deep parentheses) would overflow the stack.
+  if (c.checkpoint.step_regex.size() > 1000) return "is too long for a step pattern (at most 1000 characters)";
   try {
     if (std::regex(c.checkpoint.step_regex).mark_count() < 1)
       return "\"" + c.checkpoint.step_regex + "\" has no group: put the step number in parentheses, e.g. \"(\\\\d+)$\"";

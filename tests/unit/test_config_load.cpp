@@ -224,6 +224,15 @@ TEST_CASE("slurm.extra_args may set what mlsup leaves alone") {
   CHECK(r.has_value());
 }
 
+TEST_CASE("a step_regex too long to compile safely is refused, not compiled") {
+  const std::string m = kMinimal;
+  const std::string deep = std::string(30000, '(') + "a" + std::string(30000, ')');  // overflowed the stack
+  check_error(m + "checkpoint:\n  step_regex: \"" + deep + "\"\n", "4:3: checkpoint.step_regex: ", "is too long");
+  const std::string long_ok = "(\\\\d+)" + std::string(995, 'x');  // 1000 characters once read: (\d+)xxx...
+  const auto c = load(TempDir(), m + "checkpoint:\n  step_regex: \"" + long_ok + "\"\n");
+  CHECK(c.has_value());
+}
+
 TEST_CASE("heartbeat timeouts are not checked when heartbeats are off") {
   TempDir dir;
   CHECK(load(dir, std::string(kMinimal) + "poll_interval: 1m\nheartbeat:\n  enabled: false\n  startup_timeout: 30s\n").has_value());
