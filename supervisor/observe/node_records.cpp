@@ -110,18 +110,36 @@ NodeRecords read_node_records(const std::string& state_dir, std::uint32_t job_id
 
 bool failed(const TaskExit& e) { return e.exit_code != 0 || e.signal != 0; }
 
-std::optional<TaskExit> first_failure(const std::vector<TaskExit>& exits, double kill_grace) {
-  auto killer_signal = [](const TaskExit& e) { return e.exit_code == 0 && (e.signal == SIGKILL || e.signal == SIGTERM); };
+namespace {
+
+bool killer_signal(const TaskExit& e) { return e.exit_code == 0 && (e.signal == SIGKILL || e.signal == SIGTERM); }
+
+// The failures that may have come first: failed, and not a kill that followed another failure.
+std::vector<TaskExit> candidates(const std::vector<TaskExit>& exits, double margin) {
   auto killed_after_another = [&](const TaskExit& e) {
-    if (!killer_signal(e)) return false;
-    return std::any_of(exits.begin(), exits.end(), [&](const TaskExit& f) {
-      return failed(f) && !killer_signal(f) && f.time <= e.time + kill_grace;
-    });
+    return killer_signal(e) && std::any_of(exits.begin(), exits.end(), [&](const TaskExit& f) {
+             return failed(f) && !killer_signal(f) && f.time <= e.time + margin;
+           });
   };
+  std::vector<TaskExit> out;
+  for (const auto& e : exits)
+    if (failed(e) && !killed_after_another(e)) out.push_back(e);
+  return out;
+}
+
+}  // namespace
+
+std::optional<TaskExit> first_failure(const std::vector<TaskExit>& exits, double kill_grace) {
+  const double margin = std::max(kill_grace, kClockMargin);
+  const auto c = candidates(exits, margin);
+  if (c.empty()) return std::nullopt;
+  const double earliest = std::min_element(c.begin(), c.end(), [](const TaskExit& a, const TaskExit& b) {
+                            return a.time < b.time;
+                          })->time;
   std::optional<TaskExit> first;
-  for (const auto& e : exits) {
-    if (!failed(e) || killed_after_another(e)) continue;
-    if (!first || std::tie(e.time, e.rank) < std::tie(first->time, first->rank)) first = e;
+  for (const auto& e : c) {
+    if (e.time > earliest + margin) continue;  // clearly later, whatever the clocks
+    if (!first || std::tuple(killer_signal(e), e.rank) < std::tuple(killer_signal(*first), first->rank)) first = e;
   }
   return first;
 }

@@ -83,6 +83,33 @@ TEST_CASE("first failure: only kills, ties by rank, other signals, nothing faile
   CHECK_FALSE(first_failure({}));
 }
 
+TEST_CASE("first failure: exits within the clock margin are simultaneous; the lowest rank, not the earliest stamp") {
+  // n4's clock runs 0.8 s ahead or behind: which exit was first is not knowable.
+  const auto first = first_failure({exit_of("n4", 3, 1, 0, 100.0), exit_of("n2", 1, 1, 0, 100.8)});
+  REQUIRE(first);
+  CHECK(first->node == "n2");
+  CHECK(first->rank == 1);
+}
+
+TEST_CASE("first failure: a kill stamped up to the clock margin before a failure is not first") {
+  const auto first = first_failure({exit_of("n1", 0, 0, SIGKILL, 100.0), exit_of("n3", 2, 1, 0, 100.0 + kClockMargin - 0.5)});
+  REQUIRE(first);
+  CHECK(first->node == "n3");
+}
+
+TEST_CASE("first failure: within the margin a failure that is not a kill beats the kills, whatever their ranks") {
+  const auto first = first_failure({exit_of("n1", 0, 0, SIGKILL, 100.0), exit_of("n2", 1, 0, SIGTERM, 100.1),
+                                    exit_of("n3", 5, 0, SIGSEGV, 101.0), exit_of("n4", 7, 3, 0, 101.9)});
+  REQUIRE(first);
+  CHECK(first->rank == 5);
+}
+
+TEST_CASE("first failure: beyond the margin the earlier stamp wins; a larger kill grace widens the margin") {
+  const std::vector<TaskExit> exits = {exit_of("n4", 3, 1, 0, 100.0), exit_of("n1", 0, 1, 0, 100.0 + kClockMargin + 0.5)};
+  CHECK(first_failure(exits)->node == "n4");
+  CHECK(first_failure(exits, kClockMargin + 1.0)->node == "n1");
+}
+
 TEST_CASE("failed health: sorted, unique") {
   const std::vector<HealthCheck> checks = {
       {"n3", 0, false, 1, "ecc", 1}, {"n1", 0, true, 0, "", 1}, {"n2", 0, false, 124, "timed out", 1}, {"n3", 1, false, 1, "", 2}};
