@@ -127,6 +127,10 @@ std::vector<TaskExit> candidates(const std::vector<TaskExit>& exits, double marg
   return out;
 }
 
+// Among simultaneous failures: not a kill, then a step's task before the batch script (which ends
+// because its step did), then the lowest rank.
+std::tuple<bool, bool, int> order(const TaskExit& e) { return {killer_signal(e), e.step < 0, e.rank}; }
+
 }  // namespace
 
 std::optional<TaskExit> first_failure(const std::vector<TaskExit>& exits, double kill_grace) {
@@ -139,7 +143,7 @@ std::optional<TaskExit> first_failure(const std::vector<TaskExit>& exits, double
   std::optional<TaskExit> first;
   for (const auto& e : c) {
     if (e.time > earliest + margin) continue;  // clearly later, whatever the clocks
-    if (!first || std::tuple(killer_signal(e), e.rank) < std::tuple(killer_signal(*first), first->rank)) first = e;
+    if (!first || order(e) < order(*first)) first = e;
   }
   return first;
 }

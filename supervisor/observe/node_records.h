@@ -60,7 +60,8 @@ inline constexpr double kClockMargin = 2.0;
 // The task that failed first. A task ended by SIGKILL or SIGTERM does not count when another task
 // failed otherwise no later than margin = max(kill_grace, kClockMargin) seconds after it (it was
 // killed because of that one, e.g. by --kill-on-bad-exit). Among the failures within margin of the
-// earliest, no clock decides: a failure that is not a kill comes first, then the lowest rank.
+// earliest, no clock decides: a failure that is not a kill comes first, then a task of a step
+// before the batch script (step < 0: it fails because its step did), then the lowest rank.
 std::optional<TaskExit> first_failure(const std::vector<TaskExit>& exits, double kill_grace = 1.0);
 
 // The nodes whose health check failed, sorted, unique.

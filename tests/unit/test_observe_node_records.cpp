@@ -104,6 +104,12 @@ TEST_CASE("first failure: within the margin a failure that is not a kill beats t
   CHECK(first->rank == 5);
 }
 
+TEST_CASE("first failure: within the margin a step's task beats the batch script that failed because of it") {
+  const auto first = first_failure({{"n1", kBatchStep, 0, kHealthExitCode, 0, 100.0}, {"n3", 0, 2, kHealthExitCode, 0, 100.3}});
+  REQUIRE(first);
+  CHECK(first->node == "n3");
+}
+
 TEST_CASE("first failure: beyond the margin the earlier stamp wins; a larger kill grace widens the margin") {
   const std::vector<TaskExit> exits = {exit_of("n4", 3, 1, 0, 100.0), exit_of("n1", 0, 1, 0, 100.0 + kClockMargin + 0.5)};
   CHECK(first_failure(exits)->node == "n4");
