@@ -37,8 +37,13 @@ void parse_line(const json& j, std::string_view file_node, NodeRecords& out) {
     out.exits.push_back({node_of(j, file_node), field<int>(j, "step"), field<int>(j, "rank"),
                          field<int>(j, "exit_code"), field<int>(j, "signal"), field<double>(j, "time")});
   } else if (kind == "health") {
-    out.health.push_back({node_of(j, file_node), field<int>(j, "step"), field<bool>(j, "ok"),
-                          field<int>(j, "exit_code"), j.value("detail", std::string()), field<double>(j, "time")});
+    HealthCheck c{node_of(j, file_node), field<int>(j, "step"), field<bool>(j, "ok"), field<int>(j, "exit_code"),
+                  j.value("detail", std::string()), field<double>(j, "time")};
+    if (j.value("detail_truncated", false)) {
+      c.detail_bytes = j.value("detail_bytes", std::size_t{0});
+      c.detail += " [cut from " + (c.detail_bytes ? std::to_string(c.detail_bytes) : std::string("more")) + " bytes]";
+    }
+    out.health.push_back(std::move(c));
   }
 }
 

@@ -32,6 +32,7 @@ struct HealthCheck {
   int exit_code = 0;
   std::string detail;  // the check's first line of output
   double time = 0;
+  std::size_t detail_bytes = 0;  // > 0 when the plugin cut detail: the full line's length
 };
 
 struct NodeRecords {
@@ -40,7 +41,8 @@ struct NodeRecords {
   std::vector<std::string> problems;  // lines that could not be read, each "node:line: what"
 };
 
-// Parses one node's file; node names the file (used when a record lacks its own). A torn last
+// Parses one node's file; node names the file (used when a record lacks its own). A health
+// detail the plugin cut ("detail_truncated", "detail_bytes") ends " [cut from N bytes]". A torn last
 // line (a writer caught mid-way) or a bad line becomes a problem, never a failure; unknown kinds
 // are skipped.
 NodeRecords parse_node_records(std::string_view text, std::string_view node);

@@ -31,6 +31,18 @@ TEST_CASE("node records: both kinds, the node from the record") {
   CHECK(r.exits[0].time == doctest::Approx(10.75));
 }
 
+TEST_CASE("node records: a health detail the plugin cut is read, marked with its full length") {
+  const auto r = parse_node_records(
+      "{\"v\":1,\"kind\":\"health\",\"job\":5,\"step\":0,\"node\":\"n1\",\"ok\":false,\"exit_code\":1,"
+      "\"detail\":\"Xid 79 on GPU 0000:3b:00.0 and\",\"detail_truncated\":true,\"detail_bytes\":5000,\"time\":10.5}\n",
+      "n1");
+  CHECK(r.problems.empty());
+  REQUIRE(r.health.size() == 1);
+  CHECK(r.health[0].detail == "Xid 79 on GPU 0000:3b:00.0 and [cut from 5000 bytes]");
+  CHECK(r.health[0].detail_bytes == 5000);
+  CHECK_FALSE(r.health[0].ok);
+}
+
 TEST_CASE("node records: a torn last line, a bad line, a future version are problems, not failures") {
   const auto r = parse_node_records(
       "{\"v\":1,\"kind\":\"task-exit\",\"step\":0,\"rank\":2,\"exit_code\":0,\"signal\":15,\"time\":3}\n"
