@@ -3,6 +3,8 @@
 #include "decide/classes.h"
 
 #include <algorithm>
+#include <array>
+#include <csignal>
 #include <map>
 
 namespace mlsup::decide {
@@ -11,8 +13,9 @@ namespace {
 bool specific(const NodeEvidence& n) { return n.task_failed || n.failed_first || n.heartbeat_stale_first; }
 
 // Direct evidence against a node, whatever came before: it did not answer, its health check failed,
-// or (in a job of several nodes) the plugin saw its task fail first, or its per-task heartbeat went
-// silent well before the other nodes' in a hang.
+// or (in a job of several nodes) the plugin saw its task fail first by a machine fault's signal (a
+// weak first end only names the suspect), or its per-task heartbeat went silent well before the
+// other nodes' in a hang.
 void direct(const BlameInput& in, std::vector<Blamed>& out) {
   const std::string ending = std::string(class_name(in.cls));
   for (const auto& n : in.job_nodes) {
@@ -23,8 +26,9 @@ void direct(const BlameInput& in, std::vector<Blamed>& out) {
     if (n.not_responding)
       out.push_back({n.name, "did not respond when the attempt ended as " + ending + (stale ? "; " + stopped : "")});
     else if (n.health_failed) out.push_back({n.name, "its health check failed (the attempt ended as " + ending + ")"});
-    else if (n.failed_first && in.job_nodes.size() > 1 && in.cls == EndClass::Failed)
-      out.push_back({n.name, "the job's first failing task ran there; the other nodes' tasks were ended after it"});
+    else if (n.failed_first && !n.first_weak && in.job_nodes.size() > 1 && in.cls == EndClass::Failed)
+      out.push_back({n.name, "the job's first failing task ran there, ended by a machine fault's signal; the other "
+                             "nodes' tasks were ended after it"});
     else if (stale) out.push_back({n.name, stopped + " (the attempt ended as " + ending + ")"});
   }
 }
@@ -44,7 +48,7 @@ void repeated(const BlameInput& in, std::vector<Blamed>& out) {
     const int failures = count[n.name] + 1;
     if (failures < in.repeat_threshold) continue;
     found.push_back({n.name, "suspect in " + std::to_string(failures) + " failed attempts within the window" +
-                                 (specific(n) ? " (srun reported its tasks failing)" : "")});
+                                 (specific(n) ? " (named first by this failure's evidence)" : "")});
   }
   // Without evidence that sets a node apart, every node of the job is equally suspect: nothing is known.
   const bool set_apart = std::any_of(in.job_nodes.begin(), in.job_nodes.end(), specific);
@@ -69,6 +73,11 @@ std::vector<NodeEvidence> hang_evidence(const std::vector<std::string>& nodes, c
     out.push_back(e);
   }
   return out;
+}
+
+bool weak_end(int exit_code, int signal) {
+  constexpr std::array<int, 3> kMachineFaults = {SIGSEGV, SIGBUS, SIGILL};
+  return exit_code != 0 || std::find(kMachineFaults.begin(), kMachineFaults.end(), signal) == kMachineFaults.end();
 }
 
 std::vector<std::string> suspects(const std::vector<NodeEvidence>& job_nodes) {

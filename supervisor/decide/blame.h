@@ -13,8 +13,9 @@ struct NodeEvidence {
   std::string name;
   bool slurm_down = false;        // Slurm shows it DOWN or DRAIN: Slurm keeps jobs off it already
   bool not_responding = false;    // Slurm marks it not responding, or mlsup's probe got no answer
-  bool task_failed = false;       // srun reported a task of it failing on its own (not killed after another)
+  bool task_failed = false;       // srun reported its task's end first (the later reports are victims)
   bool failed_first = false;      // the plugin's records: the job's first failing task ran here
+  bool first_weak = false;        // that first end was an exit code, an abort or a kill (weak_end())
   bool health_failed = false;     // the plugin's health check failed here
   bool heartbeat_stale_first = false;  // a per-task heartbeat here stopped well before the other nodes'
   double heartbeat_lead = 0;           // by how many seconds
@@ -53,8 +54,15 @@ std::vector<NodeEvidence> hang_evidence(const std::vector<std::string>& nodes, c
 // True for the endings that can say something about a node (a failure, a hang), not a time limit.
 bool node_related(EndClass c);
 
-// The nodes a failure points at: those whose tasks failed on their own, or every node when nothing
-// sets one apart. What the repeated-failure rule counts, and what the journal keeps of a failure.
+// Whether a task's first end says little of its node: an exit code is the program saying why it
+// stopped, an abort is its own decision, a kill comes from outside (a person, the OOM killer, srun).
+// Only the signals of a machine's faults (SIGSEGV, SIGBUS, SIGILL) speak against the node at once;
+// a weak first end names the failure's one suspect, excluded when it is named again (blame()).
+bool weak_end(int exit_code, int signal);
+
+// The nodes a failure points at: the node of the first task end, a silent or first-stale node, or
+// every node when nothing sets one apart. What the repeated-failure rule counts, and what the
+// journal keeps of a failure.
 std::vector<std::string> suspects(const std::vector<NodeEvidence>& job_nodes);
 
 // The nodes to exclude from the next attempt; never every node of the job on circumstantial

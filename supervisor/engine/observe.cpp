@@ -39,7 +39,7 @@ std::map<std::string, std::string> read_heartbeats(const std::string& path) {
 EndingOutput ending_output(const slurm::Job& job, const std::string& state_dir) {
   std::string output = util::read_end(job.std_err.empty() ? job.std_out : job.std_err, 64 * 1024);
   if (!job.std_err.empty() && job.std_err != job.std_out) output += util::read_end(job.std_out, 64 * 1024);
-  return {slurm::failed_task_nodes(slurm::srun_task_reports(output)), observe::read_node_records(state_dir, job.job_id)};
+  return {slurm::first_task_end(slurm::srun_task_reports(output)), observe::read_node_records(state_dir, job.job_id)};
 }
 
 // The job whose ending is judged: the watched one as the query showed it, or only its id.

@@ -46,8 +46,6 @@ std::vector<decide::NodeEvidence> node_evidence(Pass& p, const slurm::Job& job, 
   }
   if (!p.w.ending) return evidence;
   const auto& out = *p.w.ending;
-  const auto& failed = out.failed_task_nodes;
-  for (auto& e : evidence) e.task_failed = std::find(failed.begin(), failed.end(), e.name) != failed.end();
   if (!out.records.problems.empty())
     p.report("node-records-problems", {{"job_id", job.job_id}, {"problems", out.records.problems},
                                        {"decision", "the readable records are used; the others are ignored"}});
@@ -56,13 +54,23 @@ std::vector<decide::NodeEvidence> node_evidence(Pass& p, const slurm::Job& job, 
     if (x.step >= 0) step_exits.push_back(x);
   const auto first = observe::first_failure(step_exits);
   const auto sick = observe::failed_health(out.records.health);
+  // The plugin's clocks order the ends; without its records, the order of srun's reports does.
+  const auto* srun = first ? nullptr : out.srun_first ? &*out.srun_first : nullptr;
   for (auto& e : evidence) {
     e.failed_first = first && first->node == e.name;
+    e.task_failed = srun && srun->report.node == e.name;
+    if (e.failed_first) e.first_weak = decide::weak_end(first->exit_code, first->signal);
+    if (e.task_failed) e.first_weak = decide::weak_end(srun->report.exit_code, srun->report.signo);
     e.health_failed = std::find(sick.begin(), sick.end(), e.name) != sick.end();
   }
   if (first)
     fields["first_failure"] = {{"node", first->node}, {"step", first->step}, {"rank", first->rank},
                                {"exit_code", first->exit_code}, {"signal", first->signal}};
+  if (srun) {
+    fields["first_reported"] = {{"node", srun->report.node}, {"tasks", srun->report.tasks},
+                                {"exit_code", srun->report.exit_code}, {"signal", srun->report.signal}};
+    fields["victims"] = srun->victims;
+  }
   if (!sick.empty()) fields["health_failed"] = sick;
   return evidence;
 }

@@ -10,6 +10,7 @@
 #include "engine/chain.h"
 #include "engine/memory.h"
 #include "observe/node_records.h"
+#include "slurm/srun_messages.h"
 #include "slurm/types.h"
 
 namespace mlsup::engine {
@@ -18,7 +19,7 @@ using JobsAnswer = slurm::Result<std::vector<slurm::Job>>;
 
 // What a finished job left about its nodes besides Slurm's node states.
 struct EndingOutput {
-  std::vector<std::string> failed_task_nodes;  // srun's reports of tasks that failed on their own
+  std::optional<slurm::FirstEnd> srun_first;   // srun's first report of a task's abnormal end, and its victims
   observe::NodeRecords records;                // the SPANK plugin's per-node records
 };
 

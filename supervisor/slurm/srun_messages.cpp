@@ -12,6 +12,30 @@ namespace {
 // Signals srun reports for tasks it (or Slurm) ended after another task failed or the job was cancelled.
 constexpr std::array<std::string_view, 4> kKills = {"Terminated", "Killed", "Interrupt", "Hangup"};
 
+// srun's words for the signals a task may end by (strsignal's), with their numbers.
+struct SignalName {
+  std::string_view words;
+  int signo;
+};
+constexpr std::array<SignalName, 12> kSignals = {{{"Hangup", 1},
+                                                  {"Interrupt", 2},
+                                                  {"Quit", 3},
+                                                  {"Illegal instruction", 4},
+                                                  {"Trace/breakpoint trap", 5},
+                                                  {"Aborted", 6},
+                                                  {"Bus error", 7},
+                                                  {"Floating point exception", 8},
+                                                  {"Killed", 9},
+                                                  {"User defined signal 1", 10},
+                                                  {"Segmentation fault", 11},
+                                                  {"Terminated", 15}}};
+
+int signal_number(std::string_view words) {
+  for (const auto& s : kSignals)
+    if (s.words == words) return s.signo;
+  return 0;
+}
+
 // Parses "NODE: task(s) LIST: WHAT" (the part after "srun: error: "); false when it is something else.
 bool parse_report(std::string_view rest, TaskReport& r) {
   const auto c1 = rest.find(": ");
@@ -33,6 +57,7 @@ bool parse_report(std::string_view rest, TaskReport& r) {
     return true;
   }
   r.signal = std::string(what.substr(0, what.find(" (core dumped)")));
+  r.signo = signal_number(r.signal);
   r.failed = std::find(kKills.begin(), kKills.end(), r.signal) == kKills.end();
   return true;
 }
@@ -51,11 +76,16 @@ std::vector<TaskReport> srun_task_reports(std::string_view text) {
   return out;
 }
 
-std::vector<std::string> failed_task_nodes(const std::vector<TaskReport>& reports) {
-  std::vector<std::string> nodes;
-  for (const auto& r : reports)
-    if (r.failed && std::find(nodes.begin(), nodes.end(), r.node) == nodes.end()) nodes.push_back(r.node);
-  return nodes;
+std::optional<FirstEnd> first_task_end(const std::vector<TaskReport>& reports) {
+  std::optional<FirstEnd> out;
+  for (const auto& r : reports) {
+    if (r.exit_code == 0 && r.signal.empty()) continue;  // "Exited with exit code 0": not an abnormal end
+    if (!out) out = FirstEnd{r, {}};
+    else if (r.node != out->report.node &&
+             std::find(out->victims.begin(), out->victims.end(), r.node) == out->victims.end())
+      out->victims.push_back(r.node);
+  }
+  return out;
 }
 
 }  // namespace mlsup::slurm

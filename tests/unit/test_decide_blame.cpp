@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <csignal>
+
 #include "decide/blame.h"
 #include "decide/ledger.h"
 
@@ -94,6 +96,28 @@ TEST_CASE("the plugin's evidence is direct: a failed health check, and the first
   sick.health_failed = true;
   in.job_nodes = {{"n1"}, sick};
   CHECK(names(blame(in)) == std::vector<std::string>{"n4"});
+}
+
+TEST_CASE("a weak first end (an exit code, an abort, a kill) names the one suspect; it is excluded when named again") {
+  CHECK(weak_end(1, 0));
+  CHECK(weak_end(0, SIGKILL));
+  CHECK(weak_end(0, SIGABRT));
+  CHECK_FALSE(weak_end(0, SIGSEGV));
+  CHECK_FALSE(weak_end(0, SIGBUS));
+  CHECK_FALSE(weak_end(0, SIGILL));
+  NodeEvidence first{"n2"};
+  first.failed_first = true;
+  first.first_weak = true;
+  BlameInput in{.cls = EndClass::Failed, .job_nodes = {{"n1"}, first, {"n3"}}, .now = 200};
+  CHECK(blame(in).empty());
+  CHECK(suspects(in.job_nodes) == std::vector<std::string>{"n2"});
+  in.past = {{100, {"n2"}}};
+  const auto b = blame(in);
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].node == "n2");
+  CHECK(b[0].reason.find("suspect in 2 failed attempts") != std::string::npos);
+  in.past = {{100, {"n1"}}};  // n1 was named before, but this time it is a victim: not counted
+  CHECK(blame(in).empty());
 }
 
 TEST_CASE("a hang: the node whose heartbeat stopped first is blamed, in a job of several nodes only") {

@@ -279,6 +279,26 @@ TEST_CASE("a node srun names in two failures is kept out; the ones killed after 
   CHECK(excludes(f.fake.submitted[2], "n1"));
 }
 
+TEST_CASE("srun's victims are not suspects: a later, unrelated error on the victim's node does not exclude it") {
+  EngineFixture f("", "slurm: {nodes: 2}\n");
+  f.fake.node_table = {{"n1", "MIXED"}, {"n2", "MIXED"}, {"n3", "IDLE"}, {"n4", "IDLE"}};
+  auto c = f.open();
+  f.pass(*c);
+  // A rank on n2 is killed; its peer on n1 then fails because its collective lost a peer.
+  fail_with_output(f, *c, "n[1-2]",
+                   "srun: error: n2: task 1: Killed\n"
+                   "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.\n"
+                   "srun: error: n1: task 0: Exited with exit code 1\n");
+  REQUIRE(f.submits() == 2);
+  const std::string first = slurp(f.config.state_dir + "/events.jsonl");
+  CHECK(first.find("\"suspects\":[\"n2\"]") != std::string::npos);
+  CHECK(first.find("\"victims\":[\"n1\"]") != std::string::npos);
+  // An unrelated Python error on n1 alone: an ordinary exit, the first time n1 is named.
+  fail_with_output(f, *c, "n[1-2]", "srun: error: n1: task 0: Exited with exit code 1\n");
+  REQUIRE(f.submits() == 3);
+  CHECK_FALSE(has_exclude(f.fake.submitted[2]));
+}
+
 TEST_CASE("a job pending on ReqNodeNotAvail because of mlsup's exclusions gets the oldest dropped, in place") {
   EngineFixture f("", "slurm: {nodes: 2}\n");
   f.silent = {"n2"};
@@ -422,21 +442,40 @@ std::string events_of(const EngineFixture& f) { return slurp(f.config.state_dir 
 
 }  // namespace
 
-TEST_CASE("with the plugin's records, the node whose task failed first is kept out after one failure") {
+TEST_CASE("with the plugin's records, the node whose task failed first by a machine fault is kept out after one failure") {
   EngineFixture f("", "slurm: {nodes: 2}\n");
   f.fake.node_table = {{"n1", "MIXED"}, {"n2", "MIXED"}, {"n3", "IDLE"}, {"n4", "IDLE"}};
   auto c = f.open();
   f.pass(*c);
   const auto id = f.fake.next_id - 1;
-  // n2's rank 1 exits 3; --kill-on-bad-exit then kills rank 0 on n1; the batch script (step -1) fails after.
+  // n2's rank 1 dies of SIGBUS; --kill-on-bad-exit then kills rank 0 on n1; the batch script (step -1) fails after.
   node_records(f, id, "n1", task_exit(id, 0, "n1", 0, 0, 9, 1000.4) + task_exit(id, -1, "n1", 0, 1, 0, 1000.2));
-  node_records(f, id, "n2", task_exit(id, 0, "n2", 1, 3, 0, 1000.3) + "{\"v\":1,\"kind\":\"task-ex");  // a torn line
+  node_records(f, id, "n2", task_exit(id, 0, "n2", 1, 0, 7, 1000.3) + "{\"v\":1,\"kind\":\"task-ex");  // a torn line
   fail_with_output(f, *c, "n[1-2]", "");
   REQUIRE(f.submits() == 2);
   CHECK(excludes(f.fake.submitted[1], "n2"));
   const auto events = events_of(f);
-  CHECK(events.find(R"("first_failure":{"exit_code":3,"node":"n2","rank":1,"signal":0,"step":0})") != std::string::npos);
+  CHECK(events.find(R"("first_failure":{"exit_code":0,"node":"n2","rank":1,"signal":7,"step":0})") != std::string::npos);
   CHECK(events.find(R"("event":"node-records-problems")") != std::string::npos);
+}
+
+TEST_CASE("with the plugin's records, a first failure by an exit code names the one suspect, excluded when named again") {
+  EngineFixture f("", "slurm: {nodes: 2}\n");
+  f.fake.node_table = {{"n1", "MIXED"}, {"n2", "MIXED"}, {"n3", "IDLE"}, {"n4", "IDLE"}};
+  auto c = f.open();
+  f.pass(*c);
+  for (int round = 0; round < 2; ++round) {
+    const auto id = f.fake.next_id - 1;
+    // n2's rank 1 exits 3; n1's rank 0 exits 1 seconds later (its collective lost a peer).
+    node_records(f, id, "n1", task_exit(id, 0, "n1", 0, 1, 0, 1004.0));
+    node_records(f, id, "n2", task_exit(id, 0, "n2", 1, 3, 0, 1000.3));
+    fail_with_output(f, *c, "n[1-2]", "");
+  }
+  REQUIRE(f.submits() == 3);
+  CHECK_FALSE(has_exclude(f.fake.submitted[1]));
+  CHECK(excludes(f.fake.submitted[2], "n2"));
+  CHECK_FALSE(excludes(f.fake.submitted[2], "n1"));
+  CHECK(events_of(f).find(R"("suspects":["n2"])") != std::string::npos);
 }
 
 TEST_CASE("with the plugin's records, a node whose health check failed is kept out") {
