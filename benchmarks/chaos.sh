@@ -7,20 +7,27 @@
 #     every attempt but the last has ended;
 #   - the result is exactly an uninterrupted run's (the trainer's chain for its nonce and steps);
 #   - the journal opens cleanly (`mlsup status --json` reports no problem), and the run ends in 0.
-#   benchmarks/chaos.sh [--kills 100] [--steps 6000] [--fault-every 20] [--limit 7200] [--seed N]
-# Uses the cluster named by SLURM_CONF, or starts (and stops) a private one. Prints one summary line
-# and exits 0 when every check holds, 1 otherwise.
+# With --ctld-restarts N, slurmctld is also stopped and started again N times at random moments (its
+# state and the jobs survive); with --fault-every 0 no fault is injected, so any attempt that did not
+# complete is a false failure, and the summary counts them.
+#   benchmarks/chaos.sh [--kills 100] [--steps 6000] [--fault-every 20] [--ctld-restarts 0]
+#                       [--restart-every 20] [--limit 7200] [--seed N]
+# Uses the cluster named by SLURM_CONF (restarts need one that tests/cluster/cluster.sh started), or
+# starts (and stops) a private one. Prints one summary line and exits 0 when every check holds, 1 otherwise.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-kills=100 steps=6000 fault_every=20 limit=7200 seed=$$
+kills=100 steps=6000 fault_every=20 ctld_restarts=0 restart_every=20 limit=7200 seed=$$
 while [ $# -gt 0 ]; do
   case $1 in
     --kills) kills=$2; shift 2 ;;
     --steps) steps=$2; shift 2 ;;
     --fault-every) fault_every=$2; shift 2 ;;
+    --ctld-restarts) ctld_restarts=$2; shift 2 ;;
+    --restart-every) restart_every=$2; shift 2 ;;
     --limit) limit=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
-    *) echo "usage: $0 [--kills N] [--steps N] [--fault-every S] [--limit S] [--seed N]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--kills N] [--steps N] [--fault-every S] [--ctld-restarts N] [--restart-every S] [--limit S] [--seed N]" >&2
+       exit 2 ;;
   esac
 done
 RANDOM=$seed
@@ -32,6 +39,11 @@ own_cluster=""
 if [ -z "${SLURM_CONF:-}" ]; then
   own_cluster=$(mktemp -d /tmp/mlsup-chaos-cluster.XXXXXX)
   export "$(tests/cluster/cluster.sh start --dir "$own_cluster" --nodes 4 --slurmd-timeout 10)"
+fi
+cluster_dir=$(dirname "$SLURM_CONF")
+if [ "$ctld_restarts" -gt 0 ] && ! tests/cluster/cluster.sh status --dir "$cluster_dir" >/dev/null 2>&1; then
+  echo "chaos: --ctld-restarts needs a cluster started by tests/cluster/cluster.sh ($cluster_dir is not one)" >&2
+  exit 2
 fi
 work=$(mktemp -d /tmp/mlsup-chaos.XXXXXX)
 name="chaos-$$-$RANDOM"
@@ -94,9 +106,19 @@ pids+=($!)
   done ) &
 pids+=($!)
 
+# slurmctld stopped and started again at random moments (its state and the jobs survive).
+( n=0
+  while ! finished && [ "$n" -lt "$ctld_restarts" ]; do
+    sleep $(( restart_every / 2 + RANDOM % (restart_every + 1) ))
+    finished && break
+    tests/cluster/cluster.sh restart-ctld --dir "$cluster_dir" >/dev/null 2>&1 && echo "ctld-restart $(date +%s)"
+    n=$((n + 1))
+  done > "$work/restarts" ) &
+pids+=($!)
+
 # Faults in the training: a crash, a hang, or its node taken down for a while.
 ( n=0
-  while ! finished; do
+  while [ "$fault_every" -gt 0 ] && ! finished; do
     sleep $(( fault_every / 2 + RANDOM % (fault_every + 1) ))
     finished && break
     job=$(live_jobs | awk '$2 == "RUNNING" { print $1; exit }')
@@ -154,5 +176,13 @@ if [ -f "$state/result.json" ]; then
   [ "$chain" = "$expected" ] && exact=yes
 fi
 faults=$(wc -l < "$work/faults")
-echo "chaos: $done_kills supervisor kills, $faults faults ($(cut -d' ' -f1 "$work/faults" | sort | uniq -c | awk '{ printf "%s %s ", $1, $2 }')), $attempts attempts, $jobs_seen jobs; most live at once: $max_live; lost endings: $lost; result exact: $exact; journal problems: $problems; last run exit ${rc:-none}; $(( $(date +%s) - t0 ))s (folder $work)"
-[ "$max_live" -le 1 ] && [ "$lost" -eq 0 ] && [ "$exact" = yes ] && [ "$problems" -eq 0 ] && [ "${rc:-1}" -eq 0 ]
+restarts=$(wc -l < "$work/restarts")
+# Without injected faults, every attempt that ended other than completed is a false failure.
+false_failures=0
+if [ "$faults" -eq 0 ]; then
+  false_failures=$(py 'import json, sys
+print(sum(1 for a in json.loads(sys.argv[2])["history"] if a["ended"] and a["class"] != "completed"))')
+fi
+echo "chaos: $done_kills supervisor kills, $faults faults ($(cut -d' ' -f1 "$work/faults" | sort | uniq -c | awk '{ printf "%s %s ", $1, $2 }')), $restarts slurmctld restarts, $attempts attempts, $jobs_seen jobs; most live at once: $max_live; lost endings: $lost; false failures: $false_failures; result exact: $exact; journal problems: $problems; last run exit ${rc:-none}; $(( $(date +%s) - t0 ))s (folder $work)"
+[ "$max_live" -le 1 ] && [ "$lost" -eq 0 ] && [ "$false_failures" -eq 0 ] && [ "$exact" = yes ] && [ "$problems" -eq 0 ] &&
+  [ "${rc:-1}" -eq 0 ]

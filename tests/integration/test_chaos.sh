@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Chaos, short: benchmarks/chaos.sh on the live cluster with 10 supervisor SIGKILLs, ticks racing and
-# faults in the training (crash, hang, node down), then its checks one by one. The long run (100
-# kills) is the same script with its defaults; see README's Benchmarks.
+# faults in the training (crash, hang, node down), then its checks one by one; then a fault-free
+# campaign while slurmctld is restarted 3 times: no false failure. The long runs (100 kills, 10
+# restarts) are the same script; see README's Benchmarks.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 require_cluster
@@ -20,4 +21,17 @@ check "chaos: no ending lost (every job Slurm showed is a journaled attempt)" sa
 check "chaos: the result equals an uninterrupted run's" said "result exact: yes;"
 check "chaos: the journal opens cleanly" said "journal problems: 0;"
 check "chaos: the last run completed the campaign (exit 0)" said "last run exit 0;"
+
+t0=$(date +%s)
+out=$(MLSUP="$MLSUP" timeout -s KILL 300 bash "$REPO/benchmarks/chaos.sh" --kills 0 --fault-every 0 --ctld-restarts 3 \
+  --restart-every 10 --steps 1200 --limit 240 2>&1)
+echo "$out" | tail -n 5
+echo "chaos with slurmctld restarts took $(( $(date +%s) - t0 ))s"
+line=$(echo "$out" | grep '^chaos:' | tail -n 1)
+check "ctld restarts: the run ended with its summary" [ -n "$line" ]
+check "ctld restarts: slurmctld was restarted 3 times" said " 3 slurmctld restarts,"
+check "ctld restarts: one attempt, no false failure" said " 1 attempts, .* false failures: 0;"
+check "ctld restarts: the result equals an uninterrupted run's" said "result exact: yes;"
+check "ctld restarts: the journal opens cleanly" said "journal problems: 0;"
+check "ctld restarts: the run completed the campaign (exit 0)" said "last run exit 0;"
 finish
