@@ -166,3 +166,19 @@ int mlsup_run_as_user(const struct mlsup_user *u, mlsup_user_fn fn, void *arg, i
 		snprintf(msg, msglen, "child ended with status %d", status);
 	return -1;
 }
+
+static int mkdir_in_child(void *arg, char *msg, size_t msglen)
+{
+	const char *dir = arg;
+
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		snprintf(msg, msglen, "%s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int mlsup_mkdir_bounded(const struct mlsup_user *u, const char *dir, int timeout_ms, char *msg, size_t msglen)
+{
+	return mlsup_run_as_user(u, mkdir_in_child, (void *)dir, timeout_ms, msg, msglen);
+}

@@ -31,6 +31,10 @@ int mlsup_become_user(const struct mlsup_user *u, char *msg, size_t msglen);
 int mlsup_run_as_user(const struct mlsup_user *u, mlsup_user_fn fn, void *arg, int timeout_ms, char *msg,
 		      size_t msglen);
 
+/* Makes the directory dir (one that exists is fine) in a child that became u, waiting at most
+ * timeout_ms: a hung file system costs the caller that long, not the task's whole start. */
+int mlsup_mkdir_bounded(const struct mlsup_user *u, const char *dir, int timeout_ms, char *msg, size_t msglen);
+
 /* Milliseconds on the monotonic clock. */
 long long mlsup_now_ms(void);
 

@@ -1,13 +1,14 @@
 /* The task's MLSUP_* environment: the node, a heartbeat path per node and rank, and the
  * contract variables the options gave where the script did not set them. */
-#include <errno.h>
 #include <stdio.h>
-#include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "asuser.h"
 #include "format.h"
 #include "plugin.h"
+
+/* How long the task's start may wait for its heartbeat folder (a hung file system). */
+#define HEARTBEAT_DIR_TIMEOUT_MS 3000
 
 static void set(spank_t sp, const char *name, const char *value, int overwrite)
 {
@@ -21,7 +22,7 @@ static void set(spank_t sp, const char *name, const char *value, int overwrite)
  * which a nested step (srun inside the batch script) starts from again. */
 static void per_task_heartbeat(spank_t sp, uint32_t rank)
 {
-	char base[MLSUP_PATH_MAX], dir[MLSUP_PATH_MAX], path[MLSUP_PATH_MAX];
+	char base[MLSUP_PATH_MAX], dir[MLSUP_PATH_MAX], path[MLSUP_PATH_MAX], msg[256];
 
 	if (spank_getenv(sp, "MLSUP_ATTEMPT_HEARTBEAT_FILE", base, sizeof(base)) != ESPANK_SUCCESS || !base[0]) {
 		if (spank_getenv(sp, "MLSUP_HEARTBEAT_FILE", base, sizeof(base)) != ESPANK_SUCCESS || !base[0])
@@ -32,9 +33,10 @@ static void per_task_heartbeat(spank_t sp, uint32_t rank)
 		slurm_error("mlsup: env: heartbeat path %s.d/... is too long; left as it is", base);
 		return;
 	}
-	/* task_init runs as the user: the directory is the user's. */
-	if (geteuid() == mlsup.user.uid && mkdir(dir, 0755) < 0 && errno != EEXIST) {
-		slurm_error("mlsup: env: mkdir %s: %s; heartbeat left at %s", dir, strerror(errno), base);
+	/* task_init runs as the user: the directory is the user's, made in a bounded child. */
+	if (geteuid() == mlsup.user.uid &&
+	    mlsup_mkdir_bounded(&mlsup.user, dir, HEARTBEAT_DIR_TIMEOUT_MS, msg, sizeof(msg)) < 0) {
+		slurm_error("mlsup: env: mkdir %s: %s; heartbeat left at %s", dir, msg, base);
 		return;
 	}
 	set(sp, "MLSUP_ATTEMPT_HEARTBEAT_FILE", base, 1);

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <fstream>
@@ -81,4 +82,37 @@ TEST_CASE("the health check starts with default signals: a blocked SIGTERM does 
   REQUIRE(r.ran);
   CHECK(r.ok);
   CHECK(std::string(r.detail) == "SigBlk:\t0000000000000000 SigIgn:\t0000000000000000 ");
+}
+
+namespace {
+
+// In the child: as stuck as a call into a hung file system.
+int stuck(void*, char*, size_t) {
+  sleep(30);
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("work as the user is bounded: a child stuck in a call is given up on at its timeout") {
+  const mlsup_user u = me();
+  char msg[512];
+  const auto t0 = std::chrono::steady_clock::now();
+  CHECK(mlsup_run_as_user(&u, stuck, nullptr, 300, msg, sizeof(msg)) == -1);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
+  CHECK(std::string(msg) == "gave up after 300 ms");
+}
+
+TEST_CASE("the per-task heartbeat folder is made in a bounded child: made, found, or why not") {
+  mlsup::test::TempDir dir;
+  const mlsup_user u = me();
+  char msg[512];
+  const std::string hb = dir.path() + "/attempt-1.d";
+  CHECK(mlsup_mkdir_bounded(&u, hb.c_str(), 3000, msg, sizeof(msg)) == 0);
+  struct stat st {};
+  CHECK((stat(hb.c_str(), &st) == 0 && S_ISDIR(st.st_mode)));
+  CHECK(mlsup_mkdir_bounded(&u, hb.c_str(), 3000, msg, sizeof(msg)) == 0);  // one that exists is fine
+  const std::string orphan = dir.path() + "/missing/attempt-1.d";
+  CHECK(mlsup_mkdir_bounded(&u, orphan.c_str(), 3000, msg, sizeof(msg)) == -1);
+  CHECK(std::string(msg) == "No such file or directory");
 }
