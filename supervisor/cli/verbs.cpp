@@ -110,6 +110,19 @@ int write_files(const Planned& p, const std::string& dir) {
   return kOk;
 }
 
+// What the campaign's jobs are judged alive by (heartbeat.enabled, heartbeat.source).
+std::string liveness_line(const config::HeartbeatSettings& h) {
+  const std::string timeouts = " (heartbeat.startup_timeout " + config::format_duration(h.startup_timeout) +
+                               ", steady_timeout " + config::format_duration(h.steady_timeout) + ")";
+  if (!h.enabled) return "liveness: not judged (heartbeat.enabled: false): only Slurm's time limit ends a hung job";
+  if (h.source == "file")
+    return "liveness: the heartbeat file MLSUP_HEARTBEAT_FILE" + timeouts +
+           "; a training that never writes it is found hung";
+  if (h.source == "output") return "liveness: the job's output growing" + timeouts;
+  return "liveness: the job's output growing until the training writes MLSUP_HEARTBEAT_FILE, then that file" +
+         timeouts;
+}
+
 }  // namespace
 
 int validate_verb(const std::string& config_path) {
@@ -121,7 +134,7 @@ int validate_verb(const std::string& config_path) {
             << (s.nodes == 1 ? " node" : " nodes");
   if (s.time_limit) std::cout << ", time limit " << config::format_duration(*s.time_limit);
   if (s.array) std::cout << ", array " << s.array->text << " (" << s.array->task_ids.size() << " tasks)";
-  std::cout << ", state in " << c.state_dir << "\n";
+  std::cout << ", state in " << c.state_dir << "\n" << liveness_line(c.heartbeat) << "\n";
   return kOk;
 }
 

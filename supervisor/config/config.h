@@ -36,6 +36,7 @@ struct CheckpointSettings {
 
 struct HeartbeatSettings {
   bool enabled = true;
+  std::string source = "auto";  // auto: the job's output until a heartbeat file has content; file; output
   std::string dir;  // absolute; each attempt's heartbeat file lives here
   Seconds startup_timeout{600};
   Seconds steady_timeout{300};

@@ -64,7 +64,11 @@ const std::vector<KeySpec>& table() {
       {"checkpoint.keep", Kind::Int, [](Config& c) -> Field { return &c.checkpoint.keep; },
        "complete checkpoints to keep (never the newest or the one resumed from); 0 = keep all", 0},
       {"heartbeat.enabled", Kind::Bool, [](Config& c) -> Field { return &c.heartbeat.enabled; },
-       "judge liveness from the heartbeat file (MLSUP_HEARTBEAT_FILE)"},
+       "judge liveness (a hang is found by it)"},
+      {"heartbeat.source", Kind::Choice, [](Config& c) -> Field { return &c.heartbeat.source; },
+       "what liveness is judged from: auto (the job's output growing until the training writes its heartbeat "
+       "file, then the file), file (MLSUP_HEARTBEAT_FILE only) or output (the job's output only)",
+       0, {"auto", "file", "output"}},
       {"heartbeat.dir", Kind::Path, [](Config& c) -> Field { return &c.heartbeat.dir; },
        "where each attempt's heartbeat file is made; \"\" = <state_dir>/heartbeats"},
       {"heartbeat.startup_timeout", Kind::Duration, [](Config& c) -> Field { return &c.heartbeat.startup_timeout; },

@@ -80,6 +80,9 @@ class Campaign {
   World observe(const CampaignState& s);
   // Reads the sources n asks for that w lacks; false when it read none.
   bool read_sources(const CampaignState& s, const Needs& n, World& w);
+  // The attempt's liveness files (heartbeat.source): its heartbeat files, and its output's size while
+  // that is what shows life.
+  std::map<std::string, std::string> read_liveness(const AttemptState& a, const World& w) const;
   bool kill_switch() const;
 
   // act (engine/act*.cpp): each intent as intent record -> side effect -> fact record.

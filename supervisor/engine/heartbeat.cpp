@@ -49,16 +49,29 @@ std::string hang_reason(const HeartbeatSeen& seen, const config::HeartbeatSettin
   if (seen.content.empty()) {
     const double waited = now - seen.running_since;
     if (waited < static_cast<double>(settings.startup_timeout.count())) return "";
-    return "no heartbeat " + seconds(waited) + " after the job started (heartbeat.startup_timeout " +
+    const char* none = settings.source == "file" ? "no heartbeat " : settings.source == "output" ? "no output "
+                                                                                                  : "no heartbeat and no output ";
+    return none + seconds(waited) +
+           " after the job started (heartbeat.startup_timeout " +
            config::format_duration(settings.startup_timeout) + ")";
   }
   const auto limit = seen.saving ? settings.save_timeout : settings.steady_timeout;
   // A heartbeat that only ever said "waiting" counts from the job's start.
   const double silent = now - (seen.progress_at > 0 ? seen.progress_at : seen.running_since);
   if (silent < static_cast<double>(limit.count())) return "";
+  if (seen.content.starts_with("output "))
+    return "the job's output has not grown for " + seconds(silent) + " at " + seen.content.substr(7) +
+           " bytes, and no heartbeat was written (heartbeat.steady_timeout " + config::format_duration(limit) + ")";
   return std::string(seen.waiting ? "heartbeat without progress for " : "heartbeat unchanged for ") + seconds(silent) +
          " at \"" + std::string(util::trim(seen.content)) + "\" (heartbeat." +
          (seen.saving ? "save_timeout " : "steady_timeout ") + config::format_duration(limit) + ")";
+}
+
+std::string output_content(unsigned long long bytes) { return "output " + std::to_string(bytes); }
+
+bool heartbeat_written(const HeartbeatSet& set) {
+  return std::any_of(set.files.begin(), set.files.end(),
+                     [](const auto& f) { return f.first != kOutputKey && !f.second.content.empty(); });
 }
 
 void observe(HeartbeatSet& set, const std::map<std::string, std::string>& contents, double now) {
@@ -67,6 +80,7 @@ void observe(HeartbeatSet& set, const std::map<std::string, std::string>& conten
     seen.running_since = set.running_since;
     seen = observe(seen, content, now);
   }
+  if (heartbeat_written(set)) set.files.erase(kOutputKey);
 }
 
 HeartbeatSeen combined(const HeartbeatSet& set) {

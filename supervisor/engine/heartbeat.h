@@ -43,8 +43,17 @@ struct HeartbeatSet {
   double running_since = 0;
 };
 
-// Folds one look at all the files (name -> content; a file not listed keeps what was seen).
+// The job's output as one more "file" of the set (heartbeat.source auto or output): its content is
+// "output <bytes>", so it progresses while the output grows; it names no node and has no step.
+inline constexpr const char* kOutputKey = "(output)";
+std::string output_content(unsigned long long bytes);
+
+// Folds one look at all the files (name -> content; a file not listed keeps what was seen). Once a
+// heartbeat file has content, the job's output no longer counts: the training's heartbeats rule.
 void observe(HeartbeatSet& set, const std::map<std::string, std::string>& contents, double now);
+
+// True once a heartbeat file (not the output) of the set has had content.
+bool heartbeat_written(const HeartbeatSet& set);
 
 // The attempt's heartbeat as one: it progresses while any file does (newest progress), its step is
 // the highest, it saves while any file says so without also waiting on its peers (when every saving

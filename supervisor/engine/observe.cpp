@@ -2,6 +2,7 @@
 // only when needs() asks for it: the job query (or the lookup by tag), the kill switch, the template,
 // the checkpoints, the node states, the heartbeat files, a chain's claim, a finished job's output
 // and the SPANK plugin's records.
+#include <algorithm>
 #include <filesystem>
 #include <map>
 
@@ -35,6 +36,17 @@ std::map<std::string, std::string> read_heartbeats(const std::string& path) {
   return out;
 }
 
+// The size of the job's output (and its error file when separate) as the set's output entry, when
+// it has any: what shows a training's life before, or without, a heartbeat file.
+void read_output(const slurm::Job& job, std::map<std::string, std::string>& out) {
+  std::error_code ec;
+  unsigned long long bytes = 0;
+  for (const auto& path : {job.std_out, job.std_err == job.std_out ? std::string() : job.std_err})
+    if (!path.empty())
+      if (const auto n = fs::file_size(path, ec); !ec) bytes += n;
+  if (bytes > 0) out[kOutputKey] = output_content(bytes);
+}
+
 // What a finished job left about its nodes: srun's reports in its output, the plugin's records.
 EndingOutput ending_output(const slurm::Job& job, const std::string& state_dir) {
   std::string output = util::read_end(job.std_err.empty() ? job.std_out : job.std_err, 64 * 1024);
@@ -65,6 +77,18 @@ World Campaign::observe(const CampaignState& s) {
   return w;
 }
 
+std::map<std::string, std::string> Campaign::read_liveness(const AttemptState& a, const World& w) const {
+  const auto& source = config_.heartbeat.source;
+  std::map<std::string, std::string> out;
+  if (source != "output") out = read_heartbeats(render::heartbeat_file(config_, a.number));
+  const bool written = heartbeat_written(memory_.heartbeat) ||
+                       std::any_of(out.begin(), out.end(), [](const auto& f) { return !util::trim(f.second).empty(); });
+  const bool output = source == "output" || (source == "auto" && !written);
+  if (output && w.jobs && *w.jobs)
+    if (const auto* job = watched_job(a, **w.jobs)) read_output(*job, out);
+  return out;
+}
+
 bool Campaign::read_sources(const CampaignState& s, const Needs& n, World& w) {
   const AttemptState* a = s.current();
   bool read = false;
@@ -80,7 +104,7 @@ bool Campaign::read_sources(const CampaignState& s, const Needs& n, World& w) {
   }
   if (want(n.checkpoints, w.checkpoints.has_value())) w.checkpoints = checkpoint::scan(config_.checkpoint);
   if (want(n.nodes, w.nodes.has_value())) w.nodes = edges_.slurm->nodes();
-  if (want(n.heartbeat, w.heartbeat.has_value())) w.heartbeat = read_heartbeats(render::heartbeat_file(config_, a->number));
+  if (want(n.heartbeat, w.heartbeat.has_value())) w.heartbeat = read_liveness(*a, w);
   if (want(n.ending, w.ending.has_value())) w.ending = ending_output(ended_job(*a, w), config_.state_dir);
   if (want(n.claim, w.claim_read)) {
     const auto text = util::read_file(render::chain_dir(config_) + "/claims/" + std::to_string(a->number) + "/task");

@@ -208,6 +208,44 @@ void hang_job(EngineFixture& f, engine::Campaign& c,
 
 }  // namespace
 
+TEST_CASE("a plain script that prints and never writes a heartbeat is alive while its output grows (source auto)") {
+  EngineFixture f;
+  auto c = f.open();
+  f.pass(*c);
+  const auto id = f.fake.table.begin()->first;
+  const std::string out = f.dir.write("plain.out", "");
+  f.fake.set_state(id, JobState::Running, 0, "n1");
+  f.fake.table[id].std_out = out;
+  for (int i = 0; i < 10; ++i) {  // 100 s of printing: past the 60 s start-up and 10 s steady timeouts
+    std::ofstream(out, std::ios::app) << "step " << i << "\n";
+    f.pass(*c);
+    f.clock += 10;
+  }
+  CHECK(f.fake.table[id].state == JobState::Running);
+  CHECK(f.submits() == 1);
+  f.clock += 1;
+  f.pass(*c);  // it stopped printing 11 s ago: hung
+  CHECK(slurp(f.config.state_dir + "/events.jsonl").find("the job's output has not grown for") != std::string::npos);
+  CHECK(f.fake.table[id].state != JobState::Running);
+}
+
+TEST_CASE("with heartbeat.source file, a printing script without a heartbeat is hung after the start-up timeout") {
+  EngineFixture f;
+  f.config.heartbeat.source = "file";
+  auto c = f.open();
+  f.pass(*c);
+  const auto id = f.fake.table.begin()->first;
+  const std::string out = f.dir.write("plain.out", "");
+  f.fake.set_state(id, JobState::Running, 0, "n1");
+  f.fake.table[id].std_out = out;
+  for (int i = 0; i < 7; ++i) {
+    std::ofstream(out, std::ios::app) << "step " << i << "\n";
+    f.pass(*c);
+    f.clock += 10;
+  }
+  CHECK(slurp(f.config.state_dir + "/events.jsonl").find("no heartbeat 1m") != std::string::npos);
+}
+
 TEST_CASE("a hang with a node that does not answer its probe: that node, and only it, is kept out") {
   EngineFixture f;
   f.silent = {"n2"};

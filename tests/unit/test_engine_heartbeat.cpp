@@ -44,7 +44,7 @@ TEST_CASE("liveness is a change seen on mlsup's clock, whatever the file's own t
 TEST_CASE("startup and save timeouts") {
   HeartbeatSeen seen{.running_since = 100};
   CHECK(hang_reason(seen, settings(), 159).empty());
-  CHECK(hang_reason(seen, settings(), 160).find("no heartbeat 1m after the job started") == 0);
+  CHECK(hang_reason(seen, settings(), 160).find("no heartbeat and no output 1m after the job started") == 0);
   seen = observe(seen, std::string("5 saving"), 150);
   CHECK(hang_reason(seen, settings(), 200).empty());  // a long save is not a hang
   CHECK(hang_reason(seen, settings(), 250).find("heartbeat.save_timeout") != std::string::npos);
@@ -78,7 +78,7 @@ TEST_CASE("a heartbeat that changes only by \"waiting\" shows life, not progress
 TEST_CASE("per-task heartbeats: the attempt progresses while any file does; its step is the highest") {
   HeartbeatSet set{.running_since = 100};
   CHECK(hang_reason(set, settings(), 159).empty());
-  CHECK(hang_reason(set, settings(), 160).find("no heartbeat 1m") == 0);
+  CHECK(hang_reason(set, settings(), 160).find("no heartbeat and no output 1m") == 0);
   observe(set, {{"n1.0", "3"}, {"n2.1", "2"}}, 101);
   CHECK(combined(set).step == 3);
   observe(set, {{"n1.0", "3"}, {"n2.1", "4"}}, 108);  // n1 silent, n2 goes on
@@ -181,4 +181,34 @@ TEST_CASE("per-task heartbeats: ranks that say saving but wait on their peers ar
   observe(set, {{"n1.0", "40 saving waiting 9"}, {"n2.1", "40 saving"}}, 112);
   CHECK(combined(set).saving);
   CHECK(hang_reason(set, settings(), 125).empty());
+}
+
+TEST_CASE("the job's output shows life until a heartbeat file is written; then the heartbeats rule") {
+  HeartbeatSet set;
+  set.running_since = 100;
+  observe(set, {{kOutputKey, output_content(40)}}, 105);
+  CHECK(hang_reason(set, settings(), 114).empty());
+  observe(set, {{kOutputKey, output_content(80)}}, 112);  // it printed more
+  CHECK(hang_reason(set, settings(), 121).empty());
+  CHECK(combined(set).step == -1);  // the output has no step
+  const auto why = hang_reason(set, settings(), 122);
+  CHECK(why.find("the job's output has not grown for 10s at 80 bytes") == 0);
+  CHECK_FALSE(heartbeat_written(set));
+  observe(set, {{"", "5\n"}}, 123);  // the training writes its first heartbeat: the output no longer counts
+  CHECK(heartbeat_written(set));
+  CHECK(set.files.count(kOutputKey) == 0);
+  observe(set, {{kOutputKey, output_content(9000)}}, 130);  // a read that still carried it is dropped too
+  CHECK(set.files.count(kOutputKey) == 0);
+  CHECK(hang_reason(set, settings(), 133).find("heartbeat unchanged for 10s at \"5\"") == 0);
+}
+
+TEST_CASE("the start-up message names what was awaited: heartbeat, output, or both") {
+  HeartbeatSeen seen;
+  seen.running_since = 100;
+  auto s = settings();
+  CHECK(hang_reason(seen, s, 160).find("no heartbeat and no output 1m") == 0);
+  s.source = "file";
+  CHECK(hang_reason(seen, s, 160).find("no heartbeat 1m") == 0);
+  s.source = "output";
+  CHECK(hang_reason(seen, s, 160).find("no output 1m") == 0);
 }
