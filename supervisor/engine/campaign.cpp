@@ -57,7 +57,11 @@ util::Result<std::unique_ptr<Campaign>> Campaign::open(config::Config config, Ed
   fs::create_directories(config.state_dir + "/logs", ec);
   if (ec) return std::unexpected(error("cannot create the state directory " + config.state_dir + ": " + ec.message()));
   std::unique_ptr<Campaign> c(new Campaign(std::move(config), std::move(edges)));
-  auto j = journal::Journal::open(c->config_.state_dir + "/journal.jsonl", c->config_.name);
+  const std::string path = c->config_.state_dir + "/journal.jsonl";
+  Campaign* campaign = c.get();  // each record applied as it is read: the records are never all in memory
+  auto j = journal::Journal::open(path, c->config_.name, [campaign, &path](journal::Record&& r) {
+    apply(campaign->state_, {r.time, std::move(r.type), std::move(r.data), r.line}, path);
+  });
   if (!j) return std::unexpected(j.error());
   c->journal_ = std::make_unique<journal::Journal>(std::move(*j));
   c->journal_->set_epoch(c->edges_.epoch);
@@ -130,7 +134,10 @@ const CampaignState& Campaign::state() {
   // that `status` reads from the journal.
   constexpr std::size_t kKept = 2;
   auto& attempts = state_.attempts;
-  if (attempts.size() > 2 * kKept) attempts.erase(attempts.begin(), attempts.end() - kKept);
+  if (attempts.size() > 2 * kKept) {
+    attempts.erase(attempts.begin(), attempts.end() - kKept);
+    attempts.shrink_to_fit();  // what a long journal's replay grew is given back
+  }
   return state_;
 }
 

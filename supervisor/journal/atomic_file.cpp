@@ -73,6 +73,8 @@ util::Result<std::optional<std::string>> read_file_if_exists(const std::string& 
   if (fd < 0 && errno == ENOENT) return std::optional<std::string>();
   if (fd < 0) return std::unexpected(io_error(path, "cannot open", errno));
   std::string text;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && st.st_size > 0) text.reserve(static_cast<std::size_t>(st.st_size));  // one allocation, no copies
   char buffer[65536];
   for (;;) {
     const ssize_t n = ::read(fd, buffer, sizeof buffer);
