@@ -179,13 +179,18 @@ void Campaign::load_memory() {
 void Campaign::save_memory() {
   constexpr double kSeenRefresh = 30;
   memory_.clock_id = edges_.clock_id;
+  const double seen = memory_.running_seen_at;
+  const bool seen_fresh = std::abs(seen - seen_saved_) < kSeenRefresh;
+  if (seen_fresh && memory_unchanged()) return;  // an idle pass builds no JSON
   auto j = to_json(memory_);
   j["clock"]["wall"] = nullptr;  // compared without the save times and that time, written with them
   j["clock"]["mono"] = nullptr;
   j["running_seen_at"] = nullptr;
   const std::string text = util::dump_json(j);
-  const double seen = memory_.running_seen_at;
-  if (text == memory_saved_ && std::abs(seen - seen_saved_) < kSeenRefresh) return;
+  if (text == memory_saved_ && seen_fresh) {
+    memory_checked_ = memory_;
+    return;
+  }
   memory_.saved_wall = edges_.now();
   memory_.saved_mono = mono();
   j["clock"]["wall"] = memory_.saved_wall;
@@ -194,6 +199,16 @@ void Campaign::save_memory() {
   if (!journal::write_atomically(config_.state_dir + "/memory.json", util::dump_json(j) + "\n")) return;
   memory_saved_ = text;
   seen_saved_ = seen;
+  memory_checked_ = memory_;
+}
+
+bool Campaign::memory_unchanged() {
+  if (!memory_checked_) return false;
+  auto& was = *memory_checked_;  // alike but for what is compared without: the save times, running_seen_at
+  was.saved_wall = memory_.saved_wall;
+  was.saved_mono = memory_.saved_mono;
+  was.running_seen_at = memory_.running_seen_at;
+  return was == memory_;
 }
 
 }  // namespace mlsup::engine
