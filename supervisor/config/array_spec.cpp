@@ -39,7 +39,12 @@ std::expected<void, std::string> add_range(std::string_view text, std::string_vi
   if (!first || !last) return std::unexpected(bad(text, part, "is not a task id or a range A-B"));
   if (*last < *first) return std::unexpected(bad(text, part, "ends before it starts"));
   if (*last > kMaxTaskId) return std::unexpected(bad(text, part, "has a task id above Slurm's limit"));
-  for (std::uint32_t id = *first; id <= *last; id += step) ids.push_back(id);
+  if (ids.size() + (*last - *first) / step >= kMaxTaskId + 1)  // only repeats can list more ids than there are
+    return std::unexpected(bad(text, part, "lists more task ids than Slurm's limit allows"));
+  for (std::uint32_t id = *first;; id += step) {
+    ids.push_back(id);
+    if (*last - id < step) break;  // the next id would pass last (or wrap around)
+  }
   return {};
 }
 

@@ -17,6 +17,11 @@ long long unit_seconds(char unit) {
   return 0;
 }
 
+// The longest duration read, in milliseconds: 100,000,000 days (a sum beyond it would overflow).
+constexpr long long kMaxMillis = 100'000'000LL * 86'400'000;
+
+std::string too_long(std::string_view text) { return "\"" + std::string(text) + "\" is too long a duration"; }
+
 std::string not_a_duration(std::string_view text) {
   return "\"" + std::string(text) + "\" is not a duration (try \"90s\", \"5m\", \"2h\", \"1d\" or \"1h30m\")";
 }
@@ -33,7 +38,7 @@ std::expected<Millis, std::string> parse_interval(std::string_view text) {
     long long value = 0;
     while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
       value = value * 10 + (s[i] - '0');
-      if (value > 100'000'000) return std::unexpected("\"" + std::string(text) + "\" is too long a duration");
+      if (value > 100'000'000) return std::unexpected(too_long(text));
       ++i;
     }
     if (i == digits_start || i == s.size()) return std::unexpected(not_a_duration(text));
@@ -41,6 +46,7 @@ std::expected<Millis, std::string> parse_interval(std::string_view text) {
     const long long unit = millis ? 1 : unit_seconds(s[i]) * 1000;
     if (unit == 0) return std::unexpected(not_a_duration(text));
     total += value * unit;
+    if (total > kMaxMillis) return std::unexpected(too_long(text));
     i += millis ? 2 : 1;
   }
   return Millis(total);

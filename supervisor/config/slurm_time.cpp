@@ -8,11 +8,12 @@
 namespace mlsup::config {
 namespace {
 
+// A field of a time: a count of days, hours, minutes or seconds; up to 10^9, so no sum of them overflows.
 std::optional<long long> number(std::string_view s) {
   long long v = 0;
   const auto* end = s.data() + s.size();
   const auto [ptr, ec] = std::from_chars(s.data(), end, v);
-  if (s.empty() || ec != std::errc() || ptr != end || v < 0) return std::nullopt;
+  if (s.empty() || ec != std::errc() || ptr != end || v < 0 || v > 1'000'000'000) return std::nullopt;
   return v;
 }
 

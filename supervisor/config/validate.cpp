@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include "config/duration.h"
+#include "util/files.h"
+#include "util/json.h"
 #include "util/strings.h"
 
 namespace mlsup::config {
@@ -17,7 +19,7 @@ namespace {
 struct Rule {
   std::string_view key;
   std::function<std::optional<std::string>(const Config&)> check;
-  bool template_file = false;  // looks at the template file (LoadOptions::template_file)
+  bool template_file = false;  // looks at files (the template, checkpoint.dir): only with LoadOptions::template_file
 };
 
 std::string d(Seconds s) { return "\"" + format_duration(s) + "\""; }
@@ -44,6 +46,17 @@ std::optional<std::string> check_template_file(const Config& c) {
   return std::nullopt;
 }
 
+// A checkpoint.dir another campaign has claimed (its .mlsup-campaign names another state folder).
+std::optional<std::string> check_checkpoint_owner(const Config& c) {
+  const auto text = util::read_file(c.checkpoint.dir + "/.mlsup-campaign");
+  if (!text) return std::nullopt;
+  const auto claim = nlohmann::json::parse(*text, nullptr, false);
+  const std::string owner_state = util::string_field(claim, "state_dir");
+  if (owner_state.empty() || owner_state == c.state_dir) return std::nullopt;
+  return "\"" + c.checkpoint.dir + "\" belongs to campaign \"" + util::string_field(claim, "name", "?") + "\" (state in " +
+         owner_state + "); give this campaign a checkpoint directory of its own";
+}
+
 std::optional<std::string> at_least_poll(const Config& c, Seconds value, std::string_view what) {
   if (!c.heartbeat.enabled || value >= c.poll_interval) return std::nullopt;
   return d(value) + " is shorter than poll_interval \"" + format_interval(c.poll_interval) + "\": a " + std::string(what) +
@@ -57,6 +70,8 @@ std::optional<std::string> check_signal_lead(const Config& c) {
 }
 
 std::optional<std::string> check_step_regex(const Config& c) {
+  // std::regex compiles by recursion: a long pattern (deep parentheses) would overflow the stack.
+  if (c.checkpoint.step_regex.size() > 1000) return "is too long for a step pattern (at most 1000 characters)";
   try {
     if (std::regex(c.checkpoint.step_regex).mark_count() < 1)
       return "\"" + c.checkpoint.step_regex + "\" has no group: put the step number in parentheses, e.g. \"(\\\\d+)$\"";
@@ -154,6 +169,7 @@ const std::vector<Rule>& rules() {
        }},
       {"slurm.extra_args", check_extra_args},
       {"checkpoint.step_regex", check_step_regex},
+      {"checkpoint.dir", check_checkpoint_owner, true},
       {"checkpoint.glob",
        [](const Config& c) -> std::optional<std::string> {
          if (!c.checkpoint.glob.empty()) return std::nullopt;

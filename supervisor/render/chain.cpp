@@ -16,7 +16,8 @@ mlsup_fail() {
 }
 # mlsup_claim N: true once this task holds attempt N; else mlsup_held says who does: "task" (one that
 # recorded itself) or "new" (a claim made moments ago). A claim without its task file older than
-# @STRANDED@ s is stranded: renaming it away lets exactly one task take it over.
+# @STRANDED@ s is stranded: the one task that makes N.takeover renames it away and takes it over (two
+# that judged it stale at once would otherwise each rename away the other's fresh claim).
 mlsup_claim() {
   mlsup_at=$mlsup_chain/claims/$1
   mlsup_err=$(mkdir "$mlsup_at" 2>&1) && return 0
@@ -25,7 +26,9 @@ mlsup_claim() {
   [ -e "$mlsup_at/task" ] && return 1
   mlsup_held=new
   mlsup_age=$(( $(date +%s) - $(stat -c %Y "$mlsup_at" 2>/dev/null || date +%s) ))
-  [ "$mlsup_age" -ge @STRANDED@ ] && mv "$mlsup_at" "$mlsup_at.stranded.${SLURM_JOB_ID:-0}.$$" 2>/dev/null || return 1
+  [ "$mlsup_age" -ge @STRANDED@ ] && mkdir "$mlsup_at.takeover" 2>/dev/null || return 1
+  [ -e "$mlsup_at/task" ] && return 1
+  mv "$mlsup_at" "$mlsup_at.stranded.${SLURM_JOB_ID:-0}.$$" 2>/dev/null || return 1
   echo "mlsup: attempt $1 was claimed ${mlsup_age}s ago by a task that never recorded itself; this task takes it over" >&2
   mlsup_err=$(mkdir "$mlsup_at" 2>&1) && return 0
   [ -d "$mlsup_at" ] || mlsup_fail "$mlsup_err"

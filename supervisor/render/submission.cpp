@@ -7,6 +7,7 @@
 #include "config/slurm_time.h"
 #include "render/chain.h"
 #include "render/directives.h"
+#include "render/lint.h"
 #include "render/template.h"
 #include "util/strings.h"
 
@@ -146,8 +147,12 @@ util::Result<Submission> plan_submission(const Config& config, std::string_view 
   auto script = render_template(config.template_path, template_text, template_variables(config, attempt));
   if (!script) return std::unexpected(script.error());
   s.script = std::move(*script);
+  if (!util::starts_with(s.script, "#!"))
+    return std::unexpected(script_error(config, 1, "#!", "the script does not start with a #! line, and sbatch refuses "
+                                                         "such a script: make its first line #!/bin/bash"));
   auto directives = parse_directives(config.template_path, s.script);
   if (!directives) return std::unexpected(directives.error());
+  s.warnings = lint_template(config, template_text, *directives);
   if (auto ok = effective_shape(config, *directives, s); !ok) return std::unexpected(ok.error());
   if (auto ok = chain_mode(config, template_text, attempt, s); !ok) return std::unexpected(ok.error());
   s.tag = attempt.tag.empty() ? job_tag(config.name, kUnstarted, attempt.number) : attempt.tag;

@@ -1,8 +1,10 @@
 #include "slurm/scontrol_text.h"
 
+#include <algorithm>
 #include <charconv>
 #include <ctime>
-#include <regex>
+#include <optional>
+#include <utility>
 
 #include "util/strings.h"
 
@@ -44,20 +46,30 @@ std::optional<std::uint32_t> limit_minutes(const std::string& s) {
   return days * 1440 + minutes;
 }
 
+bool letter(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
+bool name_char(char c) { return letter(c) || (c >= '0' && c <= '9') || c == '_' || c == ':' || c == '/'; }
+
+// A word "Key=value" split at its first '=', when Key is a field name (a letter, then letters, digits, '_',
+// ':' or '/'). Read by hand: a regex would recurse once per byte and overflow the stack on a long value.
+std::optional<std::pair<std::string, std::string>> key_value(const std::string& word) {
+  const auto eq = word.find('=');
+  if (eq == std::string::npos || !letter(word[0])) return std::nullopt;
+  if (!std::all_of(word.begin() + 1, word.begin() + static_cast<long>(eq), name_char)) return std::nullopt;
+  return std::pair{word.substr(0, eq), word.substr(eq + 1)};
+}
+
 }  // namespace
 
 std::vector<Record> parse_records(std::string_view text) {
-  static const std::regex key_value("^([A-Za-z][A-Za-z0-9_:/]*)=(.*)$");
   std::vector<Record> records;
   for (const auto& line : util::split(text, '\n')) {
     if (util::trim(line).empty()) continue;
     Record r;
     std::string last;
     for (const auto& word : util::split(util::trim(line), ' ')) {
-      std::smatch m;
-      if (std::regex_match(word, m, key_value)) {
-        last = m[1];
-        r[last] = m[2];
+      if (auto field = key_value(word)) {
+        last = field->first;
+        r[last] = std::move(field->second);
       } else if (!last.empty() && !word.empty()) {
         r[last] += " " + word;
       }

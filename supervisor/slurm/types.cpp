@@ -78,12 +78,27 @@ constexpr std::array<std::pair<std::string_view, ErrorKind>, 19> kMessageKinds{{
     {"Resource temporarily unavailable", ErrorKind::Busy},
 }};
 
-// Appends the names of one comma-free hostlist element, expanding its first bracket group.
-void expand_one(std::string_view item, std::vector<std::string>& out) {
+// Bounds on what a hostlist expands to, so that no text makes the expansion run away: more names than
+// any cluster has, a cap on the bytes of the names made on the way, and a few bracket groups per name
+// (Slurm's own lists stay far below all three).
+constexpr std::size_t kMaxHostNames = 65536;
+constexpr std::size_t kMaxHostBytes = 32u << 20;
+constexpr int kMaxBracketGroups = 8;
+
+struct Expansion {
+  std::vector<std::string> names;
+  std::size_t bytes = 0;  // of every name made, the partly expanded ones included
+
+  bool full() const { return names.size() >= kMaxHostNames || bytes >= kMaxHostBytes; }
+};
+
+// Appends the names of one comma-free hostlist element, expanding its first bracket group (the names
+// made expand the next group, depth counting the groups); past the bounds nothing more is added.
+void expand_one(std::string_view item, Expansion& out, int depth) {
   const auto open = item.find('[');
   const auto close = item.find(']', open);
-  if (open == std::string_view::npos || close == std::string_view::npos) {
-    if (!item.empty()) out.emplace_back(item);
+  if (open == std::string_view::npos || close == std::string_view::npos || depth == kMaxBracketGroups) {
+    if (!item.empty() && !out.full()) out.names.emplace_back(item);
     return;
   }
   const std::string_view prefix = item.substr(0, open), suffix = item.substr(close + 1);
@@ -94,10 +109,12 @@ void expand_one(std::string_view item, std::vector<std::string>& out) {
     unsigned a = 0, b = 0;
     std::from_chars(first.data(), first.data() + first.size(), a);
     std::from_chars(last.data(), last.data() + last.size(), b);
-    for (unsigned i = a; i <= b; ++i) {
+    for (std::uint64_t i = a; i <= b && !out.full(); ++i) {
       std::string number = std::to_string(i);
       if (number.size() < first.size()) number.insert(0, first.size() - number.size(), '0');
-      expand_one(std::string(prefix) + number + std::string(suffix), out);
+      const std::string name = std::string(prefix) + number + std::string(suffix);
+      out.bytes += name.size() + 1;
+      expand_one(name, out, depth + 1);
     }
   }
 }
@@ -166,17 +183,17 @@ std::vector<Job> with_tag(const std::vector<Job>& jobs, const std::string& tag_p
 }
 
 std::vector<std::string> expand_hostlist(std::string_view hostlist) {
-  std::vector<std::string> out;
+  Expansion out;
   std::size_t depth = 0, start = 0;
-  for (std::size_t i = 0; i <= hostlist.size(); ++i) {
+  for (std::size_t i = 0; i <= hostlist.size() && !out.full(); ++i) {
     if (i < hostlist.size() && hostlist[i] == '[') ++depth;
     if (i < hostlist.size() && hostlist[i] == ']' && depth > 0) --depth;
     if (i == hostlist.size() || (hostlist[i] == ',' && depth == 0)) {
-      expand_one(util::trim(hostlist.substr(start, i - start)), out);
+      expand_one(util::trim(hostlist.substr(start, i - start)), out, 0);
       start = i + 1;
     }
   }
-  return out;
+  return std::move(out.names);
 }
 
 }  // namespace mlsup::slurm

@@ -98,7 +98,8 @@ std::vector<Job> with_ids(const std::vector<Job>& jobs, const std::vector<JobId>
 std::vector<Job> with_tag(const std::vector<Job>& jobs, const std::string& tag_prefix,
                           std::optional<std::uint32_t> user_id = std::nullopt);
 
-// Expands a Slurm hostlist ("n[1-3,5],m2") into names.
+// Expands a Slurm hostlist ("n[1-3,5],m2") into names; at most 65,536 of them (more than any cluster
+// has nodes): a list that would give more, or absurdly long names, is cut short.
 std::vector<std::string> expand_hostlist(std::string_view hostlist);
 
 }  // namespace mlsup::slurm

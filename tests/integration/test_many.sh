@@ -112,6 +112,23 @@ check "SIGHUP: run ends when the campaigns it still supervises completed (exit 0
 scancel "$(status_of "$FLEET/leaves.yaml.off" job_id)" 2>/dev/null
 scenario_done
 
+scenario "SIGTERM while a pass waits on sbatch, which then refuses the job -> run waits for that pass and reports its stop (exit 14), not a detach"
+FLEET=$(mktemp -d /tmp/mlsup-e2e-fleet.XXXXXX)
+fleet_campaign refused "--steps 20 --step-seconds 0.1"
+make_sbatch_wrapper "case \"\$*\" in *mlsup:${NAMES[refused]}:*) sleep 8; echo 'sbatch: error: Batch job submission failed: Invalid account or account/partition combination specified' >&2; exit 1;; esac" ""
+PATH="$shim/bin:$PATH" "$MLSUP" run "$FLEET/refused.yaml" > "$FLEET/run.out" 2>&1 &
+RUNNER=$!
+sleep 3  # its first pass is in sbatch now
+kill -TERM "$RUNNER"
+t0=$(date +%s)
+timeout 60 tail --pid="$RUNNER" -f /dev/null || kill -9 "$RUNNER"
+wait "$RUNNER"; RC=$?
+echo "mlsup run exited $RC $(( $(date +%s) - t0 ))s after SIGTERM: $(tail -n 1 "$FLEET/run.out")"
+check "SIGTERM: told that it waits for the pass under way" grep -q "SIGTERM: waiting for 1 campaign pass" "$FLEET/run.out"
+check "SIGTERM: the pass's own end is reported: exit 14 (Slurm refused the job)" [ "$RC" -eq 14 ]
+check "SIGTERM: the campaign's state says stopped" [ "$(status_of "$FLEET/refused.yaml" state)" = stopped ]
+scenario_done
+
 scenario "the benchmark, short: 5 idle campaigns with 300-record journals, a 5 s window -> one job query per pass, nothing written"
 bench=$(MLSUP="$MLSUP" timeout 300 "$REPO/benchmarks/many-campaigns.sh" --counts 5 --records 300 --window 5 2>&1 | tail -n 2)
 echo "$bench"

@@ -224,6 +224,15 @@ TEST_CASE("slurm.extra_args may set what mlsup leaves alone") {
   CHECK(r.has_value());
 }
 
+TEST_CASE("a step_regex too long to compile safely is refused, not compiled") {
+  const std::string m = kMinimal;
+  const std::string deep = std::string(30000, '(') + "a" + std::string(30000, ')');  // overflowed the stack
+  check_error(m + "checkpoint:\n  step_regex: \"" + deep + "\"\n", "4:3: checkpoint.step_regex: ", "is too long");
+  const std::string long_ok = "(\\\\d+)" + std::string(995, 'x');  // 1000 characters once read: (\d+)xxx...
+  const auto c = load(TempDir(), m + "checkpoint:\n  step_regex: \"" + long_ok + "\"\n");
+  CHECK(c.has_value());
+}
+
 TEST_CASE("heartbeat timeouts are not checked when heartbeats are off") {
   TempDir dir;
   CHECK(load(dir, std::string(kMinimal) + "poll_interval: 1m\nheartbeat:\n  enabled: false\n  startup_timeout: 30s\n").has_value());
@@ -240,4 +249,20 @@ TEST_CASE("a config file that cannot be read") {
   const auto r = config::load_config_file("/nonexistent/c.yaml");
   REQUIRE_FALSE(r.has_value());
   CHECK(r.error().front().str() == "/nonexistent/c.yaml: cannot read the config file: No such file or directory");
+}
+
+TEST_CASE("a checkpoint.dir another campaign claimed is a config error at its key, not a failure at run time") {
+  TempDir dir;
+  dir.write("ck/.mlsup-campaign", "{\"campaign_id\":\"x1\",\"name\":\"other\",\"state_dir\":\"/elsewhere/.mlsup/other\"}\n");
+  const auto r = load(dir, std::string(kMinimal) + "checkpoint:\n  dir: ck\n");
+  REQUIRE_FALSE(r.has_value());
+  REQUIRE(r.error().size() == 1);
+  CHECK(r.error()[0].line == 4);
+  CHECK(r.error()[0].subject == "checkpoint.dir");
+  CHECK(r.error()[0].message.find("belongs to campaign \"other\" (state in /elsewhere/.mlsup/other)") != std::string::npos);
+  // Its own claim is no error.
+  const auto own = load(dir, std::string(kMinimal) + "checkpoint:\n  dir: ck2\n");
+  REQUIRE(own.has_value());
+  dir.write("ck2/.mlsup-campaign", "{\"campaign_id\":\"x2\",\"name\":\"demo\",\"state_dir\":\"" + own->state_dir + "\"}\n");
+  CHECK(load(dir, std::string(kMinimal) + "checkpoint:\n  dir: ck2\n").has_value());
 }

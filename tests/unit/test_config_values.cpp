@@ -70,3 +70,40 @@ TEST_CASE("array specs: ranges, lists, steps and the running limit") {
     CHECK(r.error().find(why) != std::string::npos);
   }
 }
+
+TEST_CASE("a sum of durations too long to hold is refused, not wrapped to a negative one") {
+  std::string many;
+  for (int i = 0; i < 1100; ++i) many += "99999999d";
+  for (const std::string& text : {many, std::string("100000000d1s"), std::string("99999999d99999999d")}) {
+    CAPTURE(text.substr(0, 40));
+    const auto r = parse_interval(text);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().find("too long a duration") != std::string::npos);
+    CHECK_FALSE(parse_duration(text).has_value());
+  }
+  CHECK(parse_duration("100000000d").value() == Seconds(100'000'000LL * 86400));
+}
+
+TEST_CASE("Slurm times whose fields overflow when added up are refused") {
+  for (const char* bad : {"9223372036854775807", "1-9223372036854775807", "9223372036854775807-1", "1:9223372036854775807:0"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(parse_slurm_time(bad).has_value());
+  }
+  CHECK(parse_slurm_time("1000000000").value() == Seconds(60'000'000'000LL));
+}
+
+TEST_CASE("array specs: a step past the last id ends the range, even one that wraps around") {
+  CHECK(parse_array_spec("4000000:4294967295").value().task_ids == std::vector<std::uint32_t>{4000000});
+  CHECK(parse_array_spec("0-10:4294967295").value().task_ids == std::vector<std::uint32_t>{0});
+  CHECK(parse_array_spec("3-10:4294967290").value().task_ids == std::vector<std::uint32_t>{3});
+  CHECK(parse_array_spec("3999990-4000000:7").value().task_ids == std::vector<std::uint32_t>{3999990, 3999997});
+}
+
+TEST_CASE("array specs that repeat ranges past Slurm's limit are refused before they fill memory") {
+  std::string text = "0-4000000";
+  for (int i = 0; i < 1000; ++i) text += ",0-4000000";
+  const auto r = parse_array_spec(text);
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().find("more task ids than Slurm's limit allows") != std::string::npos);
+  CHECK(parse_array_spec("0-4000000").value().task_ids.size() == 4000001);
+}

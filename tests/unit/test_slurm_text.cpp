@@ -19,6 +19,18 @@ TEST_CASE("hostlists expand, ranges, lists and zero padding included") {
   CHECK(expand_hostlist("r[1-2]n[1-2]") == std::vector<std::string>{"r1n1", "r1n2", "r2n1", "r2n2"});
 }
 
+TEST_CASE("hostlists that would expand without end are cut short") {
+  const auto huge = expand_hostlist("n[0-4294967295]");
+  REQUIRE(huge.size() == 65536);
+  CHECK(huge.front() == "n0");
+  CHECK(huge.back() == "n65535");
+  CHECK(expand_hostlist("a[0-4294967295],b1").size() == 65536);
+  CHECK(expand_hostlist("x[0-4294967295]y[5-1]").empty());
+  const auto deep = expand_hostlist("a[1-2]b[1]c[1]d[1]e[1]f[1]g[1]h[1]i[1-2]");
+  REQUIRE(deep.size() == 2);
+  CHECK(deep.front() == "a1b1c1d1e1f1g1h1i[1-2]");  // past eight bracket groups a name is kept as written
+}
+
 TEST_CASE("job state names both ways") {
   for (auto s : {JobState::Pending, JobState::Running, JobState::NodeFail, JobState::OutOfMemory, JobState::BootFail}) {
     CHECK(state_from_name(state_name(s)) == s);
@@ -100,6 +112,17 @@ TEST_CASE("scontrol -o records become jobs and nodes") {
   CHECK(n.drain);
   CHECK(n.not_responding);
   CHECK(n.reason == "Not responding [slurm@2026]");
+}
+
+TEST_CASE("scontrol -o records: a long value is read whole, and only a field name makes a field") {
+  const std::string comment(1'000'000, 'x');
+  const auto records = parse_records("JobId=5 Comment=" + comment + " 9x=1 a-b=2 =3 NumNodes=4\n");
+  REQUIRE(records.size() == 1);
+  CHECK(job_from_record(records[0]).comment.size() == comment.size() + std::string(" 9x=1 a-b=2 =3").size());
+  CHECK(job_from_record(records[0]).node_count == 4u);
+  CHECK(records[0].at("JobId") == "5");
+  CHECK(parse_records("Gres/gpu:a100=2 Key=a=b\n")[0].at("Key") == "a=b");
+  CHECK(parse_records("Gres/gpu:a100=2\n")[0].at("Gres/gpu:a100") == "2");
 }
 
 TEST_CASE("a probe's result: silence and a refused connection mean gone; anything else is an answer") {
