@@ -147,7 +147,16 @@ class Campaign {
   CampaignState state_;         // the journal replayed, record after record as the journal hands them over
   Memory memory_;             // what passes remember beyond the journal (memory.json)
   std::string memory_saved_;  // memory.json's text as last written
-  std::string status_saved_;  // status.json's text as last written (without its time)
+  // What status.json says, but for its time: compared before any JSON is built.
+  struct StatusSaid {
+    int attempts = 0;
+    slurm::JobId job_id = 0;
+    slurm::JobState state = slurm::JobState::Unknown;
+    std::string nodes, reason;
+    long long step = -1;
+    bool operator==(const StatusSaid&) const = default;
+  };
+  std::optional<StatusSaid> status_said_;  // as last written
   double seen_saved_ = 0;     // memory.json's running_seen_at as last written
   std::optional<Memory> memory_checked_;  // the memory whose text was last written or found unchanged
   std::optional<std::string> template_;  // what submissions render from: the last template that rendered
