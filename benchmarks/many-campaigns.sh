@@ -4,18 +4,22 @@
 # every pass is idle. Over a quiet
 # window it measures the Slurm job queries per pass (sdiag's REQUEST_JOB_USER_INFO over the
 # supervisor's own pass count), the supervisor's CPU share and RSS, its campaign passes' duration, and
-# the files its idle passes wrote. Prints a table.
-#   benchmarks/many-campaigns.sh [--counts "1 10 100"] [--records 3000] [--window 30]
+# the files its idle passes wrote besides the leases. The window opens once every lease has been
+# renewed after the submissions (a submission holds the lease for 150 s), so that the CPU share counts
+# the steady renewals (each lease every 15 s); "lease files" is how many leases were renewed in it.
+# --quick opens the window 3 s after the submissions instead (no renewal in it). Prints a table.
+#   benchmarks/many-campaigns.sh [--counts "1 10 100"] [--records 3000] [--window 30] [--quick]
 # Uses the cluster named by SLURM_CONF, or starts (and stops) a private one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-counts="1 10 100" records=3000 window=30
+counts="1 10 100" records=3000 window=30 quick=""
 while [ $# -gt 0 ]; do
   case $1 in
     --counts) counts=$2; shift 2 ;;
     --records) records=$2; shift 2 ;;
     --window) window=$2; shift 2 ;;
-    *) echo "usage: $0 [--counts \"1 10 100\"] [--records N] [--window S]" >&2; exit 2 ;;
+    --quick) quick=1; shift ;;
+    *) echo "usage: $0 [--counts \"1 10 100\"] [--records N] [--window S] [--quick]" >&2; exit 2 ;;
   esac
 done
 mlsup=${MLSUP:-build/mlsup}
@@ -83,7 +87,7 @@ stats() {
   grep "mlsup: stats:" "$1" | tail -n 1 | sed -E 's/[^0-9 ]//g' | awk '{ print $1, $2, $3, $4, $5 }'
 }
 
-printf '%-10s %-8s %-14s %-10s %-8s %-14s %-16s %-12s\n' campaigns records "queries/pass" "cpu %" "rss MB" "pass mean ms" "longest ms (all)" "files written"
+printf '%-10s %-8s %-14s %-10s %-8s %-14s %-16s %-14s %-12s\n' campaigns records "queries/pass" "cpu %" "rss MB" "pass mean ms" "longest ms (all)" "files written" "lease files"
 for n in $counts; do
   dir="$work/fleet-$n"
   make_fleet "$n" "$dir"
@@ -94,23 +98,31 @@ for n in $counts; do
     [ "$(squeue -h -u "$(id -un)" -t PD | wc -l)" -ge "$n" ] && break
     sleep 1
   done
-  sleep 3
+  # Every lease renewed since: the steady state (at most 150 s after the last submission).
+  touch "$work/submitted"
+  [ -z "$quick" ] || sleep 2
+  for _ in $( [ -n "$quick" ] || seq 1 200); do
+    [ "$(find "$dir/.mlsup" -name lease.json -newer "$work/submitted" | wc -l)" -ge "$n" ] && break
+    sleep 1
+  done
+  sleep 1
   touch "$work/mark"
   read -r p0 q0 c0 ms0 _ < <(stats "$dir/run.out")
   s0=$(rpc); cpu0=$(cpu_seconds "$runner"); t0=$(date +%s.%N)
   sleep "$window"
   read -r p1 q1 c1 ms1 longest < <(stats "$dir/run.out")
   s1=$(rpc); cpu1=$(cpu_seconds "$runner"); t1=$(date +%s.%N)
-  written=$(find "$dir/.mlsup" -type f -newer "$work/mark" | wc -l)
-  python3 - "$n" "$records" "$p0" "$p1" "$s0" "$s1" "$cpu0" "$cpu1" "$t0" "$t1" "$(rss_kb "$runner")" "$c0" "$c1" "$ms0" "$ms1" "$longest" "$written" <<'PY'
+  written=$(find "$dir/.mlsup" -type f -newer "$work/mark" ! -name 'lease.json*' | wc -l)
+  leases=$(find "$dir/.mlsup" -type f -newer "$work/mark" -name lease.json | wc -l)
+  python3 - "$n" "$records" "$p0" "$p1" "$s0" "$s1" "$cpu0" "$cpu1" "$t0" "$t1" "$(rss_kb "$runner")" "$c0" "$c1" "$ms0" "$ms1" "$longest" "$written" "$leases" <<'PY'
 import sys
 n, records, p0, p1, s0, s1 = (int(x) for x in sys.argv[1:7])
 cpu0, cpu1, t0, t1 = (float(x) for x in sys.argv[7:11])
-rss, c0, c1, ms0, ms1, longest, written = (int(x) for x in sys.argv[11:18])
+rss, c0, c1, ms0, ms1, longest, written, leases = (int(x) for x in sys.argv[11:19])
 per_pass = (s1 - s0) / max(1, p1 - p0)
 share = 100 * (cpu1 - cpu0) / (t1 - t0)
 mean = (ms1 - ms0) / max(1, c1 - c0)
-print(f"{n:<10} {records:<8} {per_pass:<14.2f} {share:<10.2f} {rss / 1024:<8.1f} {mean:<14.1f} {longest:<16} {written:<12}")
+print(f"{n:<10} {records:<8} {per_pass:<14.2f} {share:<10.2f} {rss / 1024:<8.1f} {mean:<14.1f} {longest:<16} {written:<14} {leases:<12}")
 PY
   kill -TERM "$runner"; wait "$runner" || true; runner=""
   scancel -u "$(id -un)" 2>/dev/null || true

@@ -52,15 +52,14 @@ int run(int argc, char** argv) {
     const char* name;
     const char* summary;
     bool has_json;
-    bool many;  // takes several configs and folders
   };
   const CampaignVerb verbs[] = {
-      {"run", "supervise the campaigns until each completes or stops", false, true},
-      {"tick", "one reconcile pass of each campaign, then exit (for cron)", false, true},
-      {"status", "the campaign's state, the history of its attempts and its node exclusions; with several, a line each", true, true},
-      {"stop", "set the kill switch: the training saves and exits, nothing more is submitted", false, false},
-      {"save", "set the save switch: the training saves a checkpoint and goes on", false, false},
-      {"events", "the event log: every decision and its reason; with several campaigns, merged by time", true, true},
+      {"run", "supervise the campaigns until each completes or stops", false},
+      {"tick", "one reconcile pass of each campaign, then exit (for cron)", false},
+      {"status", "the campaign's state, the history of its attempts and its node exclusions; with several, a line each", true},
+      {"stop", "set the kill switch: the training saves and exits, nothing more is submitted; with several, a line each", false},
+      {"save", "set the save switch: the training saves a checkpoint and goes on; with several, a line each", false},
+      {"events", "the event log: every decision and its reason; with several campaigns, merged by time", true},
   };
   std::map<std::string, CLI::App*> campaign_cmds;
   engine::Supervise supervise;
@@ -72,10 +71,8 @@ int run(int argc, char** argv) {
       sub->add_option("--submit-rate", supervise.submit_rate,
                       "sbatch calls per second at most, over all campaigns, after a burst of 4 (default 2)")
           ->check(CLI::PositiveNumber);
-    } else if (verb.many)
+    } else
       sub->add_option("CONFIG", supervise.sources, kFoldersHelp)->required();
-    else
-      sub->add_option("CONFIG", config_path, "campaign config (YAML)")->required();
     if (verb.has_json) sub->add_flag("--json", json, "print as JSON");
     campaign_cmds[verb.name] = sub;
   }
@@ -103,8 +100,8 @@ int run(int argc, char** argv) {
       {"run", [&] { return run_verb(supervise); }},
       {"tick", [&] { return tick_verb(supervise); }},
       {"status", [&] { return status_verb(supervise.sources, json); }},
-      {"stop", [&] { return switch_verb(config_path, true); }},
-      {"save", [&] { return switch_verb(config_path, false); }},
+      {"stop", [&] { return switch_verb(supervise.sources, true); }},
+      {"save", [&] { return switch_verb(supervise.sources, false); }},
       {"events", [&] { return events_verb(supervise.sources, json); }},
   };
   for (const auto& [name, sub] : campaign_cmds)

@@ -14,6 +14,7 @@
 #include "cli/exit_codes.h"
 #include "config/load.h"
 #include "decide/classify.h"
+#include "decide/exit_codes.h"
 #include "engine/loop.h"
 #include "engine/state.h"
 #include "engine/template_snapshot.h"
@@ -163,30 +164,70 @@ int run_verb(const engine::Supervise& what) { return finish(engine::run(what)); 
 
 int tick_verb(const engine::Supervise& what) { return finish(engine::tick(what)); }
 
-int switch_verb(const std::string& config_path, bool kill) {
-  const auto c = load(config_path);
-  if (!c) return kBadInput;
-  const std::string path = kill ? c->switches.kill : c->switches.save;
+namespace {
+
+// Sets the kill (or save) switch of the campaign c and says so in its event log; the switch's path, or
+// the error that kept it from being written.
+util::Result<std::string> set_switch(const config::Config& c, bool kill) {
+  const std::string path = kill ? c.switches.kill : c.switches.save;
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   const double now = static_cast<double>(std::time(nullptr));
-  if (auto ok = journal::write_atomically(path, std::string(kill ? "stop" : "save") + " requested " + clock_time(now) + "\n"); !ok) {
-    std::cerr << ok.error().str() << "\n";
-    return kRuntimeFailure;
-  }
+  if (auto ok = journal::write_atomically(path, std::string(kill ? "stop" : "save") + " requested " + clock_time(now) + "\n"); !ok)
+    return std::unexpected(ok.error());
   // People's acts are in the event log beside the supervisor's decisions (a failed append changes nothing else).
   const auto me = journal::current_identity();
   const char* user = std::getenv("USER");
-  std::filesystem::create_directories(c->state_dir, ec);
-  (void)journal::EventLog(c->state_dir + "/events.jsonl")
-      .append({{"event", kill ? "stop-requested" : "save-requested"}, {"time", now}, {"campaign", c->name},
+  std::filesystem::create_directories(c.state_dir, ec);
+  (void)journal::EventLog(c.state_dir + "/events.jsonl")
+      .append({{"event", kill ? "stop-requested" : "save-requested"}, {"time", now}, {"campaign", c.name},
                {"by", std::string(user ? user : "?") + "@" + me.host}, {"switch", path},
                {"reason", kill ? "`mlsup stop`: the training saves and exits; nothing more is submitted"
                                : "`mlsup save`: the training saves a checkpoint and goes on"}});
-  std::cout << (kill ? "kill switch set: " : "save switch set: ") << path << "\n"
+  return path;
+}
+
+}  // namespace
+
+int switch_verb(const std::string& config_path, bool kill) {
+  const auto c = load(config_path);
+  if (!c) return kBadInput;
+  const auto path = set_switch(*c, kill);
+  if (!path) {
+    std::cerr << path.error().str() << "\n";
+    return kRuntimeFailure;
+  }
+  std::cout << (kill ? "kill switch set: " : "save switch set: ") << *path << "\n"
             << (kill ? "the training saves and exits; nothing more is submitted\n"
                      : "the training saves a checkpoint at its next step and goes on\n");
   return kOk;
+}
+
+int switch_verb(const std::vector<std::string>& sources, bool kill) {
+  std::vector<std::string> problems;
+  const auto files = engine::config_files(sources, problems);
+  if (files.size() == 1 && problems.empty()) return switch_verb(files.front(), kill);
+  std::vector<int> codes;
+  for (const auto& p : problems) {
+    std::cerr << "mlsup: " << p << "\n";
+    codes.push_back(kBadInput);
+  }
+  for (const auto& file : files) {  // one line each: a config with errors does not keep the others' switches
+    const auto c = load(file);
+    if (!c) {
+      std::cout << file << "  the config has errors (printed on stderr); no switch set\n";
+      codes.push_back(kBadInput);
+      continue;
+    }
+    const auto path = set_switch(*c, kill);
+    if (path) std::cout << c->name << "  " << (kill ? "kill" : "save") << " switch set: " << *path << "\n";
+    else std::cout << c->name << "  no switch set: " << path.error().str() << "\n";
+    codes.push_back(path ? kOk : kRuntimeFailure);
+  }
+  if (std::count(codes.begin(), codes.end(), kOk) > 0)
+    std::cout << (kill ? "their training saves and exits; nothing more is submitted\n"
+                       : "their training saves a checkpoint at its next step and goes on\n");
+  return codes.empty() ? kBadInput : decide::most_severe(codes);
 }
 
 namespace {

@@ -22,6 +22,9 @@ int status_verb(const std::vector<std::string>& sources, bool json);
 
 // `mlsup stop CONFIG` / `mlsup save CONFIG`: create the kill / save switch.
 int switch_verb(const std::string& config_path, bool kill);
+// With several configs and folders: every campaign's switch, one line each (a config with errors is
+// told and skipped: exit 3); one config alone: as above.
+int switch_verb(const std::vector<std::string>& sources, bool kill);
 
 // `mlsup events CONFIG [--json]`: the event log, oldest first.
 int events_verb(const std::string& config_path, bool json);

@@ -120,7 +120,7 @@ std::expected<Config, Errors> load_config_file(const std::string& path, const Lo
   std::error_code ec;
   if (fs::is_directory(path, ec))
     return std::unexpected(Errors{{.file = path, .message = "a folder, not a config file: name one of its *.yaml files "
-                                                           "(run, tick, status and events also take a folder)"}});
+                                                           "(run, tick, status, events, stop and save take a folder)"}});
   std::ifstream in(path);
   if (!in) {
     return std::unexpected(Errors{{.file = path, .message = "cannot read the config file: " +

@@ -154,15 +154,17 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::PendingAler
                               ", which waiting does not end: fix the request or the limit, or `mlsup stop`"}});
 }
 
-// status.json changes when what it says changes ("updated": since when it says so): an idle pass writes nothing.
+// status.json changes when what it says changes ("updated": since when it says so): an idle pass
+// compares what it would say with what it said, and builds no JSON.
 util::Result<void> Campaign::act(const CampaignState& s, const intent::Status& i) {
-  json j = {{"version", 1},       {"campaign", config_.name},       {"attempts", s.current() ? s.current()->number : 0},
-            {"job_id", i.job.job_id}, {"job_state", std::string(slurm::state_name(i.job.state))},
-            {"nodes", i.job.nodes}, {"reason", i.job.reason},        {"step", combined(memory_.heartbeat).step}};
-  std::string text = util::dump_json(j);
-  if (text == status_saved_) return {};
-  j["updated"] = edges_.now();
-  if (journal::write_atomically(config_.state_dir + "/status.json", util::dump_json(j) + "\n")) status_saved_ = std::move(text);
+  StatusSaid said{s.current() ? s.current()->number : 0, i.job.job_id, i.job.state, i.job.nodes, i.job.reason,
+                  combined(memory_.heartbeat).step};
+  if (said == status_said_) return {};
+  const json j = {{"version", 1},          {"campaign", config_.name},   {"attempts", said.attempts},
+                  {"job_id", said.job_id}, {"job_state", std::string(slurm::state_name(said.state))},
+                  {"nodes", said.nodes},   {"reason", said.reason},      {"step", said.step},
+                  {"updated", edges_.now()}};
+  if (journal::write_atomically(config_.state_dir + "/status.json", util::dump_json(j) + "\n")) status_said_ = std::move(said);
   return {};
 }
 

@@ -57,7 +57,11 @@ util::Result<std::unique_ptr<Campaign>> Campaign::open(config::Config config, Ed
   fs::create_directories(config.state_dir + "/logs", ec);
   if (ec) return std::unexpected(error("cannot create the state directory " + config.state_dir + ": " + ec.message()));
   std::unique_ptr<Campaign> c(new Campaign(std::move(config), std::move(edges)));
-  auto j = journal::Journal::open(c->config_.state_dir + "/journal.jsonl", c->config_.name);
+  const std::string path = c->config_.state_dir + "/journal.jsonl";
+  Campaign* campaign = c.get();  // each record applied as it is read: the records are never all in memory
+  auto j = journal::Journal::open(path, c->config_.name, [campaign, &path](journal::Record&& r) {
+    apply(campaign->state_, {r.time, std::move(r.type), std::move(r.data), r.line}, path);
+  });
   if (!j) return std::unexpected(j.error());
   c->journal_ = std::make_unique<journal::Journal>(std::move(*j));
   c->journal_->set_epoch(c->edges_.epoch);
@@ -130,7 +134,10 @@ const CampaignState& Campaign::state() {
   // that `status` reads from the journal.
   constexpr std::size_t kKept = 2;
   auto& attempts = state_.attempts;
-  if (attempts.size() > 2 * kKept) attempts.erase(attempts.begin(), attempts.end() - kKept);
+  if (attempts.size() > 2 * kKept) {
+    attempts.erase(attempts.begin(), attempts.end() - kKept);
+    attempts.shrink_to_fit();  // what a long journal's replay grew is given back
+  }
   return state_;
 }
 
@@ -172,13 +179,18 @@ void Campaign::load_memory() {
 void Campaign::save_memory() {
   constexpr double kSeenRefresh = 30;
   memory_.clock_id = edges_.clock_id;
+  const double seen = memory_.running_seen_at;
+  const bool seen_fresh = std::abs(seen - seen_saved_) < kSeenRefresh;
+  if (seen_fresh && memory_unchanged()) return;  // an idle pass builds no JSON
   auto j = to_json(memory_);
   j["clock"]["wall"] = nullptr;  // compared without the save times and that time, written with them
   j["clock"]["mono"] = nullptr;
   j["running_seen_at"] = nullptr;
   const std::string text = util::dump_json(j);
-  const double seen = memory_.running_seen_at;
-  if (text == memory_saved_ && std::abs(seen - seen_saved_) < kSeenRefresh) return;
+  if (text == memory_saved_ && seen_fresh) {
+    memory_checked_ = memory_;
+    return;
+  }
   memory_.saved_wall = edges_.now();
   memory_.saved_mono = mono();
   j["clock"]["wall"] = memory_.saved_wall;
@@ -187,6 +199,16 @@ void Campaign::save_memory() {
   if (!journal::write_atomically(config_.state_dir + "/memory.json", util::dump_json(j) + "\n")) return;
   memory_saved_ = text;
   seen_saved_ = seen;
+  memory_checked_ = memory_;
+}
+
+bool Campaign::memory_unchanged() {
+  if (!memory_checked_) return false;
+  auto& was = *memory_checked_;  // alike but for what is compared without: the save times, running_seen_at
+  was.saved_wall = memory_.saved_wall;
+  was.saved_mono = memory_.saved_mono;
+  was.running_seen_at = memory_.running_seen_at;
+  return was == memory_;
 }
 
 }  // namespace mlsup::engine

@@ -138,6 +138,9 @@ class Campaign {
   util::Result<void> hold(double seconds);
   void load_memory();
   void save_memory();
+  // True when the memory is as when it was last saved, or last found to be (by its text), but for
+  // the save times and running_seen_at: then its text is too.
+  bool memory_unchanged();
 
   config::Config config_;
   Edges edges_;
@@ -147,8 +150,18 @@ class Campaign {
   CampaignState state_;         // the journal replayed, record after record as the journal hands them over
   Memory memory_;             // what passes remember beyond the journal (memory.json)
   std::string memory_saved_;  // memory.json's text as last written
-  std::string status_saved_;  // status.json's text as last written (without its time)
+  // What status.json says, but for its time: compared before any JSON is built.
+  struct StatusSaid {
+    int attempts = 0;
+    slurm::JobId job_id = 0;
+    slurm::JobState state = slurm::JobState::Unknown;
+    std::string nodes, reason;
+    long long step = -1;
+    bool operator==(const StatusSaid&) const = default;
+  };
+  std::optional<StatusSaid> status_said_;  // as last written
   double seen_saved_ = 0;     // memory.json's running_seen_at as last written
+  std::optional<Memory> memory_checked_;  // the memory whose text was last written or found unchanged
   std::optional<std::string> template_;  // what submissions render from: the last template that rendered
   int template_nodes_ = 1;               // its job's node count
   std::string template_problem_;         // why that is not the file as it is now, as last told

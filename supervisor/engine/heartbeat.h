@@ -23,6 +23,7 @@ struct HeartbeatSeen {
   bool waiting = false;             // a later word is "waiting": the rank is alive, blocked on its peers
   double progress_at = 0;           // mlsup's clock when the content last changed to one not waiting
   int empty_reads = 0;              // reads that found the file empty after it had content (a writer mid-way)
+  bool operator==(const HeartbeatSeen&) const = default;
 };
 
 // The step and the flags in a heartbeat's content: "<step>", "<step> saving", optionally followed by
@@ -41,6 +42,7 @@ std::string hang_reason(const HeartbeatSeen& seen, const config::HeartbeatSettin
 struct HeartbeatSet {
   std::map<std::string, HeartbeatSeen> files;
   double running_since = 0;
+  bool operator==(const HeartbeatSet&) const = default;
 };
 
 // The job's output as one more "file" of the set (heartbeat.source auto or output): its content is
@@ -83,6 +85,7 @@ double stale_margin(const config::HeartbeatSettings& settings);
 struct Calibration {
   double longest = 0;  // seconds, on mlsup's clock
   int steps = 0;       // progress observations counted
+  bool operator==(const Calibration&) const = default;
 };
 
 // Counts the progress from before to after (the attempt's combined heartbeat, one pass apart); the

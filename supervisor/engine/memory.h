@@ -26,6 +26,7 @@ struct CancelTries {
   double first_at = 0;     // mono: the first send
   double next_at = 0;      // mono: no resend before this
   bool alerted = false;    // people were told the job does not go away
+  bool operator==(const CancelTries&) const = default;
 };
 
 // A wait the journal decided in wall time, run on the monotonic clock: `at` gates what (attempt,
@@ -34,6 +35,7 @@ struct Deadline {
   int attempt = 0;
   int count = 0;   // which occurrence for that attempt (failures so far), 0 when there is one
   double at = 0;   // mono: not before this
+  bool operator==(const Deadline&) const = default;
 };
 
 // Looks by tag that found nothing since the sbatch failure (attempt, count) whose outcome is unknown.
@@ -41,6 +43,7 @@ struct Absence {
   int attempt = 0;
   int count = 0;  // which failure of that attempt (failures so far)
   int looks = 0;
+  bool operator==(const Absence&) const = default;
 };
 
 struct Memory {
@@ -61,6 +64,7 @@ struct Memory {
   Deadline sbatch_retry;       // after failed sbatches (count: failures so far): no sbatch again before it
   Absence tag_absent;          // after an sbatch of unknown outcome: how often its tag was looked for in vain
   std::string slurm_error;     // the job query's failure as last told ("" while it answers)
+  bool operator==(const Memory&) const = default;
 };
 
 // Starts the per-attempt part afresh when attempt is not the one remembered.

@@ -18,6 +18,7 @@
 #include "engine/loop.h"
 #include "engine/loop_parts.h"
 #include "util/elastic_pool.h"
+#include "util/mailbox.h"
 
 namespace mlsup::engine {
 namespace {
@@ -123,6 +124,7 @@ class Supervisor {
     const auto now = Clock::now();
     for (auto& s : slots_)
       if (!s->result && !s->in_flight && !s->leaving && now >= s->next) start(*s, now);
+    pool_->post_all(std::exchange(starting_, {}));  // the round's passes at once: a few wake-ups, not one each
     if (done()) return finish();
     timer_.expires_after(period());
     timer_.async_wait([this](const boost::system::error_code& ec) {
@@ -149,9 +151,9 @@ class Supervisor {
     auto reloaded = std::exchange(s.reloaded, std::nullopt);
     // The config is copied for the worker only when it opens the campaign (not on every pass).
     auto to_open = s.opened.campaign ? std::nullopt : s.config;
-    // The io loop runs until the pass has posted its result, also after a stop signal.
+    // The io loop runs until the pass's result is in, also after a stop signal.
     auto work = asio::make_work_guard(io_);
-    pool_->post([this, &s, named, to_open = std::move(to_open), reloaded = std::move(reloaded), work = std::move(work)]() mutable {
+    starting_.push_back([this, &s, named, to_open = std::move(to_open), reloaded = std::move(reloaded), work = std::move(work)]() mutable {
       std::optional<RunResult> r;
       std::string held;
       if (reloaded && s.opened.campaign) s.opened.campaign->reload(std::move(*reloaded));
@@ -164,13 +166,12 @@ class Supervisor {
       const auto began = Clock::now();
       if (s.opened.campaign) r = one_pass(s.opened);
       const double took = std::chrono::duration<double>(Clock::now() - began).count();
-      asio::post(io_, [this, &s, r, held, took] {
+      results_.put([this, &s, r, held, took, work = std::move(work)] {  // the work held until the result is in
         ++passes_;
         pass_seconds_ += took;
         longest_pass_ = std::max(longest_pass_, took);
         pass_done(s, r, held);
       });
-      work.reset();
     });
   }
 
@@ -250,12 +251,15 @@ class Supervisor {
   std::vector<std::string> sources_;
   Clients clients_;  // before the slots: their engines use it until they are gone
   std::unique_ptr<util::Pacer> submits_;  // likewise
-  std::unique_ptr<util::ElasticPool> pool_ = std::make_unique<util::ElasticPool>(2);  // the passes
+  // The passes; their results go to the loop together whenever the pool's queue runs empty.
+  std::unique_ptr<util::ElasticPool> pool_ = std::make_unique<util::ElasticPool>(2, [this] { results_.flush(); });
+  std::vector<std::function<void()>> starting_;  // the passes a round starts, posted together
   std::vector<std::unique_ptr<Slot>> slots_;
   std::vector<std::pair<std::string, RunResult>> unreadable_;  // sources that name no config
   asio::io_context io_;
   asio::signal_set signals_;
   asio::steady_timer timer_;
+  util::Mailbox results_{[this](std::function<void()> f) { asio::post(io_, std::move(f)); }};  // the passes' results, to the loop
   // "R passes, Q Slurm job queries, C campaign passes (T ms in all, longest L ms)": SIGUSR1 prints it.
   std::string stats() {
     const auto ms = [](double s) { return std::to_string(static_cast<long long>(s * 1000 + 0.5)); };

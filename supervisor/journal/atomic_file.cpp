@@ -39,7 +39,7 @@ util::Result<void> fill_and_close(int fd, std::string_view text, mode_t mode, co
 }
 
 // Makes a rename inside folder durable; filesystems that cannot sync a folder are taken at their word.
-util::Result<void> sync_folder(const std::string& folder) {
+util::Result<void> sync_folder_of(const std::string& folder) {
   const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return std::unexpected(io_error(folder, "cannot open the folder to sync it", errno));
   const bool synced = ::fsync(fd) == 0 || errno == EINVAL || errno == ENOTSUP;
@@ -55,7 +55,7 @@ util::Error io_error(const std::string& path, std::string_view what, int err) {
   return util::Error{.file = path, .message = std::string(what) + ": " + std::strerror(err)};
 }
 
-util::Result<void> write_atomically(const std::string& path, std::string_view text, mode_t mode) {
+util::Result<void> write_atomically(const std::string& path, std::string_view text, mode_t mode, bool sync_folder) {
   std::string temp = path + ".tmp.XXXXXX";
   const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
   if (fd < 0) return std::unexpected(io_error(path, "cannot create a temporary file beside it", errno));
@@ -65,7 +65,7 @@ util::Result<void> write_atomically(const std::string& path, std::string_view te
     ::unlink(temp.c_str());
     return done;
   }
-  return sync_folder(folder_of(path));
+  return sync_folder ? sync_folder_of(folder_of(path)) : util::Result<void>();
 }
 
 util::Result<std::optional<std::string>> read_file_if_exists(const std::string& path) {
@@ -73,6 +73,8 @@ util::Result<std::optional<std::string>> read_file_if_exists(const std::string& 
   if (fd < 0 && errno == ENOENT) return std::optional<std::string>();
   if (fd < 0) return std::unexpected(io_error(path, "cannot open", errno));
   std::string text;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && st.st_size > 0) text.reserve(static_cast<std::size_t>(st.st_size));  // one allocation, no copies
   char buffer[65536];
   for (;;) {
     const ssize_t n = ::read(fd, buffer, sizeof buffer);

@@ -10,9 +10,11 @@
 
 namespace mlsup::journal {
 
-// Replaces path with text (temp file in the same folder, fsync, rename, fsync of the folder); on failure
-// the temp file is removed and path keeps its old content.
-util::Result<void> write_atomically(const std::string& path, std::string_view text, mode_t mode = 0644);
+// Replaces path with text (temp file in the same folder, fsync, rename, fsync of the folder unless
+// sync_folder is false: for a file whose previous content may come back after a crash); on failure the
+// temp file is removed and path keeps its old content.
+util::Result<void> write_atomically(const std::string& path, std::string_view text, mode_t mode = 0644,
+                                    bool sync_folder = true);
 
 // The whole content of path, or nullopt when it does not exist.
 util::Result<std::optional<std::string>> read_file_if_exists(const std::string& path);

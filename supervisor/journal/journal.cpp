@@ -132,12 +132,18 @@ bool ends_with_newline(int fd) {
 
 }  // namespace
 
-util::Result<Journal> Journal::open(const std::string& path, const std::string& campaign) {
+util::Result<Journal> Journal::open(const std::string& path, const std::string& campaign) { return open(path, campaign, {}); }
+
+util::Result<Journal> Journal::open(const std::string& path, const std::string& campaign,
+                                    const std::function<void(Record&&)>& sink) {
   Journal journal(path, campaign);
   auto text = read_file_if_exists(path);
   if (!text) return std::unexpected(text.error());
   if (*text && !(*text)->empty()) {
-    if (auto ok = journal.read(**text); !ok) return std::unexpected(ok.error());
+    journal.sink_ = sink ? &sink : nullptr;
+    auto ok = journal.read(**text);
+    journal.sink_ = nullptr;
+    if (!ok) return std::unexpected(ok.error());
     return journal;
   }
   if (*text) journal.warnings_.push_back(path + ": the file was empty; its header was written again");
@@ -201,7 +207,8 @@ util::Result<void> Journal::read(const std::string& text) {
 void Journal::keep(Record r) {
   newest_epoch_ = std::max(newest_epoch_, epoch_of(r));
   ++count_;
-  records_.push_back(std::move(r));
+  if (sink_) (*sink_)(std::move(r));
+  else records_.push_back(std::move(r));
 }
 
 std::vector<Record> Journal::take() { return std::exchange(records_, {}); }

@@ -32,6 +32,10 @@ class Journal {
   // last line is dropped with a warning and cut off the file before the next append; any other bad line,
   // a foreign or newer header, or another campaign's journal is an error.
   static util::Result<Journal> open(const std::string& path, const std::string& campaign);
+  // As open(), handing each record read to sink at once instead of keeping it for take(): a long
+  // journal is replayed without all its records in memory together.
+  static util::Result<Journal> open(const std::string& path, const std::string& campaign,
+                                    const std::function<void(Record&&)>& sink);
 
   // Reads path as open() does, without creating, repairing or otherwise changing it (for status and
   // events beside a running supervisor): the records it could read, and what it could not, each a
@@ -87,6 +91,7 @@ class Journal {
   long long newest_epoch_ = 0;
   long long epoch_ = 0;
   std::size_t known_size_ = 0;  // the file's length when this writer last read or wrote it
+  const std::function<void(Record&&)>* sink_ = nullptr;  // while open() reads: where records go
 };
 
 // <state_dir>/events.jsonl: one JSON object per line, no header; for people and tools, not for replay.

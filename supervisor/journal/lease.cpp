@@ -163,8 +163,11 @@ util::Result<std::optional<LeaseInfo>> load(const std::string& path) {
   return info;
 }
 
-util::Result<void> write_and_confirm(const std::string& path, const LeaseInfo& info) {
-  if (auto ok = write_atomically(path, lease_text(info)); !ok) return ok;
+// Writes info to path and reads it back. An extension (same owner, a later expiry) skips the folder's
+// fsync: should a crash bring the earlier expiry back, that only ends the lease sooner, and every act
+// reads the file first (hold()).
+util::Result<void> write_and_confirm(const std::string& path, const LeaseInfo& info, bool extension = false) {
+  if (auto ok = write_atomically(path, lease_text(info), 0644, !extension); !ok) return ok;
   auto back = load(path);
   if (!back) return std::unexpected(back.error());
   if (!*back || (*back)->owner != info.owner)
@@ -268,7 +271,7 @@ util::Result<void> Lease::extend(double now, double span) {
   offset_ = offset_to(server_, path_, now);
   LeaseInfo next = info_;
   next.expires = now + offset_ + span;
-  if (auto ok = write_and_confirm(path_, next); !ok) return ok;
+  if (auto ok = write_and_confirm(path_, next, true); !ok) return ok;
   info_ = std::move(next);
   return {};
 }

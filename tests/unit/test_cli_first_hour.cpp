@@ -2,6 +2,7 @@
 // events of a campaign that never ran, and every verb's help repeating the exit-code table.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -83,4 +84,21 @@ TEST_CASE("first hour: mlsup stop and mlsup save leave an event naming who asked
   REQUIRE(stop != std::string::npos);
   CHECK(save < stop);
   CHECK(events.out.find("\"by\":\"") != std::string::npos);
+}
+
+TEST_CASE("first hour: stop and save take several configs and a folder, as status does") {
+  test::TempDir dir;
+  dir.write("job.sbatch", "#!/bin/bash\nsleep 1\n");
+  dir.write("a.yaml", "name: a\ntemplate: job.sbatch\n");
+  dir.write("b.yaml", "name: b\ntemplate: job.sbatch\n");
+  const auto stop = mlsup_cli({"stop", dir.path() + "/a.yaml", dir.path() + "/b.yaml"});
+  CHECK(stop.code == cli::kOk);
+  CHECK(stop.out.find("a  kill switch set: ") != std::string::npos);
+  CHECK(stop.out.find("b  kill switch set: ") != std::string::npos);
+  CHECK(std::filesystem::exists(dir.path() + "/.mlsup/a/kill-switch"));
+  CHECK(std::filesystem::exists(dir.path() + "/.mlsup/b/kill-switch"));
+  const auto save = mlsup_cli({"save", dir.path()});
+  CHECK(save.code == cli::kOk);
+  CHECK(std::filesystem::exists(dir.path() + "/.mlsup/a/save-switch"));
+  CHECK(std::filesystem::exists(dir.path() + "/.mlsup/b/save-switch"));
 }

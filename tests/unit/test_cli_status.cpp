@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <ctime>
+#include <filesystem>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -206,4 +207,27 @@ TEST_CASE("status and events of several campaigns: a line each, every view compl
   CHECK(events.code == cli::kOk);
   CHECK(events.out.find("[t] ") == 0);
   CHECK(events.out.find("attempt-ended") != std::string::npos);
+}
+
+TEST_CASE("stop and save of several campaigns: each campaign's switch, a line each; a broken config said, the others set") {
+  EngineFixture a, b;
+  mlsup::test::TempDir broken;
+  const std::string bad = broken.write("bad.yaml", "name: x\npoll_intervall: 1s\n");
+  const auto stop = capture([&] { return cli::switch_verb(std::vector<std::string>{a.config.source_file, bad, b.config.source_file}, true); });
+  CHECK(stop.code == cli::kBadInput);
+  CHECK(stop.out.find(bad + "  the config has errors") != std::string::npos);
+  for (const auto* f : {&a, &b}) {
+    CHECK(std::filesystem::exists(f->config.switches.kill));
+    CHECK(!std::filesystem::exists(f->config.switches.save));
+    CHECK(stop.out.find("t  kill switch set: " + f->config.switches.kill + "\n") != std::string::npos);
+  }
+  const auto save = capture([&] { return cli::switch_verb(std::vector<std::string>{a.config.source_file, b.config.source_file}, false); });
+  CHECK(save.code == cli::kOk);
+  for (const auto* f : {&a, &b}) {
+    CHECK(std::filesystem::exists(f->config.switches.save));
+    CHECK(save.out.find("t  save switch set: " + f->config.switches.save + "\n") != std::string::npos);
+    const auto events = capture([&] { return cli::events_verb(f->config.source_file, true); });
+    CHECK(events.out.find("\"stop-requested\"") != std::string::npos);
+    CHECK(events.out.find("\"save-requested\"") != std::string::npos);
+  }
 }

@@ -248,3 +248,76 @@ TEST_CASE("an idle pass writes nothing: a job pending, or running with its heart
   CHECK(written(f.config.state_dir) == before);
   CHECK(f.calls("cancel") == 0);
 }
+
+TEST_CASE("memory.json after idle passes: each change of the memory is written at once") {
+  EngineFixture f;
+  auto c = f.open();
+  f.pass(*c);
+  const auto id = f.last_job();
+  f.fake.set_state(id, JobState::Pending);
+  f.fake.table[id].reason = "Priority";
+  for (int i = 0; i < 3; ++i) {
+    f.clock += 1;
+    f.pass(*c);
+  }
+  const std::string path = f.config.state_dir + "/memory.json";
+  const auto memory = [&] { return nlohmann::json::parse(slurp(path)); };
+  CHECK(memory()["slurm_error"] == "");
+  f.fake.next_errors.push_back({ErrorKind::Unreachable, 0, "Unable to contact slurm controller"});
+  f.clock += 1;
+  f.pass(*c);
+  CHECK(memory()["slurm_error"].get<std::string>().find("Unable to contact") != std::string::npos);
+  f.clock += 1;
+  f.pass(*c);
+  CHECK(memory()["slurm_error"] == "");
+  f.fake.set_state(id, JobState::Running, 0, "n1");
+  f.heartbeat("5\n");
+  f.clock += 1;
+  f.pass(*c);
+  CHECK(memory()["heartbeat"]["files"][""]["content"] == "5\n");
+  f.clock += 1;
+  f.pass(*c);  // the same heartbeat: idle
+  f.heartbeat("6\n");
+  f.clock += 1;
+  f.pass(*c);
+  CHECK(memory()["heartbeat"]["files"][""]["content"] == "6\n");
+}
+
+TEST_CASE("status.json after idle passes: each change of what it says is written at once, an idle pass leaves it") {
+  EngineFixture f;
+  auto c = f.open();
+  f.pass(*c);
+  const auto id = f.last_job();
+  f.fake.set_state(id, JobState::Pending);
+  f.fake.table[id].reason = "Priority";
+  f.clock += 1;
+  f.pass(*c);
+  const std::string path = f.config.state_dir + "/status.json";
+  const auto status = [&] { return nlohmann::json::parse(slurp(path)); };
+  CHECK(status()["job_state"] == "PENDING");
+  CHECK(status()["reason"] == "Priority");
+  const auto first = status()["updated"];
+  const auto stamp = std::filesystem::last_write_time(path);
+  for (int i = 0; i < 3; ++i) {
+    f.clock += 1;
+    f.pass(*c);
+  }
+  CHECK(std::filesystem::last_write_time(path) == stamp);
+  CHECK(status()["updated"] == first);
+  f.fake.table[id].reason = "Resources";
+  f.clock += 1;
+  f.pass(*c);
+  CHECK(status()["reason"] == "Resources");
+  f.fake.set_state(id, JobState::Running, 0, "n1");
+  f.heartbeat("5\n");
+  f.clock += 1;
+  f.pass(*c);
+  CHECK(status()["job_state"] == "RUNNING");
+  CHECK(status()["nodes"] == "n1");
+  f.heartbeat("6\n");
+  f.clock += 1;
+  f.pass(*c);
+  CHECK(status()["step"] == 6);
+  CHECK(status()["campaign"] == "t");
+  CHECK(status()["version"] == 1);
+}

@@ -248,3 +248,30 @@ TEST_CASE("journal: the event log skips a truncated tail and the next event stil
   REQUIRE(events.size() == 3);
   CHECK(events[2]["event"] == "resubmitted");
 }
+
+TEST_CASE("journal: opened with a sink, each record read goes to it in order, none kept; appends are kept") {
+  mlsup::test::TempDir tmp;
+  const std::string path = tmp.path() + "/journal.jsonl";
+  {
+    auto j = open_ok(path);
+    for (int i = 0; i < 5; ++i) REQUIRE(j.append("note", {{"n", i}}, 100.0 + i));
+  }
+  std::ofstream(path, std::ios::app) << "{\"seq\":6,\"ti";  // a torn last line: dropped as before
+  std::vector<Record> seen;
+  auto j = Journal::open(path, "demo", [&seen](Record&& r) { seen.push_back(std::move(r)); });
+  REQUIRE(j);
+  REQUIRE(seen.size() == 5);
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    CHECK(seen[i].seq == static_cast<long long>(i) + 1);
+    CHECK(seen[i].line == static_cast<int>(i) + 2);
+    CHECK(seen[i].data["n"] == i);
+  }
+  CHECK(j->records().empty());
+  CHECK(j->take().empty());
+  CHECK(j->warnings().size() == 1);
+  REQUIRE(j->append("note", {{"n", 5}}, 200));
+  const auto later = j->take();
+  REQUIRE(later.size() == 1);
+  CHECK(later[0].seq == 6);
+  CHECK(seen.size() == 5);  // the sink was for the reading only
+}
