@@ -81,6 +81,8 @@ class Campaign {
   // Reads the sources n asks for that w lacks; false when it read none.
   bool read_sources(const CampaignState& s, const Needs& n, World& w);
   bool kill_switch() const;
+  // Accounting's records of the attempt's job (by id), or of its tag when it has no job yet.
+  slurm::Result<slurm::Accounting> accounting(const AttemptState& a);
 
   // act (engine/act*.cpp): each intent as intent record -> side effect -> fact record.
   util::Result<void> carry_out(const CampaignState& s, const Intent& i);
