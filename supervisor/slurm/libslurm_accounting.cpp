@@ -34,11 +34,11 @@ List id_list(const std::vector<JobId>& ids) {
   return list;
 }
 
-List uid_list() {
+// A list of one string (a uid, a cluster name).
+List one_string(const std::string& s) {
   List list = slurm_list_create(std::free);
-  const std::string uid = std::to_string(::getuid());
-  char* copy = static_cast<char*>(std::calloc(uid.size() + 1, 1));
-  uid.copy(copy, uid.size());
+  char* copy = static_cast<char*>(std::calloc(s.size() + 1, 1));
+  s.copy(copy, s.size());
   slurm_list_append(list, copy);
   return list;
 }
@@ -67,12 +67,13 @@ JobState job_state_of(std::uint32_t state) {
   return base < std::size(kStates) ? kStates[base] : JobState::Unknown;
 }
 
-Result<bool> site_has_accounting() {
+Result<std::string> accounted_cluster() {
   slurm_conf_t* conf = nullptr;
   if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS) return std::unexpected(last_error("the controller's configuration"));
   const std::string type = conf->accounting_storage_type ? conf->accounting_storage_type : "";
+  const std::string cluster = conf->cluster_name ? conf->cluster_name : "";
   slurm_free_ctl_conf(conf);
-  return !type.empty() && type != "accounting_storage/none";
+  return type.empty() || type == "accounting_storage/none" ? "" : cluster;
 }
 
 Result<std::vector<AccountedJob>> slurmdb_accounted(const AccountingFilter& filter) {
@@ -80,10 +81,12 @@ Result<std::vector<AccountedJob>> slurmdb_accounted(const AccountingFilter& filt
   if (!db) return std::unexpected(last_error("slurmdbd"));
   slurmdb_job_cond_t cond{};
   cond.flags = JOBCOND_FLAG_NO_STEP;
+  cond.db_flags = SLURMDB_JOB_FLAG_NOTSET;  // 0 would ask for jobs with no scheduling flag set: none
+  cond.cluster_list = one_string(filter.cluster);
   if (!filter.ids.empty()) {
     cond.step_list = id_list(filter.ids);
   } else {
-    cond.userid_list = uid_list();
+    cond.userid_list = one_string(std::to_string(::getuid()));
     cond.usage_start = filter.since;
     cond.usage_end = std::time(nullptr) + 60;
   }
@@ -102,6 +105,7 @@ Result<std::vector<AccountedJob>> slurmdb_accounted(const AccountingFilter& filt
   }
   if (cond.step_list) slurm_list_destroy(cond.step_list);
   if (cond.userid_list) slurm_list_destroy(cond.userid_list);
+  slurm_list_destroy(cond.cluster_list);
   slurmdb_connection_close(&db);
   if (!failed) return std::unexpected(failed.error());
   return out;

@@ -12,15 +12,17 @@
 namespace mlsup::slurm {
 
 // What to ask accounting for: the jobs with these ids, or else this user's jobs submitted since
-// `since` whose comment starts with tag_prefix.
+// `since` whose comment starts with tag_prefix; of this cluster.
 struct AccountingFilter {
   std::vector<JobId> ids;
   std::string tag_prefix;
   std::time_t since = 0;
+  std::string cluster;
 };
 
-// True when the controller's configuration names an accounting storage other than "none" (one RPC).
-Result<bool> site_has_accounting();
+// The cluster's name when the controller's configuration names an accounting storage other than
+// "none", else "" (one RPC).
+Result<std::string> accounted_cluster();
 
 // The jobs of filter in accounting, one slurmdbd request.
 Result<std::vector<AccountedJob>> slurmdb_accounted(const AccountingFilter& filter);

@@ -88,10 +88,10 @@ class LibslurmClient final : public Client {
     return with_tag(*all, tag_prefix);
   }
 
-  Result<Accounting> accounted(const std::vector<JobId>& ids) override { return accounting({ids, "", 0}); }
+  Result<Accounting> accounted(const std::vector<JobId>& ids) override { return accounting({ids, "", 0, ""}); }
 
   Result<Accounting> accounted_by_tag(const std::string& tag_prefix, std::time_t since) override {
-    return accounting({{}, tag_prefix, since});
+    return accounting({{}, tag_prefix, since, ""});
   }
 
   Result<std::vector<Node>> nodes() override {
@@ -201,14 +201,15 @@ class LibslurmClient final : public Client {
   }
 
   // Accounting's answer; whether the site has accounting is asked once (the configuration's).
-  Result<Accounting> accounting(const AccountingFilter& filter) {
+  Result<Accounting> accounting(AccountingFilter filter) {
     std::lock_guard lock(mutex_);
-    if (!has_accounting_) {
-      auto has = site_has_accounting();
-      if (!has) return std::unexpected(has.error());
-      has_accounting_ = *has;
+    if (!cluster_) {
+      auto cluster = accounted_cluster();
+      if (!cluster) return std::unexpected(cluster.error());
+      cluster_ = *cluster;
     }
-    if (!*has_accounting_) return Accounting{};
+    if (cluster_->empty()) return Accounting{};
+    filter.cluster = *cluster_;
     auto jobs = slurmdb_accounted(filter);
     if (!jobs) return std::unexpected(jobs.error());
     return Accounting{true, std::move(*jobs)};
@@ -228,7 +229,7 @@ class LibslurmClient final : public Client {
   QueryScope scope_;
   job_info_msg_t* table_ = nullptr;  // QueryScope::All: the last full answer
   std::vector<Job> cached_;          // this user's jobs in table_
-  std::optional<bool> has_accounting_;  // the site's accounting storage is not "none"
+  std::optional<std::string> cluster_;  // the cluster's name where the site has accounting, else ""
 };
 
 }  // namespace
