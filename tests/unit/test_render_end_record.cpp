@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 
 #include "config/load.h"
@@ -77,4 +78,14 @@ TEST_CASE("end record: the exit status, and the signal that ended the script, in
     REQUIRE(b.record().has_value());
     CHECK(b.record()->signal == SIGTERM);
   }
+}
+
+TEST_CASE("end record: a script run outside Slurm (no SLURM_JOB_ID), under set -u, ends as it would without the lines") {
+  Bench b;
+  edges::ProcessRequest r;
+  r.argv = {"env", "-u", "SLURM_JOB_ID", "bash", "-c", "set -u\n" + render::end_record_lines(b.config) + "exit 4\n"};
+  const auto result = edges::run_process(r);
+  CHECK(result.exit_code == 4);
+  CHECK(result.err.empty());
+  CHECK_FALSE(std::filesystem::exists(render::end_record_dir(b.config)));
 }
