@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake pkg-config
-  libslurm-dev slurm-wlm slurm-wlm-basic-plugins-dev munge
+  libslurm-dev slurm-wlm slurm-wlm-basic-plugins-dev munge slurmdbd mariadb-server
   libyaml-cpp-dev libboost-dev libspdlog-dev libfmt-dev doctest-dev libcli11-dev nlohmann-json3-dev
   python3 procps psmisc iproute2 util-linux
 )

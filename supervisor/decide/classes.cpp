@@ -10,7 +10,7 @@ namespace {
 using enum EndClass;
 using A = Action;
 
-constexpr std::array<ClassRow, 14> kRows{{
+constexpr std::array<ClassRow, 15> kRows{{
     // class, name, action, exit code, budget, backoff, node related, counts for blame, reason
     {Completed, "completed", A::Finish, kCompleted, "", false, false, false, "the training completed"},
     {KillSwitch, "kill_switch", A::Stop, kStoppedBySwitch, "", false, false, false,
@@ -28,7 +28,11 @@ constexpr std::array<ClassRow, 14> kRows{{
     {CancelledByPerson, "cancelled", A::Stop, kCancelledByPerson, "", false, false, false,
      "the job was cancelled, not by mlsup"},
     {Hang, "hang", A::Resubmit, 0, "hang", true, true, true, "the training hung (no heartbeat)"},
+    // Written by earlier releases, which resubmitted a forgotten job; kept so that their journals replay.
     {Lost, "lost", A::Resubmit, 0, "failed", true, true, false, "Slurm forgot the job before its end was seen"},
+    {EndUnknown, "end_unknown", A::Stop, kEndUnknown, "", false, false, false,
+     "Slurm forgot the job and no source (accounting, the plugin's record of the batch script, the script's end "
+     "record) says how it ended: nothing is submitted until a person decides"},
 }};
 
 constexpr bool in_enum_order() {

@@ -9,7 +9,7 @@ namespace mlsup::decide {
 
 enum class EndClass {
   Completed, KillSwitch, PlannedExit, NoRetry, Failed, Timeout, Preempted, NodeFail, OutOfMemory, BootFail,
-  Deadline, CancelledByPerson, Hang, Lost,
+  Deadline, CancelledByPerson, Hang, Lost, EndUnknown,
 };
 
 // The class's name in events and the journal ("node_fail").
@@ -27,7 +27,7 @@ struct Ending {
   bool kill_switch = false;                    // the kill switch file exists
   bool target_reached = false;                 // the step reached is at or past target.steps
   int no_retry_exit_code = 78;
-  bool vanished = false;                       // Slurm forgot the job before mlsup saw it end
+  bool vanished = false;                       // Slurm forgot the job and no other source knows its end
 };
 
 // The class of an ending.

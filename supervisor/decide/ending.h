@@ -16,7 +16,7 @@ struct EndingFacts {
   slurm::JobState state = slurm::JobState::Unknown;
   int exit_code = 0;
   int exit_signal = 0;
-  bool vanished = false;                   // Slurm forgot the job before its end was seen
+  bool vanished = false;                   // Slurm forgot the job and no other source knows its end
   std::optional<EndClass> cancel_reason;   // mlsup had cancelled it, and why
   bool kill_switch = false;                // the kill switch file exists
   long long heartbeat_step = -1;           // the step its heartbeat said last (-1: none)

@@ -6,11 +6,11 @@
 namespace mlsup::decide {
 namespace {
 
-constexpr std::array<ExitCodeRow, 11> kRows = {{
+constexpr std::array<ExitCodeRow, 12> kRows = {{
     {kCompleted, "done; for run and tick: the campaign completed (tick: or goes on)", 0},
-    {kRuntimeFailure, "a runtime failure (a file could not be written, the state directory is unusable, ...)", 9},
-    {kUsage, "the command line is wrong", 10},
-    {kBadInput, "the config or the template is wrong (the message says file:line:column: key: what to do)", 8},
+    {kRuntimeFailure, "a runtime failure (a file could not be written, the state directory is unusable, ...)", 10},
+    {kUsage, "the command line is wrong", 11},
+    {kBadInput, "the config or the template is wrong (the message says file:line:column: key: what to do)", 9},
     {kLeaseHeld, "run: another supervisor acts on this campaign (or took it over)", 2},
     {kDetached, "run: stopped supervising on SIGTERM/SIGINT; the jobs keep running", 1},
     {kStoppedBySwitch, "the campaign stopped: the kill switch", 3},
@@ -20,6 +20,9 @@ constexpr std::array<ExitCodeRow, 11> kRows = {{
     {kCannotGoOn,
      "the campaign stopped: it cannot go on (Slurm refused the job, or kept refusing it for policy.submit_retry_for; "
      "deadline)", 7},
+    {kEndUnknown,
+     "the campaign stopped: its job's end is unknown (Slurm forgot the job and no source recorded its end); a person "
+     "decides whether it goes on (the lifecycle verb `resume`, once it exists)", 8},
 }};
 
 }  // namespace

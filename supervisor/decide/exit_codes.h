@@ -20,6 +20,7 @@ enum ExitCode : int {
   kCancelledByPerson = 12,
   kNoRetry = 13,
   kCannotGoOn = 14,
+  kEndUnknown = 15,
 };
 
 struct ExitCodeRow {

@@ -84,6 +84,8 @@ class Campaign {
   // that is what shows life.
   std::map<std::string, std::string> read_liveness(const AttemptState& a, const World& w) const;
   bool kill_switch() const;
+  // Accounting's records of the attempt's job (by id), or of its tag when it has no job yet.
+  slurm::Result<slurm::Accounting> accounting(const AttemptState& a);
 
   // act (engine/act*.cpp): each intent as intent record -> side effect -> fact record.
   util::Result<void> carry_out(const CampaignState& s, const Intent& i);

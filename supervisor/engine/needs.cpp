@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "decide/ledger.h"
+#include "decide/submit_retry.h"
 #include "engine/reconcile.h"
 #include "engine/reconcile_pass.h"
 
@@ -48,6 +49,7 @@ Needs needs(const CampaignState& s, const World& w, const Memory& m, const confi
   if (!a->job_id) {
     n.by_tag = true;
     n.template_text = w.by_tag && *w.by_tag && (*w.by_tag)->empty();
+    n.accounting = n.template_text && !a->submit_failures.empty() && decide::outcome_unknown(a->submit_failures.back().kind);
     return n;
   }
   n.jobs = true;
@@ -60,6 +62,7 @@ Needs needs(const CampaignState& s, const World& w, const Memory& m, const confi
   const slurm::Job* job = watched_job(*a, jobs);
   if (!job || slurm::is_final(job->state)) {
     for_ending(n);
+    n.accounting = n.end_record = !job && !a->cancel_reason;  // forgotten: how it ended, from the other sources
   } else if (job->state == slurm::JobState::Running && !a->cancel_reason) {
     n.heartbeat = true;
     const bool other = m.attempt != a->number;  // reconcile's focus() starts such a memory afresh

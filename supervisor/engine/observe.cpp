@@ -10,6 +10,7 @@
 #include "engine/reconcile.h"
 #include "render/chain.h"
 #include "render/contract.h"
+#include "render/end_record.h"
 #include "slurm/srun_messages.h"
 #include "util/files.h"
 #include "util/strings.h"
@@ -63,6 +64,12 @@ slurm::Job ended_job(const AttemptState& a, const World& w) {
 
 }  // namespace
 
+slurm::Result<slurm::Accounting> Campaign::accounting(const AttemptState& a) {
+  if (a.job_id) return edges_.slurm->accounted({a.task_job_id.value_or(*a.job_id)});
+  const auto since = a.submit_failures.empty() ? 0.0 : a.submit_failures.front().time - 3600;  // clocks may differ
+  return edges_.slurm->accounted_by_tag(a.tag, static_cast<std::time_t>(since));
+}
+
 bool Campaign::kill_switch() const {
   std::error_code ec;
   return fs::exists(config_.switches.kill, ec);
@@ -106,6 +113,11 @@ bool Campaign::read_sources(const CampaignState& s, const Needs& n, World& w) {
   if (want(n.nodes, w.nodes.has_value())) w.nodes = edges_.slurm->nodes();
   if (want(n.heartbeat, w.heartbeat.has_value())) w.heartbeat = read_liveness(*a, w);
   if (want(n.ending, w.ending.has_value())) w.ending = ending_output(ended_job(*a, w), config_.state_dir);
+  if (want(n.accounting, w.accounting.has_value())) w.accounting = accounting(*a);
+  if (want(n.end_record, w.end_record_read)) {
+    w.end_record = util::read_file(render::end_record_dir(config_) + "/" + std::to_string(ended_job(*a, w).job_id));
+    w.end_record_read = true;
+  }
   if (want(n.claim, w.claim_read)) {
     const auto text = util::read_file(render::chain_dir(config_) + "/claims/" + std::to_string(a->number) + "/task");
     w.claim = parse_claim(text.value_or(""));

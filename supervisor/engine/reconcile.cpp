@@ -68,6 +68,16 @@ void recover(Pass& p, const AttemptState& a) {
     p.report("slurm-unavailable", {{"attempt", a.number}, {"detail", found.error().message}});
     return;
   }
+  if (found->empty() && p.w.accounting && !*p.w.accounting) {
+    p.report("accounting-unavailable", {{"attempt", a.number}, {"detail", p.w.accounting->error().message},
+                                        {"decision", "the job may exist: ask accounting again before submitting"}});
+    return;
+  }
+  if (found->empty() && p.w.accounting && !(*p.w.accounting)->jobs.empty()) {
+    const auto& job = (*p.w.accounting)->jobs.front();  // the job was created, and has ended already
+    p.add(intent::Adopt{a.number, job.array_job_id ? job.array_job_id : job.job_id, job.array_job_id != 0});
+    return;
+  }
   if (found->empty()) {
     if (!absence_confirmed(p, a)) return;  // neither a second job nor a stop while the first may still appear
     const auto retry = decide::submit_retry(a.submit_failures, p.c, p.wall());

@@ -4,6 +4,8 @@
 
 #include "decide/ending.h"
 #include "engine/reconcile_pass.h"
+#include "decide/recall.h"
+#include "observe/end_record.h"
 #include "observe/node_records.h"
 
 namespace mlsup::engine::reconcile_parts {
@@ -77,13 +79,15 @@ std::vector<decide::NodeEvidence> node_evidence(Pass& p, const slurm::Job& job, 
 
 }  // namespace
 
-void end(Pass& p, const AttemptState& a, const slurm::Job& job, bool vanished, bool chain_goes_on) {
+void end(Pass& p, const AttemptState& a, const slurm::Job& job, bool vanished, bool chain_goes_on,
+         std::string_view source) {
   if (p.w.heartbeat) observe(p.m.heartbeat, *p.w.heartbeat, p.mono());  // its last word
   const auto newest = p.w.checkpoints ? checkpoint::newest_complete(*p.w.checkpoints) : std::nullopt;
   const decide::EndingFacts facts{job.state, job.exit_code, job.exit_signal, vanished, a.cancel_reason, p.w.kill_switch,
                                   combined(p.m.heartbeat).step, newest ? newest->step : 0, a.resume_step, chain_goes_on};
   const auto v = decide::judge_ending(facts, p.s.restarts, p.c, p.wall());
   json fields = ended_fields(a, job, v.cls, {v.step, facts.checkpoint_step, v.progressed}, v.decision);
+  if (!source.empty()) fields["end_source"] = std::string(source);
   // A hang was judged when it was cancelled; other endings about nodes are judged now.
   if (v.cls != decide::EndClass::Hang && decide::node_related(v.cls)) {
     const auto evidence = node_evidence(p, job, fields);
@@ -93,6 +97,25 @@ void end(Pass& p, const AttemptState& a, const slurm::Job& job, bool vanished, b
   p.add(intent::End{std::move(fields), job.std_out});
   if (v.decision.action != decide::Action::Resubmit) return finish(p, v.decision.exit_code, v.decision.reason, &a, true);
   start_wait(p.m.resubmit, a.number, 0, v.decision.delay_seconds, p.mono());
+}
+
+void forgotten(Pass& p, const AttemptState& a, slurm::JobId id) {
+  if (a.cancel_reason) return end(p, a, slurm::Job{.job_id = id}, true);  // mlsup's own cancel: its reason is the class
+  if (p.w.accounting && !*p.w.accounting) {
+    p.report("accounting-unavailable", {{"attempt", a.number}, {"job_id", id}, {"detail", p.w.accounting->error().message},
+                                        {"decision", "Slurm forgot the job: ask accounting again; nothing is decided"}});
+    return;
+  }
+  decide::Witnesses seen;
+  if (p.w.accounting) seen.accounted = (*p.w.accounting)->jobs;
+  if (p.w.ending)
+    for (const auto& x : p.w.ending->records.exits)
+      if (x.step == observe::kBatchStep) seen.batch_exit = decide::ExitSeen{x.exit_code, x.signal};
+  if (p.w.end_record) seen.end_record = observe::parse_end_record(*p.w.end_record);
+  const auto found = decide::recall_ending(id, seen);
+  if (!found) return end(p, a, slurm::Job{.job_id = id}, true);
+  const slurm::Job job{.job_id = id, .state = found->state, .exit_code = found->exit_code, .exit_signal = found->exit_signal};
+  end(p, a, job, false, false, decide::source_name(found->source));
 }
 
 }  // namespace mlsup::engine::reconcile_parts

@@ -41,8 +41,15 @@ void watch(Pass& p, const AttemptState& a, const std::vector<slurm::Job>& jobs);
 // Its job waits in the queue.
 void pending(Pass& p, const AttemptState& a, const slurm::Job& job);
 
-// Its job ended (or Slurm forgot it: vanished) (reconcile_ending.cpp).
-void end(Pass& p, const AttemptState& a, const slurm::Job& job, bool vanished, bool chain_goes_on = false);
+// Its job ended (or Slurm forgot it and no source knows its end: vanished) (reconcile_ending.cpp);
+// source names where a forgotten job's end was found ("" when Slurm's controller told it).
+void end(Pass& p, const AttemptState& a, const slurm::Job& job, bool vanished, bool chain_goes_on = false,
+         std::string_view source = "");
+
+// Slurm's controller no longer knows the job: its end from accounting, the plugin's record of the
+// batch script or the script's end record, in that order; none knows: the campaign is held (ending
+// class end_unknown). While accounting does not answer, nothing is decided.
+void forgotten(Pass& p, const AttemptState& a, slurm::JobId id);
 
 // Chain mode: an attempt handed to the array that no task has claimed yet (reconcile_chain.cpp).
 void watch_chain(Pass& p, const AttemptState& a, const std::vector<slurm::Job>& jobs);

@@ -98,7 +98,7 @@ void watch(Pass& p, const AttemptState& a, const std::vector<slurm::Job>& jobs) 
   if (a.chain && !a.task_job_id) return watch_chain(p, a, jobs);
   const slurm::JobId id = a.task_job_id.value_or(*a.job_id);
   const slurm::Job* job = watched_job(a, jobs);
-  if (!job) return end(p, a, slurm::Job{.job_id = id}, true);
+  if (!job) return forgotten(p, a, id);
   p.add(intent::Status{*job});
   if (slurm::is_final(job->state)) return end(p, a, *job, false, a.chain && chain_goes_on(jobs, id));
   note_suspension(p, job->state);

@@ -10,6 +10,7 @@
 #include "engine/chain.h"
 #include "engine/memory.h"
 #include "observe/node_records.h"
+#include "slurm/accounting.h"
 #include "slurm/srun_messages.h"
 #include "slurm/types.h"
 
@@ -38,12 +39,17 @@ struct World {
   std::optional<EndingOutput> ending;          // read once the watched job has ended
   std::optional<Claim> claim;                  // chain mode: the task that claimed the attempt
   bool claim_read = false;
+  // Accounting's records: of the watched job once the controller has forgotten it, or (no job yet,
+  // after an sbatch of unknown outcome) of the jobs carrying the attempt's tag.
+  std::optional<slurm::Result<slurm::Accounting>> accounting;
+  std::optional<std::string> end_record;       // the forgotten job's end record, as its script wrote it
+  bool end_record_read = false;
 };
 
 // The sources a pass reads (observe.cpp reads those not yet in the world).
 struct Needs {
   bool jobs = false, by_tag = false, chain = false, template_text = false, checkpoints = false, nodes = false,
-       heartbeat = false, ending = false, claim = false;
+       heartbeat = false, ending = false, claim = false, accounting = false, end_record = false;
 };
 
 }  // namespace mlsup::engine

@@ -7,6 +7,7 @@
 #include "config/slurm_time.h"
 #include "render/chain.h"
 #include "render/directives.h"
+#include "render/end_record.h"
 #include "render/lint.h"
 #include "render/template.h"
 #include "util/strings.h"
@@ -101,9 +102,15 @@ util::Result<void> chain_mode(const Config& c, std::string_view text, const Atte
   if (util::starts_with(first, "#!") && !first.ends_with("sh") && !first.ends_with("bash"))
     return std::unexpected(script_error(c, 1, "#!", "\"" + first + "\": a chain (slurm.array) needs a shell batch script, "
                                                     "whose first lines take each task's attempt; start the program from one"));
-  if (auto ok = no_attempt_values(c, text, attempt); !ok) return ok;
-  s.script = insert_after_header(s.script, chain_preamble(c));
-  return {};
+  return no_attempt_values(c, text, attempt);
+}
+
+// The lines mlsup puts after the script's header: a shell script's end record, then (chain mode) the
+// preamble that takes the task's attempt.
+void add_lines(const Config& c, Submission& s) {
+  std::string lines = shell_script(s.script) ? end_record_lines(c) : "";
+  if (s.array) lines += chain_preamble(c);
+  if (!lines.empty()) s.script = insert_after_header(s.script, lines);
 }
 
 // sbatch --export: the job must see the MLSUP_* variables even when the script narrows the export.
@@ -155,6 +162,7 @@ util::Result<Submission> plan_submission(const Config& config, std::string_view 
   s.warnings = lint_template(config, template_text, *directives);
   if (auto ok = effective_shape(config, *directives, s); !ok) return std::unexpected(ok.error());
   if (auto ok = chain_mode(config, template_text, attempt, s); !ok) return std::unexpected(ok.error());
+  add_lines(config, s);
   s.tag = attempt.tag.empty() ? job_tag(config.name, kUnstarted, attempt.number) : attempt.tag;
   s.environment = job_environment(config, attempt);
   config_options(config, s.options);

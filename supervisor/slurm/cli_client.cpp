@@ -2,11 +2,13 @@
 // One process per request: `scontrol -o show job` answers every job in one RPC.
 #include <cctype>
 #include <csignal>
+#include <ctime>
 #include <unistd.h>
 
 #include "edges/process.h"
 #include "slurm/client.h"
 #include "slurm/sbatch.h"
+#include "slurm/sacct_text.h"
 #include "slurm/scontrol_text.h"
 #include "util/strings.h"
 
@@ -83,6 +85,24 @@ class CliClient final : public Client {
     return with_tag(*all, tag_prefix, ::getuid());
   }
 
+  Result<Accounting> accounted(const std::vector<JobId>& ids) override {
+    std::vector<std::string> list;
+    for (JobId id : ids) list.push_back(std::to_string(id));
+    if (list.empty()) return Accounting{true, {}};
+    return sacct({"-j", util::join(list, ",")});
+  }
+
+  Result<Accounting> accounted_by_tag(const std::string& tag_prefix, std::time_t since) override {
+    char start[32] = {};
+    std::tm local{};
+    ::localtime_r(&since, &local);
+    std::strftime(start, sizeof start, "%Y-%m-%dT%H:%M:%S", &local);
+    auto found = sacct({"-S", start, "-E", "now"});
+    if (!found) return found;
+    std::erase_if(found->jobs, [&](const AccountedJob& j) { return !util::starts_with(j.comment, tag_prefix); });
+    return found;
+  }
+
   Result<std::vector<Node>> nodes() override {
     auto out = command({"scontrol", "-o", "show", "node"});
     if (!out) return std::unexpected(out.error());
@@ -145,6 +165,16 @@ class CliClient final : public Client {
         return act(std::to_string(j.array_job_id) + "_" + std::to_string(*j.array_task_id));
     }
     return done;
+  }
+
+  // One sacct (one record per job, no steps); a site without accounting answers `available = false`.
+  static Result<Accounting> sacct(std::vector<std::string> args) {
+    std::vector<std::string> argv{"sacct", "-X", "-n", "-P", "--format=" + std::string(kSacctFormat)};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto out = command(std::move(argv));
+    if (!out && accounting_disabled(out.error().message)) return Accounting{};
+    if (!out) return std::unexpected(out.error());
+    return Accounting{true, parse_sacct(*out)};
   }
 
   Result<std::vector<Job>> all_jobs() {

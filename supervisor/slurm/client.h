@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "slurm/accounting.h"
 #include "slurm/types.h"
 
 namespace mlsup::slurm {
@@ -30,6 +31,13 @@ class Client {
 
   // Every job of this user whose comment starts with tag_prefix: one request.
   virtual Result<std::vector<Job>> find_by_tag(const std::string& tag_prefix) = 0;
+
+  // What accounting keeps of the jobs with these ids (array tasks by their own id): one request;
+  // at once `available = false` where the site has no accounting. A job it has no record of is absent.
+  virtual Result<Accounting> accounted(const std::vector<JobId>& ids) = 0;
+
+  // The jobs in accounting submitted since `since` whose comment starts with tag_prefix: one request.
+  virtual Result<Accounting> accounted_by_tag(const std::string& tag_prefix, std::time_t since) = 0;
 
   // Every node of the cluster: one request.
   virtual Result<std::vector<Node>> nodes() = 0;

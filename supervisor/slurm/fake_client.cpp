@@ -1,5 +1,7 @@
 #include "slurm/fake_client.h"
 
+#include <algorithm>
+
 #include "util/strings.h"
 
 namespace mlsup::slurm {
@@ -56,6 +58,24 @@ Result<std::vector<Job>> FakeClient::jobs(const std::vector<JobId>& ids) {
 Result<std::vector<Job>> FakeClient::find_by_tag(const std::string& tag_prefix) {
   if (auto e = scripted_failure("find_by_tag " + tag_prefix)) return std::unexpected(*e);
   return with_tag(all(), tag_prefix);
+}
+
+Result<Accounting> FakeClient::accounted(const std::vector<JobId>& ids) {
+  std::vector<std::string> names;
+  for (JobId id : ids) names.push_back(std::to_string(id));
+  if (auto e = scripted_failure("accounted " + util::join(names, ","))) return std::unexpected(*e);
+  Accounting out{accounting.available, {}};
+  for (const auto& j : accounting.jobs)
+    if (std::find(ids.begin(), ids.end(), j.job_id) != ids.end()) out.jobs.push_back(j);
+  return out;
+}
+
+Result<Accounting> FakeClient::accounted_by_tag(const std::string& tag_prefix, std::time_t) {
+  if (auto e = scripted_failure("accounted_by_tag " + tag_prefix)) return std::unexpected(*e);
+  Accounting out{accounting.available, {}};
+  for (const auto& j : accounting.jobs)
+    if (util::starts_with(j.comment, tag_prefix)) out.jobs.push_back(j);
+  return out;
 }
 
 Result<std::vector<Node>> FakeClient::nodes() {

@@ -2,6 +2,7 @@
 // libslurm is not documented as thread-safe: every call is serialised by one mutex.
 #include <csignal>
 #include <mutex>
+#include <optional>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@ char* slurm_job_reason_string(enum job_state_reason inx);
 }
 
 #include "slurm/client.h"
+#include "slurm/libslurm_accounting.h"
 #include "slurm/sbatch.h"
 #include "util/strings.h"
 
@@ -31,15 +33,6 @@ Error last_error() {
   return Error{classify_errno(code), code, text(slurm_strerror(code))};
 }
 
-JobState job_state(uint32_t state) {
-  static const JobState kStates[] = {
-      JobState::Pending, JobState::Running, JobState::Suspended, JobState::Completed, JobState::Cancelled,
-      JobState::Failed, JobState::Timeout, JobState::NodeFail, JobState::Preempted, JobState::BootFail,
-      JobState::Deadline, JobState::OutOfMemory};
-  const uint32_t base = state & JOB_STATE_BASE;
-  return base < std::size(kStates) ? kStates[base] : JobState::Unknown;
-}
-
 Job to_job(job_info_t& j) {
   Job job;
   job.job_id = j.job_id;
@@ -48,7 +41,7 @@ Job to_job(job_info_t& j) {
   job.array_task_pending = text(j.array_task_str);
   job.name = text(j.name);
   job.comment = text(j.comment);
-  job.state = job_state(j.job_state);
+  job.state = job_state_of(j.job_state);
   job.completing = (j.job_state & JOB_COMPLETING) != 0;
   job.reason = text(slurm_job_reason_string(static_cast<enum job_state_reason>(j.state_reason)));
   if (WIFEXITED(j.exit_code)) job.exit_code = WEXITSTATUS(j.exit_code);
@@ -93,6 +86,12 @@ class LibslurmClient final : public Client {
     auto all = user_jobs();
     if (!all) return all;
     return with_tag(*all, tag_prefix);
+  }
+
+  Result<Accounting> accounted(const std::vector<JobId>& ids) override { return accounting({ids, "", 0, ""}); }
+
+  Result<Accounting> accounted_by_tag(const std::string& tag_prefix, std::time_t since) override {
+    return accounting({{}, tag_prefix, since, ""});
   }
 
   Result<std::vector<Node>> nodes() override {
@@ -201,6 +200,21 @@ class LibslurmClient final : public Client {
     return std::unexpected(last_error());
   }
 
+  // Accounting's answer; whether the site has accounting is asked once (the configuration's).
+  Result<Accounting> accounting(AccountingFilter filter) {
+    std::lock_guard lock(mutex_);
+    if (!cluster_) {
+      auto cluster = accounted_cluster();
+      if (!cluster) return std::unexpected(cluster.error());
+      cluster_ = *cluster;
+    }
+    if (cluster_->empty()) return Accounting{};
+    filter.cluster = *cluster_;
+    auto jobs = slurmdb_accounted(filter);
+    if (!jobs) return std::unexpected(jobs.error());
+    return Accounting{true, std::move(*jobs)};
+  }
+
   template <typename Fill>
   Result<void> update(JobId id, Fill fill) {
     std::lock_guard lock(mutex_);
@@ -215,6 +229,7 @@ class LibslurmClient final : public Client {
   QueryScope scope_;
   job_info_msg_t* table_ = nullptr;  // QueryScope::All: the last full answer
   std::vector<Job> cached_;          // this user's jobs in table_
+  std::optional<std::string> cluster_;  // the cluster's name where the site has accounting, else ""
 };
 
 }  // namespace

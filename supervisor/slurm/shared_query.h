@@ -22,6 +22,10 @@ class SharedQuery final : public Client {
   Result<JobId> submit(const SubmitRequest& request) override;
   Result<std::vector<Job>> jobs(const std::vector<JobId>& ids) override;
   Result<std::vector<Job>> find_by_tag(const std::string& tag_prefix) override;
+  Result<Accounting> accounted(const std::vector<JobId>& ids) override { return inner_.accounted(ids); }
+  Result<Accounting> accounted_by_tag(const std::string& tag_prefix, std::time_t since) override {
+    return inner_.accounted_by_tag(tag_prefix, since);
+  }
   Result<std::vector<Node>> nodes() override { return inner_.nodes(); }
   Result<void> cancel(JobId id) override;
   Result<void> signal(JobId id, int signal, bool batch_only) override;

@@ -23,7 +23,7 @@ die() { log "error: $*"; exit 1; }
 usage() {
   cat >&2 <<EOF
 usage: $PROG start --dir DIR [--nodes N] [--slurmd-timeout S] [--min-job-age S]
-                   [--plugstack FILE] [--name PREFIX] [--idle-timeout S]
+                   [--plugstack FILE] [--name PREFIX] [--idle-timeout S] [--accounting]
        $PROG stop --dir DIR [--clean]
        $PROG status --dir DIR
        $PROG stop-ctld --dir DIR
@@ -44,6 +44,9 @@ set_paths() {
   INFO="$DIR/cluster.info"
   MUNGE_DIR="$DIR/munge"
   MUNGE_SOCK="$MUNGE_DIR/munge.sock"
+  DB_DIR="$DIR/db"
+  DB_SOCK="$DB_DIR/mysqld.sock"
+  DBD_CONF="$DIR/slurmdbd.conf"
 }
 
 # Loads the cluster facts (names, ports, node count) written at start; fails if there are none.
@@ -285,6 +288,7 @@ listening_ports() {
   local -a ours=()
   for ((p = SLURMD_PORT; p < SLURMD_PORT + NODES; p++)); do ours+=("$p"); done
   ours+=("$CTLD_PORT")
+  [ "${ACCOUNTING:-0}" = 0 ] || ours+=("$DB_PORT" "$DBD_PORT")
   ss -Htln 2>/dev/null | awk '{ n = split($4, a, ":"); print a[n] }' | sort -un |
     grep -Fx -f <(printf '%s\n' "${ours[@]}") || true
 }
@@ -300,9 +304,20 @@ PREFIX=$PREFIX
 NODES=$NODES
 CTLD_PORT=$CTLD_PORT
 SLURMD_PORT=$SLURMD_PORT
+ACCOUNTING=$ACCOUNTING
+DB_PORT=${DB_PORT:-0}
+DBD_PORT=${DBD_PORT:-0}
 EOF
-  local plug=""
+  local plug="" accounting="AccountingStorageType=accounting_storage/none"
   [ -z "$PLUGSTACK" ] || plug="PlugStackConfig=$PLUGSTACK"
+  if [ "$ACCOUNTING" = 1 ]; then
+    accounting="AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=127.0.0.1
+AccountingStoragePort=$DBD_PORT
+AccountingStoragePass=$MUNGE_SOCK
+AccountingStoreFlags=job_comment"
+    write_dbd_config
+  fi
   cat >"$CONF" <<EOF
 # Local test cluster, written by cluster.sh. Everything lives under $DIR.
 ClusterName=$CLUSTER
@@ -327,7 +342,7 @@ TaskPlugin=task/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
+$accounting
 JobCompType=jobcomp/none
 MpiDefault=none
 ReturnToService=2
@@ -346,13 +361,35 @@ EOF
   chmod 0644 "$INFO" "$CONF" "$DIR/env"
 }
 
+# Writes DIR/slurmdbd.conf (slurmdbd reads it beside slurm.conf; it must be 0600 and SlurmUser's).
+write_dbd_config() {
+  cat >"$DBD_CONF" <<EOF
+# Accounting daemon of the local test cluster, written by cluster.sh; its MariaDB lives in $DB_DIR.
+AuthType=auth/munge
+AuthInfo=socket=$MUNGE_SOCK
+DbdHost=localhost
+DbdAddr=127.0.0.1
+DbdPort=$DBD_PORT
+SlurmUser=root
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=$DB_PORT
+StorageUser=root
+StorageLoc=acct_$CLUSTER
+PidFile=$DIR/run/slurmdbd.pid
+LogFile=$DIR/log/slurmdbd.log
+DebugLevel=info
+EOF
+  chmod 0600 "$DBD_CONF"
+}
+
 # Creates the directory tree of the cluster with permissions that let any user run jobs and
 # read the logs; a previous cluster's state and spool are removed, its logs kept.
 make_dirs() {
   local node f p
   mkdir -p "$DIR"
   chmod 0755 "$DIR"
-  rm -rf "$DIR/state" "$DIR/spool" "$DIR/run" "$MUNGE_DIR"
+  rm -rf "$DIR/state" "$DIR/spool" "$DIR/run" "$MUNGE_DIR" "$DB_DIR" "$DBD_CONF"
   mkdir -p "$DIR/state" "$DIR/spool" "$DIR/run" "$DIR/log" "$DIR/sticky-bad" "$MUNGE_DIR"
   chmod 0755 "$DIR/state" "$DIR/spool" "$DIR/run" "$DIR/log" "$DIR/sticky-bad"
   # Slurm creates missing log files with mode 0600; existing ones keep their mode.
@@ -401,6 +438,48 @@ start_munged() {
     [ "$SECONDS" -lt "$deadline" ] || fail_start "munged does not answer on $MUNGE_SOCK" "$MUNGE_DIR/munged.log"
     sleep 0.1
   done
+}
+
+# MariaDB's options: small files and no flushing, since a test cluster's accounting is thrown away.
+DB_OPTS=(--no-defaults --innodb-log-file-size=8M --innodb-buffer-pool-size=32M
+  --innodb-data-file-path=ibdata1:8M:autoextend --innodb-flush-log-at-trx-commit=0 --skip-name-resolve)
+
+# Creates a MariaDB data directory in DIR/db and starts mariadbd on it (private port and socket,
+# loopback only, as user mysql); root may connect from 127.0.0.1 without a password.
+start_mariadb() {
+  mkdir -p "$DB_DIR/data"
+  chown -R mysql:mysql "$DB_DIR"
+  mariadb-install-db --user=mysql --datadir="$DB_DIR/data" --auth-root-authentication-method=normal \
+    --skip-test-db "${DB_OPTS[@]}" >"$DIR/log/mariadb-install.log" 2>&1 9>&- ||
+    fail_start "mariadb-install-db failed" "$DIR/log/mariadb-install.log"
+  # In a subshell that exits at once, so mariadbd is no child of this script (list_procs skips those).
+  (daemon_env mariadbd "${DB_OPTS[@]}" --user=mysql --datadir="$DB_DIR/data" --socket="$DB_SOCK" \
+    --port="$DB_PORT" --bind-address=127.0.0.1 --pid-file="$DB_DIR/mysqld.pid" \
+    --log-error="$DIR/log/mariadb.log" </dev/null >/dev/null 2>&1 9>&- &)
+  local deadline=$((SECONDS + 30))
+  until mariadb --no-defaults -S "$DB_SOCK" -u root -e 'select 1' >/dev/null 2>&1; do
+    [ "$SECONDS" -lt "$deadline" ] || fail_start "mariadbd does not answer on $DB_SOCK" "$DIR/log/mariadb.log"
+    sleep 0.1
+  done
+}
+
+# Starts slurmdbd, waits until it answers, and registers the cluster, an account and the users
+# (root and every ordinary user of the machine), so that accounting records every job.
+start_slurmdbd() {
+  daemon_env slurmdbd 9>&- || fail_start "slurmdbd did not start" "$DIR/log/slurmdbd.log"
+  local deadline=$((SECONDS + 30))
+  until SL_TIMEOUT=5 sl sacctmgr -n -P list cluster format=cluster >/dev/null 2>&1; do
+    [ "$SECONDS" -lt "$deadline" ] || fail_start "slurmdbd does not answer on port $DBD_PORT" "$DIR/log/slurmdbd.log"
+    sleep 0.2
+  done
+  sl sacctmgr -i add cluster "$CLUSTER" >/dev/null ||
+    fail_start "sacctmgr could not add the cluster" "$DIR/log/slurmdbd.log"
+  sl sacctmgr -i add account mlsup Cluster="$CLUSTER" Description=tests Organization=tests >/dev/null ||
+    fail_start "sacctmgr could not add the account" "$DIR/log/slurmdbd.log"
+  local -a users=(root)
+  mapfile -t -O 1 users < <(getent passwd | awk -F: '$3 >= 1000 && $3 < 65534 { print $1 }')
+  sl sacctmgr -i add user "$(IFS=,; echo "${users[*]}")" Account=mlsup Cluster="$CLUSTER" >/dev/null ||
+    fail_start "sacctmgr could not add the users" "$DIR/log/slurmdbd.log"
 }
 
 # Starts slurmctld (recovering saved state) and waits until it answers.
@@ -507,7 +586,7 @@ kill_cluster() {
 # cluster.sh start: creates, configures and starts the cluster, then waits until all nodes are idle.
 cmd_start() {
   local dir="" name="" idle_timeout=60
-  NODES=4 SLURMD_TIMEOUT=10 MIN_JOB_AGE=300 PLUGSTACK=""
+  NODES=4 SLURMD_TIMEOUT=10 MIN_JOB_AGE=300 PLUGSTACK="" ACCOUNTING=0
   while [ $# -gt 0 ]; do
     case "$1" in
       --dir) dir="${2:?}"; shift 2 ;;
@@ -517,6 +596,7 @@ cmd_start() {
       --plugstack) PLUGSTACK="$(abs_path "${2:?}")"; shift 2 ;;
       --name) name="${2:?}"; shift 2 ;;
       --idle-timeout) idle_timeout="${2:?}"; shift 2 ;;
+      --accounting) ACCOUNTING=1; shift ;;
       -h | --help) usage 0 ;;
       *) log "unknown option: $1"; usage ;;
     esac
@@ -552,15 +632,24 @@ cmd_start() {
   exec 9>>"$PORT_LOCK"
   flock -w 120 9 || die "could not lock $PORT_LOCK"
   local base
-  base="$(pick_port_block $((NODES + 1)))" || die "no block of $((NODES + 1)) free ports found"
+  base="$(pick_port_block $((NODES + 3)))" || die "no block of $((NODES + 3)) free ports found"
   CTLD_PORT="$base"
   SLURMD_PORT=$((base + 1))
+  if [ "$ACCOUNTING" = 1 ]; then
+    DB_PORT=$((base + NODES + 1))
+    DBD_PORT=$((base + NODES + 2))
+  fi
 
   make_dirs
   write_config
   log "starting cluster $CLUSTER in $DIR: nodes ${PREFIX}[1-$NODES], slurmctld port $CTLD_PORT, slurmd ports $SLURMD_PORT-$((SLURMD_PORT + NODES - 1))"
   STARTING=1
   start_munged
+  if [ "$ACCOUNTING" = 1 ]; then
+    start_mariadb
+    start_slurmdbd
+    log "accounting is up: MariaDB on port $DB_PORT, slurmdbd on port $DBD_PORT (${SECONDS}s)"
+  fi
   start_slurmctld 30
   local node
   while read -r node; do start_slurmd "$node"; done < <(node_names)

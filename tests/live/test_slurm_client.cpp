@@ -235,3 +235,57 @@ TEST_CASE("a job larger than the partition is accepted and stays pending with th
   REQUIRE(client().cancel(id).has_value());
   CHECK(wait_for(id, ended).state == JobState::Cancelled);
 }
+
+namespace {
+
+// Accounting's record of job id, polled until it shows an end (slurmctld hands it to slurmdbd soon after).
+AccountedJob accounted_end(JobId id) {
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  AccountedJob last;
+  while (std::chrono::steady_clock::now() < deadline) {
+    const auto a = client().accounted({id});
+    REQUIRE_MESSAGE(a.has_value(), (a ? std::string() : a.error().message));
+    for (const auto& j : a->jobs)
+      if (j.job_id == id) last = j;
+    if (last.job_id == id && is_final(last.state)) return last;
+    std::this_thread::sleep_for(250ms);
+  }
+  FAIL("accounting never showed the end of job " << id);
+  return last;
+}
+
+}  // namespace
+
+TEST_CASE("accounting: a site without it says so at once; with it, a job's end, a person's cancel and the tag") {
+  mlsup::test::TempDir dir;
+  const JobId failed = submit(dir, "exit 3", {"-N1"}, "acct-fail");
+  const JobId cancelled = submit(dir, "sleep 300", {"-N1"}, "acct-cancel");
+  wait_for(failed, ended);
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto first = client().accounted({failed});
+  REQUIRE_MESSAGE(first.has_value(), (first ? std::string() : first.error().message));
+  if (!first->available) {  // accounting_storage/none
+    CHECK(first->jobs.empty());
+    CHECK(std::chrono::steady_clock::now() - t0 < 3s);
+    REQUIRE(client().cancel(cancelled).has_value());
+    return;
+  }
+  const auto f = accounted_end(failed);
+  CHECK(f.state == JobState::Failed);
+  CHECK(f.exit_code == 3);
+  CHECK_FALSE(f.cancelled_by.has_value());
+  wait_for(cancelled, [](const Job& j) { return j.state == JobState::Running; });
+  REQUIRE(client().cancel(cancelled).has_value());
+  const auto c = accounted_end(cancelled);
+  CHECK(c.state == JobState::Cancelled);
+  CHECK(c.cancelled_by == static_cast<std::uint32_t>(::getuid()));
+  // The comment may reach accounting after the end state: asked until it shows.
+  std::vector<AccountedJob> found;
+  for (int i = 0; i < 60 && found.empty(); ++i, std::this_thread::sleep_for(500ms)) {
+    const auto by_tag = client().accounted_by_tag(tag("acct-cancel"), std::time(nullptr) - 600);
+    REQUIRE(by_tag.has_value());
+    found = by_tag->jobs;
+  }
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].job_id == cancelled);
+}

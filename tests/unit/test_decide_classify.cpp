@@ -43,14 +43,15 @@ TEST_CASE("what mlsup cancelled is classed by mlsup's reason, not as a person's 
   CHECK(classify({.state = JobState::Cancelled}) == EndClass::CancelledByPerson);
 }
 
-TEST_CASE("a job Slurm forgot") {
-  CHECK(classify({.vanished = true}) == EndClass::Lost);
+TEST_CASE("a job Slurm forgot, whose end no source knows") {
+  CHECK(classify({.vanished = true}) == EndClass::EndUnknown);
   CHECK(classify({.target_reached = true, .vanished = true}) == EndClass::Completed);
   CHECK(classify({.kill_switch = true, .vanished = true}) == EndClass::KillSwitch);
 }
 
 TEST_CASE("class names both ways") {
-  for (auto c : {EndClass::Completed, EndClass::NodeFail, EndClass::CancelledByPerson, EndClass::Lost}) {
+  for (auto c : {EndClass::Completed, EndClass::NodeFail, EndClass::CancelledByPerson, EndClass::Lost,
+                 EndClass::EndUnknown}) {
     CHECK(class_from_name(class_name(c)) == c);
   }
   CHECK_FALSE(class_from_name("nope").has_value());

@@ -151,19 +151,21 @@ TEST_CASE("an ending that needs no backoff is followed by the resubmission in th
   CHECK(f.submits() == 2);
 }
 
-TEST_CASE("a job Slurm forgot before its end was seen is lost, and resubmitted under the failed budget") {
+TEST_CASE("a job Slurm forgot before its end was seen, with no source of its end, holds the campaign: no resubmission") {
   EngineFixture f;
   auto c = f.open();
   f.pass(*c);
   f.fake.set_state(f.fake.table.begin()->first, JobState::Running);
   f.pass(*c);
   f.fake.table.clear();  // aged out (MinJobAge) while nobody looked
-  f.pass(*c);
+  const auto out = f.pass(*c);
   f.clock += 6;
   f.pass(*c);
-  CHECK(f.submits() == 2);
+  CHECK(f.submits() == 1);
+  REQUIRE(out.has_value());
+  CHECK(out->exit_code == 15);
   const std::string all = slurp(f.config.state_dir + "/journal.jsonl");
-  CHECK(all.find("\"class\":\"lost\"") != std::string::npos);
+  CHECK(all.find("\"class\":\"end_unknown\"") != std::string::npos);
 }
 
 TEST_CASE("a forgotten job whose training reached its target completes the campaign") {

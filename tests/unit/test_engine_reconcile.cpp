@@ -111,7 +111,7 @@ TEST_CASE("reconcile: each phase of a campaign and what it calls for") {
       {"an intent without its job, a job carries the tag: adopted", with({intent_only}), tag_found, "Adopt"},
       {"an intent without its job, Slurm does not answer: told only", with({intent_only}), tag_failed, "Report"},
       {"a running job with a fresh heartbeat: status only", with({submitted(1, 42)}), running, "Status"},
-      {"a job Slurm forgot: the ending (lost: resubmitted)", with({submitted(1, 42)}), gone, "End"},
+      {"a job Slurm forgot: the ending and, no source knowing its end, the hold", with({submitted(1, 42)}), gone, "End Finish"},
       {"a completed job: the ending and the campaign's end", with({submitted(1, 42)}), completed, "Status End Finish"},
       {"a pending job, the kill switch set: cancelled", with({submitted(1, 42)}), pending_killed, "Status Cancel"},
       {"the job query failed: told, nothing decided", with({submitted(1, 42)}), query_failed, "Report"},

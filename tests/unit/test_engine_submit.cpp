@@ -228,7 +228,8 @@ TEST_CASE("an unclassified sbatch error is retried with a growing, capped delay,
   CHECK(alerts_of(f, "submit-failed") == 1);
   CHECK(failed[2].value("alert", false));
   CHECK(alerts_of(f, "stopped") == 1);
-  // Each failure is a fact in the journal; the lookup by tag comes before every resubmission.
+  // Each failure is a fact in the journal; the lookup by tag (controller, then accounting) comes before
+  // every resubmission.
   const auto facts = records_of(f, "submit-failed");
   REQUIRE(facts.size() == tries.size());
   CHECK(facts[0].value("attempt", 0) == 1);
@@ -236,7 +237,7 @@ TEST_CASE("an unclassified sbatch error is retried with a growing, capped delay,
   CHECK(facts[0].value("message", "") == said);
   const auto first = std::find(f.fake.calls.begin(), f.fake.calls.end(), "submit");
   for (auto it = first + 1; it != f.fake.calls.end(); ++it)
-    if (*it == "submit") CHECK((it - 1)->rfind("find_by_tag ", 0) == 0);
+    if (*it == "submit") CHECK(((it - 1)->rfind("accounted_by_tag ", 0) == 0 && (it - 2)->rfind("find_by_tag ", 0) == 0));
 }
 
 TEST_CASE("the delay after a failed submission holds in a new process (tick) too, and the tag is looked up first") {
@@ -343,10 +344,11 @@ TEST_CASE("after an sbatch of unknown outcome, the attempt is submitted again on
   CHECK(second >= failed_at + 60);
   CHECK(second <= failed_at + 62);
   CHECK(f.submits() == 1);
-  // Every sbatch after the first came after a look for the tag.
+  // Every sbatch after the first came after a look for the tag, in the controller and in accounting.
   const auto last = std::find(f.fake.calls.rbegin(), f.fake.calls.rend(), "submit");
-  REQUIRE(last + 1 != f.fake.calls.rend());
-  CHECK((last + 1)->rfind("find_by_tag ", 0) == 0);
+  REQUIRE(last + 2 < f.fake.calls.rend());
+  CHECK((last + 1)->rfind("accounted_by_tag ", 0) == 0);
+  CHECK((last + 2)->rfind("find_by_tag ", 0) == 0);
 }
 
 TEST_CASE("a refusal says the job does not exist: a busy controller's submission is tried again after the backoff alone") {

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "config/load.h"
+#include "render/chain.h"
+#include "render/end_record.h"
 #include "render/submission.h"
 #include "support.h"
 
@@ -41,7 +43,7 @@ TEST_CASE("a plain sbatch script with no placeholders is submitted as it is, wit
   const std::string byo = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --time=02:00:00\nsrun python train.py\n";
   Campaign c("", byo);
   const auto s = c.plan().value();
-  CHECK(s.script == byo);
+  CHECK(s.script == render::insert_after_header(byo, render::end_record_lines(c.config)));  // and the end record
   CHECK(s.nodes == 2);
   CHECK(s.time_limit == config::Seconds(7200));
   CHECK_FALSE(s.array.has_value());
@@ -123,7 +125,7 @@ TEST_CASE("the contract values are template variables and environment alike") {
              ":{{slurm.ntasks_per_node}}:{{slurm.gpus_per_node}}:{{slurm.cpus_per_task}}\n");
   const auto s = c.plan({.number = 3, .resume_from = "/ck/a b", .exclude = {"n1"}}).value();
   const auto& st = c.config.state_dir;
-  CHECK(s.script == "#!/bin/bash\n#SBATCH --job-name=demo\necho 3 '/ck/a b' n1 " + st + "/heartbeats/attempt-3 " + st +
+  CHECK(s.script == "#!/bin/bash\n#SBATCH --job-name=demo\n" + render::end_record_lines(c.config) + "echo 3 '/ck/a b' n1 " + st + "/heartbeats/attempt-3 " + st +
                         "/kill-switch " + st + "/save-switch " + st + "/checkpoints " + st +
                         " 78 train.py 2:'':USR1:300:'':'':'':'':''\n");
   std::map<std::string, std::string> env(s.environment.begin(), s.environment.end());

@@ -1,0 +1,21 @@
+#pragma once
+// Reads `sacct -X -n -P --format=JobIDRaw,JobID,State,ExitCode,Comment` output: one job per line, fields
+// split by '|', the comment last (it may itself hold '|').
+#include <string_view>
+#include <vector>
+
+#include "slurm/accounting.h"
+#include "slurm/types.h"
+
+namespace mlsup::slurm {
+
+// The --format sacct is asked for; parse_sacct reads its lines.
+inline constexpr std::string_view kSacctFormat = "JobIDRaw,JobID,State,ExitCode,Comment";
+
+// The jobs of sacct's lines; a line that does not read as a job is skipped.
+std::vector<AccountedJob> parse_sacct(std::string_view text);
+
+// True when sacct's error says the site keeps no accounting.
+bool accounting_disabled(std::string_view message);
+
+}  // namespace mlsup::slurm
