@@ -79,14 +79,31 @@ int mlsup_wait_bounded(pid_t pid, long long deadline_ms, int group, int *status)
 	return 0;
 }
 
+pid_t mlsup_fork(void)
+{
+	sigset_t all, old;
+	pid_t pid;
+	int s;
+
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	pid = fork();
+	if (pid != 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return pid;
+	}
+	for (s = 1; s < NSIG; s++)
+		signal(s, SIG_DFL); /* fails harmlessly for SIGKILL, SIGSTOP and libc's own */
+	sigemptyset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	return 0;
+}
+
 static void child_run(const struct mlsup_user *u, mlsup_user_fn fn, void *arg, int fd)
 {
 	char msg[512] = "";
-	sigset_t all;
 	int rc;
 
-	sigemptyset(&all);
-	sigprocmask(SIG_SETMASK, &all, NULL);
 	umask(022);
 	rc = mlsup_become_user(u, msg, sizeof(msg));
 	if (rc == 0)
@@ -111,7 +128,7 @@ int mlsup_run_as_user(const struct mlsup_user *u, mlsup_user_fn fn, void *arg, i
 		snprintf(msg, msglen, "pipe: %s", strerror(errno));
 		return -1;
 	}
-	pid = fork();
+	pid = mlsup_fork();
 	if (pid < 0) {
 		snprintf(msg, msglen, "fork: %s", strerror(errno));
 		close(fds[0]);

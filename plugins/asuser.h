@@ -6,6 +6,10 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define MLSUP_MAX_GIDS 256
 
 struct mlsup_user {
@@ -37,4 +41,13 @@ double mlsup_wall_time(void);
  * Returns 1 with *status set when it ended in time, 0 when it was killed. */
 int mlsup_wait_bounded(pid_t pid, long long deadline_ms, int group, int *status);
 
+/* fork(2) for a child that runs or execs something: the child starts with every signal's
+ * disposition at its default and an empty signal mask (slurmstepd blocks and handles signals; a
+ * blocked or ignored SIGTERM or SIGALRM would survive exec and defeat a timeout), and no signal
+ * reaches one of the parent's handlers in the child in between. */
+pid_t mlsup_fork(void);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -63,6 +63,7 @@ static int set_health_timeout(struct mlsup_config *cfg, const char *value, char 
 BOOL_SETTER(health_fail_job)
 BOOL_SETTER(heartbeat_per_task)
 BOOL_SETTER(records)
+BOOL_SETTER(allow_root)
 
 static const struct {
 	const char *key;
@@ -73,11 +74,21 @@ static const struct {
 	{ "health_fail_job", set_health_fail_job },
 	{ "heartbeat_per_task", set_heartbeat_per_task },
 	{ "records", set_records },
+	{ "allow_root", set_allow_root },
 };
 
 const char *mlsup_config_known_keys(void)
 {
-	return "health_check, health_timeout, health_fail_job, heartbeat_per_task, records";
+	return "health_check, health_timeout, health_fail_job, heartbeat_per_task, records, allow_root";
+}
+
+const char *mlsup_user_refusal(const struct mlsup_config *cfg, bool known, unsigned uid)
+{
+	if (!known)
+		return "the job's uid or gid is unknown";
+	if (uid == 0 && !cfg->allow_root)
+		return "the job runs as root (allow_root=yes in plugstack.conf permits it)";
+	return NULL;
 }
 
 void mlsup_config_defaults(struct mlsup_config *cfg)
@@ -87,6 +98,7 @@ void mlsup_config_defaults(struct mlsup_config *cfg)
 	cfg->health_fail_job = false;
 	cfg->heartbeat_per_task = true;
 	cfg->records = true;
+	cfg->allow_root = false;
 }
 
 static int apply_word(struct mlsup_config *cfg, const char *word, char *err, size_t errlen)

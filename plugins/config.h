@@ -17,6 +17,7 @@ struct mlsup_config {
 	bool health_fail_job;              /* tasks on a failed node exit MLSUP_HEALTH_EXIT_CODE */
 	bool heartbeat_per_task;           /* MLSUP_HEARTBEAT_FILE becomes P.d/<node>.<rank> */
 	bool records;                      /* write task-exit records */
+	bool allow_root;                   /* run the check and write records for jobs of uid 0 */
 };
 
 /* Fills cfg with the defaults. */
@@ -25,6 +26,10 @@ void mlsup_config_defaults(struct mlsup_config *cfg);
 /* Applies argv (plugstack words) on top of the defaults. Returns 0, or -1 with a one-line
  * message in err ("unknown key \"x\" (known: ...)"); cfg then holds the defaults again. */
 int mlsup_config_parse(struct mlsup_config *cfg, int argc, char *const argv[], char *err, size_t errlen);
+
+/* Whether the plugin may act for a job of this user (the check, records): NULL when it may,
+ * else why not. known: Slurm told the job's uid and gid. Root only with allow_root=yes. */
+const char *mlsup_user_refusal(const struct mlsup_config *cfg, bool known, unsigned uid);
 
 /* The known keys, comma-separated, for messages and documentation. */
 const char *mlsup_config_known_keys(void);

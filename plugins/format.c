@@ -53,10 +53,12 @@ void mlsup_node_file_name(const char *node, char *out, size_t outlen)
 	out[o] = '\0';
 }
 
-size_t mlsup_json_escape(char *out, size_t outlen, const char *s, size_t maxin)
+/* mlsup_json_escape, also counting the input bytes it consumed into *used. */
+static size_t escape_counted(char *out, size_t outlen, const char *s, size_t maxin, size_t *used)
 {
 	size_t i, o = 0;
 
+	*used = 0;
 	if (outlen == 0)
 		return 0;
 	for (i = 0; s[i] && s[i] != '\n' && i < maxin; i++) {
@@ -83,7 +85,15 @@ size_t mlsup_json_escape(char *out, size_t outlen, const char *s, size_t maxin)
 		o += n;
 	}
 	out[o] = '\0';
+	*used = i;
 	return o;
+}
+
+size_t mlsup_json_escape(char *out, size_t outlen, const char *s, size_t maxin)
+{
+	size_t used;
+
+	return escape_counted(out, outlen, s, maxin, &used);
 }
 
 static int fitted(int n, size_t outlen)
@@ -106,17 +116,34 @@ int mlsup_format_task_exit(char *out, size_t outlen, uint32_t job, uint32_t step
 		      outlen);
 }
 
+/* The marker of a cut detail: its full length, so that a reader knows what it misses. */
+#define TRUNCATED_FMT ",\"detail_truncated\":true,\"detail_bytes\":%zu"
+#define TRUNCATED_ROOM 64
+
 int mlsup_format_health(char *out, size_t outlen, uint32_t job, uint32_t step_id, const char *node, bool ok,
 			int exit_code, const char *detail, double time)
 {
-	char name[256], text[MLSUP_DETAIL_MAX * 6 + 1];
+	char name[256], text[MLSUP_DETAIL_MAX * 6 + 1], mark[TRUNCATED_ROOM] = "";
+	const char *d = detail ? detail : "";
+	size_t full = strcspn(d, "\n"), used, room;
+	int fixed;
 
 	mlsup_json_escape(name, sizeof(name), node, sizeof(name));
-	mlsup_json_escape(text, sizeof(text), detail ? detail : "", MLSUP_DETAIL_MAX);
+	/* The line without its detail, to learn how much of the detail fits (escapes grow it). */
+	fixed = snprintf(NULL, 0,
+			 "{\"v\":1,\"kind\":\"health\",\"job\":%u,\"step\":%ld,\"node\":\"%s\","
+			 "\"ok\":%s,\"exit_code\":%d,\"detail\":\"\",\"time\":%.6f}\n",
+			 job, mlsup_step_number(step_id), name, ok ? "true" : "false", exit_code, time);
+	if (fixed < 0 || (size_t)fixed + TRUNCATED_ROOM >= outlen)
+		return -1;
+	room = outlen - (size_t)fixed - TRUNCATED_ROOM;
+	escape_counted(text, room < sizeof(text) ? room : sizeof(text), d, MLSUP_DETAIL_MAX, &used);
+	if (used < full)
+		snprintf(mark, sizeof(mark), TRUNCATED_FMT, full);
 	return fitted(snprintf(out, outlen,
 			       "{\"v\":1,\"kind\":\"health\",\"job\":%u,\"step\":%ld,\"node\":\"%s\","
-			       "\"ok\":%s,\"exit_code\":%d,\"detail\":\"%s\",\"time\":%.6f}\n",
-			       job, mlsup_step_number(step_id), name, ok ? "true" : "false", exit_code, text, time),
+			       "\"ok\":%s,\"exit_code\":%d,\"detail\":\"%s\"%s,\"time\":%.6f}\n",
+			       job, mlsup_step_number(step_id), name, ok ? "true" : "false", exit_code, text, mark, time),
 		      outlen);
 }
 

@@ -28,7 +28,9 @@ void mlsup_node_file_name(const char *node, char *out, size_t outlen);
 int mlsup_format_task_exit(char *out, size_t outlen, uint32_t job, uint32_t step_id, const char *node,
 			   uint32_t rank, int local_rank, int status, double time);
 
-/* Writes the health line; detail is the check's first output line (truncated, escaped). */
+/* Writes the health line; detail is the check's first output line, escaped. A detail cut to fit
+ * (MLSUP_DETAIL_MAX bytes, or the room left in outlen) is marked "detail_truncated":true with its
+ * full length in "detail_bytes": a long detail never costs the record. */
 int mlsup_format_health(char *out, size_t outlen, uint32_t job, uint32_t step_id, const char *node, bool ok,
 			int exit_code, const char *detail, double time);
 

@@ -5,25 +5,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define OUTPUT_MAX 4096
+#define OUTPUT_MAX MLSUP_HEALTH_OUTPUT_MAX
 
 static void child_exec(const struct mlsup_user *u, const char *path, char *const envp[], int out, int err)
 {
 	char msg[256] = "";
 	char *argv[] = { (char *)path, NULL };
-	sigset_t none;
-	int devnull, s;
+	int devnull;
 
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	for (s = 1; s < NSIG; s++)
-		signal(s, SIG_DFL);
 	setpgid(0, 0);
 	if (mlsup_become_user(u, msg, sizeof(msg)) == 0) {
 		devnull = open("/dev/null", O_RDONLY);
@@ -91,7 +85,7 @@ void mlsup_health_run(const struct mlsup_user *u, const char *path, char *const 
 		snprintf(out->detail, sizeof(out->detail), "pipe: %s", strerror(errno));
 		return;
 	}
-	pid = fork();
+	pid = mlsup_fork(); /* signals at their defaults, none blocked */
 	if (pid < 0) {
 		snprintf(out->detail, sizeof(out->detail), "fork: %s", strerror(errno));
 		close(op[0]); close(op[1]); close(ep[0]); close(ep[1]);

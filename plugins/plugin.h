@@ -22,6 +22,7 @@ struct mlsup_state {
 	char node[256];
 	char state_dir[MLSUP_PATH_MAX];          /* "" = no records */
 	struct mlsup_user user;
+	bool user_refused;                       /* root (without allow_root) or unknown: no check, no records */
 	bool health_failed;
 	char health_detail[MLSUP_DETAIL_MAX + 1];
 };

@@ -32,13 +32,19 @@ static void find_node(spank_t sp)
 	slurm_error("mlsup: node: SLURMD_NODENAME not found; records name node \"unknown\"");
 }
 
+/* The job's uid, gid and groups; refuses (with a log line) to act for root unless allow_root=yes,
+ * or for a job whose ids Slurm does not tell. */
 static void find_user(spank_t sp)
 {
 	gid_t *gids = NULL;
 	int n = 0, i;
+	bool known = spank_get_item(sp, S_JOB_UID, &mlsup.user.uid) == ESPANK_SUCCESS &&
+		     spank_get_item(sp, S_JOB_GID, &mlsup.user.gid) == ESPANK_SUCCESS;
+	const char *why = mlsup_user_refusal(&mlsup.cfg, known, (unsigned)mlsup.user.uid);
 
-	spank_get_item(sp, S_JOB_UID, &mlsup.user.uid);
-	spank_get_item(sp, S_JOB_GID, &mlsup.user.gid);
+	mlsup.user_refused = why != NULL;
+	if (why)
+		slurm_info("mlsup: user: job %u on %s: %s; no health check, no records", mlsup.job_id, mlsup.node, why);
 	mlsup.user.ngids = 0;
 	if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &gids, &n) != ESPANK_SUCCESS || !gids)
 		return;
@@ -72,8 +78,13 @@ static void append_line(const char *line, int len)
 {
 	char msg[512];
 
-	if (!mlsup.cfg.records || !mlsup.state_dir[0] || len < 0)
+	if (!mlsup.cfg.records || !mlsup.state_dir[0] || mlsup.user_refused)
 		return;
+	if (len < 0) {
+		slurm_error("mlsup: record: job %u on %s: a record does not fit in %d bytes (dropped)", mlsup.job_id,
+			    mlsup.node, MLSUP_LINE_MAX);
+		return;
+	}
 	if (mlsup_record_append(&mlsup.user, mlsup.state_dir, mlsup.job_id, mlsup.node, line, (size_t)len, msg,
 				sizeof(msg)) < 0)
 		slurm_info("mlsup: record: job %u on %s: %s (ignored)", mlsup.job_id, mlsup.node, msg);
@@ -102,7 +113,7 @@ static void run_health_check(void)
 	if (r.ok)
 		return;
 	mlsup.health_failed = true;
-	snprintf(mlsup.health_detail, sizeof(mlsup.health_detail), "%s", r.detail);
+	snprintf(mlsup.health_detail, sizeof(mlsup.health_detail), "%.*s", MLSUP_DETAIL_MAX, r.detail);
 	slurm_info("mlsup: health: node %s failed the check (exit %d): %s%s", mlsup.node, r.exit_code, r.detail,
 		   mlsup.cfg.health_fail_job ? "; its tasks exit 79" : "");
 }
@@ -114,7 +125,7 @@ int mlsup_remote_user_init(spank_t sp)
 	if (!mlsup.enabled)
 		return 0;
 	gather_facts(sp);
-	if (!mlsup.supervised || !mlsup.cfg.health_check[0])
+	if (!mlsup.supervised || !mlsup.cfg.health_check[0] || mlsup.user_refused)
 		return 0;
 	step = mlsup_step_number(mlsup.step_id);
 	if (step >= 0 || step == -1) /* ordinary steps and the batch script; not extern/interactive */

@@ -215,9 +215,10 @@ json status_json(const config::Config& c, engine::CampaignState& s) {
   const double now = static_cast<double>(std::time(nullptr));
   j["history"] = history_json(s);
   j["exclusions"] = exclusions_json(s, now);
-  const auto lease = journal::read_lease(c.state_dir + "/lease.json");
+  const std::string lease_path = c.state_dir + "/lease.json";
+  const auto lease = journal::read_lease(lease_path);
   j["supervisor"] = nullptr;  // none holds the campaign now (a lease released or run out)
-  if (lease && lease->expires > now)
+  if (lease && lease->expires > journal::file_server_time(lease_path).value_or(now))  // the lease's clock
     j["supervisor"] = {{"host", lease->host}, {"pid", lease->pid}, {"until", clock_time(lease->expires)},
                        {"epoch", lease->epoch}};
   return j;

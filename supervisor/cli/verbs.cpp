@@ -43,6 +43,7 @@ std::optional<Planned> plan(const std::string& config_path, const render::Attemp
     print_errors({submission.error()});
     return std::nullopt;
   }
+  for (const auto& w : submission->warnings) std::cerr << "warning: " << w.str() << "\n";
   return Planned{std::move(*config), std::move(*submission)};
 }
 

@@ -56,6 +56,7 @@ struct SwitchSettings {
 struct Budget {
   int count = 0;  // restarts allowed within window; -1 = unlimited
   Seconds window{0};
+  bool operator==(const Budget&) const = default;
 };
 
 struct PolicySettings {

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include "config/duration.h"
+#include "util/files.h"
+#include "util/json.h"
 #include "util/strings.h"
 
 namespace mlsup::config {
@@ -17,7 +19,7 @@ namespace {
 struct Rule {
   std::string_view key;
   std::function<std::optional<std::string>(const Config&)> check;
-  bool template_file = false;  // looks at the template file (LoadOptions::template_file)
+  bool template_file = false;  // looks at files (the template, checkpoint.dir): only with LoadOptions::template_file
 };
 
 std::string d(Seconds s) { return "\"" + format_duration(s) + "\""; }
@@ -44,6 +46,17 @@ std::optional<std::string> check_template_file(const Config& c) {
   return std::nullopt;
 }
 
+// A checkpoint.dir another campaign has claimed (its .mlsup-campaign names another state folder).
+std::optional<std::string> check_checkpoint_owner(const Config& c) {
+  const auto text = util::read_file(c.checkpoint.dir + "/.mlsup-campaign");
+  if (!text) return std::nullopt;
+  const auto claim = nlohmann::json::parse(*text, nullptr, false);
+  const std::string owner_state = util::string_field(claim, "state_dir");
+  if (owner_state.empty() || owner_state == c.state_dir) return std::nullopt;
+  return "\"" + c.checkpoint.dir + "\" belongs to campaign \"" + util::string_field(claim, "name", "?") + "\" (state in " +
+         owner_state + "); give this campaign a checkpoint directory of its own";
+}
+
 std::optional<std::string> at_least_poll(const Config& c, Seconds value, std::string_view what) {
   if (!c.heartbeat.enabled || value >= c.poll_interval) return std::nullopt;
   return d(value) + " is shorter than poll_interval \"" + format_interval(c.poll_interval) + "\": a " + std::string(what) +
@@ -66,6 +79,60 @@ std::optional<std::string> check_step_regex(const Config& c) {
     return "\"" + c.checkpoint.step_regex + "\" is not a valid regular expression (" + e.what() + ")";
   }
   return std::nullopt;
+}
+
+// An sbatch option that would take over what mlsup controls or must know, and what to use instead.
+struct Collision {
+  std::string_view name;  // the long name, without "--"
+  char letter;            // the short form, 0 = none
+  std::string_view why;   // follows "\"<item>\" "
+};
+
+constexpr Collision kCollisions[] = {
+    {"comment", 0, "would replace mlsup's job tag, by which it finds its jobs; label them with `name:` instead"},
+    {"requeue", 0, "would turn Slurm's requeue back on: mlsup resubmits at once with new values (how often: policy.budgets)"},
+    {"signal", 0, "would replace the pre-timeout signal: set slurm.signal and slurm.signal_lead"},
+    {"exclude", 'x',
+     "would replace the nodes mlsup excludes: put fixed ones in the script's #SBATCH --exclude, which mlsup keeps"},
+    {"output", 'o', "would replace the output file mlsup sets and reports: put #SBATCH --output in the script"},
+    {"export", 0, "could hide the MLSUP_* variables from the job: put #SBATCH --export in the script, which mlsup widens"},
+    {"array", 'a', "would make an array mlsup does not know of: set slurm.array"},
+    {"nodes", 'N', "would change the node count mlsup sizes exclusions by: set slurm.nodes"},
+    {"time", 't', "would change the time limit mlsup checks slurm.signal_lead against: set slurm.time"},
+    {"wait", 'W', "means sbatch would wait for the job to end, and mlsup's sbatch call would time out"},
+    {"wrap", 0, "would replace the script mlsup renders: put the command in the template"},
+    {"test-only", 0, "submits nothing"},
+    {"clusters", 'M', "would send the job to another cluster, where mlsup does not look: point SLURM_CONF at that cluster"},
+};
+
+// sbatch's short options that take no value, so that another may follow in one word ("-Hx").
+constexpr std::string_view kShortFlags = "HhkOQsuVv";
+
+// The collision an extra_args item makes, if any: "--opt", "--opt=value", a unique prefix of --opt
+// (sbatch takes one), "-x", "-xVALUE" and short flags run together.
+const Collision* collision(std::string_view item) {
+  if (util::starts_with(item, "--")) {
+    auto name = item.substr(2);
+    name = name.substr(0, name.find('='));
+    for (const auto& c : kCollisions)
+      if (name == c.name || (name.size() >= 3 && util::starts_with(c.name, name))) return &c;
+    return nullptr;
+  }
+  if (!util::starts_with(item, "-")) return nullptr;  // a value
+  for (const char letter : item.substr(1)) {
+    for (const auto& c : kCollisions)
+      if (c.letter == letter) return &c;
+    if (kShortFlags.find(letter) == std::string_view::npos) return nullptr;  // the rest is its value
+  }
+  return nullptr;
+}
+
+std::optional<std::string> check_extra_args(const Config& c) {
+  std::vector<std::string> problems;
+  for (const auto& item : c.slurm.extra_args)
+    if (const auto* hit = collision(item)) problems.push_back("\"" + item + "\" " + std::string(hit->why));
+  if (problems.empty()) return std::nullopt;
+  return util::join(problems, "; ");
 }
 
 const std::vector<Rule>& rules() {
@@ -100,7 +167,9 @@ const std::vector<Rule>& rules() {
          return "\"" + c.slurm.array + "\" lets tasks run side by side; mlsup supervises one training as a chain of "
                 "tasks, one at a time: end it with %1 (e.g. \"1-10%1\")";
        }},
+      {"slurm.extra_args", check_extra_args},
       {"checkpoint.step_regex", check_step_regex},
+      {"checkpoint.dir", check_checkpoint_owner, true},
       {"checkpoint.glob",
        [](const Config& c) -> std::optional<std::string> {
          if (!c.checkpoint.glob.empty()) return std::nullopt;

@@ -71,7 +71,9 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::Claimed& i)
 util::Result<void> Campaign::act(const CampaignState&, const intent::ChainExhausted& i) {
   if (auto held = hold(0); !held) return held;
   std::error_code ec;  // a claim its task never completed
-  fs::remove_all(render::chain_dir(config_) + "/claims/" + std::to_string(i.attempt), ec);
+  const std::string claim = render::chain_dir(config_) + "/claims/" + std::to_string(i.attempt);
+  fs::remove_all(claim, ec);
+  fs::remove_all(claim + ".takeover", ec);  // the new chain's tasks may take a stranded claim over again
   return fact("chain-exhausted", {{"attempt", i.attempt}, {"job_id", i.array}, {"tag", i.new_tag}}, "chain-exhausted",
               {{"reason", "the chain has no task left to run this attempt: a new chain is submitted"}});
 }

@@ -5,6 +5,7 @@
 #include <random>
 #include <sstream>
 
+#include "config/diff.h"
 #include "engine/reconcile.h"
 #include "journal/atomic_file.h"
 #include "journal/journal.h"
@@ -75,7 +76,7 @@ util::Result<std::unique_ptr<Campaign>> Campaign::open(config::Config config, Ed
 }
 
 void Campaign::reload(config::Config config) {
-  event("config-reloaded", {{"file", config.source_file}});
+  event("config-reloaded", {{"file", config.source_file}, {"changed", config::changed_keys(config_, config)}});
   config_ = std::move(config);
   notifier_ = Notifier(config_.notify, config_.state_dir, config_.base_dir);
   template_problem_.clear();  // asked for: a template that does not render is told again

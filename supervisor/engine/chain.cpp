@@ -56,4 +56,14 @@ std::optional<slurm::Job> next_task(const std::vector<slurm::Job>& jobs, slurm::
   return std::nullopt;
 }
 
+std::optional<slurm::Job> unclaimed_task(const std::vector<slurm::Job>& jobs, const std::vector<slurm::JobId>& known,
+                                         double now, double after) {
+  for (const auto& j : jobs) {
+    if (!j.array_task_id || j.state != slurm::JobState::Running || j.start_time <= 0) continue;
+    if (now - static_cast<double>(j.start_time) < after) continue;
+    if (std::find(known.begin(), known.end(), j.job_id) == known.end()) return j;
+  }
+  return std::nullopt;
+}
+
 }  // namespace mlsup::engine

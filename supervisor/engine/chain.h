@@ -32,4 +32,9 @@ bool task_running(const std::vector<slurm::Job>& jobs);
 // previous_task (the one that ran the attempt before).
 std::optional<slurm::Job> next_task(const std::vector<slurm::Job>& jobs, slurm::JobId previous_task);
 
+// A running task of the array that started at least `after` seconds before wall time `now` and is
+// none of `known` (the tasks that claimed earlier attempts): its first lines never claimed an attempt.
+std::optional<slurm::Job> unclaimed_task(const std::vector<slurm::Job>& jobs, const std::vector<slurm::JobId>& known,
+                                         double now, double after);
+
 }  // namespace mlsup::engine

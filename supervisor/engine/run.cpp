@@ -13,6 +13,7 @@
 
 #include <boost/asio.hpp>
 
+#include "config/diff.h"
 #include "decide/exit_codes.h"
 #include "engine/loop.h"
 #include "engine/loop_parts.h"
@@ -57,7 +58,7 @@ class Supervisor {
     wait_for_signal();
     asio::post(io_, [this] { round(); });
     io_.run();
-    pool_.reset();  // waits for nothing: every pass has posted its result
+    pool_.reset();  // waits for nothing: every pass has posted its result (each holds the io loop's work)
     return outcome();
   }
 
@@ -91,6 +92,10 @@ class Supervisor {
     auto c = load(s.file);
     if (!c) {
       print_line("mlsup: SIGHUP: " + s.file + ": the config has errors; keeping the one in use");
+      return;
+    }
+    if (const auto why = s.config ? config::reload_refusal(config::changed_keys(*s.config, *c)) : std::nullopt) {
+      print_line("mlsup: SIGHUP: " + s.file + ": " + *why + "; keeping the config in use");
       return;
     }
     s.config = c;
@@ -144,7 +149,9 @@ class Supervisor {
     auto reloaded = std::exchange(s.reloaded, std::nullopt);
     // The config is copied for the worker only when it opens the campaign (not on every pass).
     auto to_open = s.opened.campaign ? std::nullopt : s.config;
-    pool_->post([this, &s, named, to_open = std::move(to_open), reloaded = std::move(reloaded)]() mutable {
+    // The io loop runs until the pass has posted its result, also after a stop signal.
+    auto work = asio::make_work_guard(io_);
+    pool_->post([this, &s, named, to_open = std::move(to_open), reloaded = std::move(reloaded), work = std::move(work)]() mutable {
       std::optional<RunResult> r;
       std::string held;
       if (reloaded && s.opened.campaign) s.opened.campaign->reload(std::move(*reloaded));
@@ -163,6 +170,7 @@ class Supervisor {
         longest_pass_ = std::max(longest_pass_, took);
         pass_done(s, r, held);
       });
+      work.reset();
     });
   }
 
@@ -210,9 +218,15 @@ class Supervisor {
         wait_for_signal();
         return;
       }
+      const bool again = !stop_signal_.empty();
       stop_signal_ = sig == SIGTERM ? "SIGTERM" : "SIGINT";
       timer_.cancel();
-      if (nothing_in_flight()) finish();
+      if (nothing_in_flight()) return finish();
+      const auto n = std::count_if(slots_.begin(), slots_.end(), [](const auto& s) { return s->in_flight; });
+      print_line("mlsup: " + stop_signal_ + ": " + (again ? "still " : "") + "waiting for " + std::to_string(n) +
+                 " campaign pass(es) under way to end (an sbatch takes at most 2m); SIGKILL leaves at once, and "
+                 "the next run adopts what they submitted");
+      wait_for_signal();
     });
   }
 

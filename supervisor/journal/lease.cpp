@@ -26,6 +26,8 @@ constexpr std::time_t kStaleLockSeconds = 30;
 constexpr auto kLockWait = std::chrono::seconds(1);
 constexpr auto kLockRetry = std::chrono::milliseconds(5);
 
+double seconds_of(const timespec& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9; }
+
 std::string random_token() {
   std::random_device random;
   char text[33];
@@ -33,20 +35,54 @@ std::string random_token() {
   return text;
 }
 
+}  // namespace
+
+std::optional<double> file_server_time(const std::string& lease_path) {
+  const std::string path = lease_path + ".clock";
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  const bool ok = ::futimens(fd, nullptr) == 0 && ::fstat(fd, &st) == 0;  // "now" as the server sets it
+  ::close(fd);
+  if (!ok) return std::nullopt;
+  return seconds_of(st.st_mtim);
+}
+
+namespace {
+
 util::Error lease_error(const std::string& path, std::string message, util::ErrorKind kind = util::ErrorKind::Other) {
   return util::Error{.kind = kind, .file = path, .message = std::move(message)};
 }
 
-// Removes the lock at path when its last change is older than kStaleLockSeconds (by this host's clock);
-// true when the caller should try to create it again at once.
-bool break_if_stale(const std::string& path) {
+// The lock's holder token as written, or "" when it cannot be read.
+std::string token_in(const std::string& path) {
+  const auto text = read_file_if_exists(path);
+  return text && *text ? **text : "";
+}
+
+// Puts a lock taken away by mistake back, unless a new one was made meanwhile; removes the moved name.
+void put_back(const std::string& moved, const std::string& path) {
+  if (::link(moved.c_str(), path.c_str()) != 0 && errno != EEXIST) return;  // keep it aside: never lose a live lock
+  ::unlink(moved.c_str());
+}
+
+// Removes the lock at path when its last change is older than kStaleLockSeconds by the file server's
+// clock; true when the caller should try to create it again at once. The break is atomic: the lock is
+// renamed to a name of this breaker's own, and only a lock that is still the stale one is removed.
+bool break_if_stale(const std::string& path, const std::string& lease_path) {
   struct stat seen {};
   if (::stat(path.c_str(), &seen) != 0) return errno == ENOENT;
-  if (std::time(nullptr) - seen.st_mtime <= kStaleLockSeconds) return false;
-  struct stat again {};
-  if (::stat(path.c_str(), &again) != 0) return errno == ENOENT;
-  if (again.st_ino != seen.st_ino || again.st_mtime != seen.st_mtime) return true;
-  return ::unlink(path.c_str()) == 0 || errno == ENOENT;
+  const auto server = file_server_time(lease_path);
+  const double now = server ? *server : static_cast<double>(std::time(nullptr));
+  if (now - seconds_of(seen.st_mtim) <= kStaleLockSeconds) return false;
+  const std::string stale = token_in(path);
+  const std::string moved = path + ".breaking." + random_token();
+  if (::rename(path.c_str(), moved.c_str()) != 0) return errno == ENOENT;  // another breaker was first
+  struct stat taken {};
+  const bool same = ::stat(moved.c_str(), &taken) == 0 && taken.st_ino == seen.st_ino && token_in(moved) == stale;
+  if (same) ::unlink(moved.c_str());
+  else put_back(moved, path);  // a new holder's lock: it was renewed in between
+  return same;
 }
 
 // "<lease>.lock", held around each read-check-write of the lease; removed on destruction if still ours.
@@ -81,7 +117,7 @@ util::Result<LockFile> LockFile::take(const std::string& lease_path) {
   for (;;) {
     if (create_lock(path, token)) return LockFile(path, token);
     if (errno != EEXIST) return std::unexpected(io_error(path, "cannot create the lease lock", errno));
-    if (break_if_stale(path)) continue;
+    if (break_if_stale(path, lease_path)) continue;
     if (std::chrono::steady_clock::now() >= deadline)
       return std::unexpected(lease_error(path,
                                          "busy: another mlsup is taking or renewing the lease; try again (a lock "
@@ -100,7 +136,7 @@ LockFile::~LockFile() {
 std::string lease_text(const LeaseInfo& l) {
   const nlohmann::ordered_json j = {
       {"host", l.host}, {"pid", l.pid}, {"boot_id", l.boot_id}, {"owner", l.owner}, {"expires", l.expires},
-      {"epoch", l.epoch}};
+      {"epoch", l.epoch}, {"machine_id", l.machine_id}};
   return util::dump_json(j) + "\n";
 }
 
@@ -112,8 +148,9 @@ std::optional<LeaseInfo> parse_lease(std::string_view text) {
   if (!j.contains("pid") || !j["pid"].is_number_integer() || !j.contains("expires") || !j["expires"].is_number())
     return std::nullopt;
   const long long epoch = j.contains("epoch") && j["epoch"].is_number_integer() ? j["epoch"].get<long long>() : 0;
+  const std::string machine = j.contains("machine_id") && j["machine_id"].is_string() ? j["machine_id"].get<std::string>() : "";
   return LeaseInfo{j["host"].get<std::string>(), j["boot_id"].get<std::string>(), j["owner"].get<std::string>(),
-                   j["pid"].get<int>(), j["expires"].get<double>(), epoch};
+                   j["pid"].get<int>(), j["expires"].get<double>(), epoch, machine};
 }
 
 // The lease at path: nullopt when there is none, an error when the file is not a lease.
@@ -137,12 +174,25 @@ util::Result<void> write_and_confirm(const std::string& path, const LeaseInfo& i
 
 bool process_alive(int pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
 
-// True while holder's claim stands against me: not expired, and not a process known to be dead.
-bool holder_blocks(const LeaseInfo& holder, const Identity& me, double now) {
-  if (holder.expires <= now) return false;
-  if (holder.host != me.host) return true;
+// The holder ran on this machine: the same machine id, or, where either lacks one, the same host name.
+bool same_machine(const LeaseInfo& holder, const Identity& me) {
+  if (!holder.machine_id.empty() && !me.machine_id.empty()) return holder.machine_id == me.machine_id;
+  return holder.host == me.host;
+}
+
+// True while holder's claim stands against me: not expired (server_now: the file server's clock), and
+// not a process known to be dead (one of an earlier boot of this machine, or a pid gone in this boot).
+bool holder_blocks(const LeaseInfo& holder, const Identity& me, double server_now) {
+  if (holder.expires <= server_now) return false;
+  if (!same_machine(holder, me)) return true;
   if (holder.boot_id != me.boot_id) return false;
   return process_alive(holder.pid);
+}
+
+// The server's clock minus this host's (now), or 0 when the server's cannot be read.
+double offset_to(const ServerClock& server, const std::string& path, double now) {
+  const auto t = server ? server(path) : std::nullopt;
+  return t ? *t - now : 0;
 }
 
 std::string clock_time(double unix_seconds) {
@@ -163,32 +213,42 @@ std::string held_by(const LeaseInfo& l) {
 Identity current_identity() {
   char host[256] = {};
   ::gethostname(host, sizeof host - 1);
-  Identity me{host, "", static_cast<int>(::getpid())};
+  Identity me{host, "", static_cast<int>(::getpid()), ""};
   const auto boot = read_file_if_exists("/proc/sys/kernel/random/boot_id");
   if (boot && *boot) me.boot_id = std::string(util::trim(**boot));
+  for (const char* file : {"/etc/machine-id", "/var/lib/dbus/machine-id"}) {
+    const auto id = read_file_if_exists(file);
+    if (id && *id && !util::trim(**id).empty()) {
+      me.machine_id = std::string(util::trim(**id));
+      break;
+    }
+  }
   return me;
 }
 
-util::Result<Lease> Lease::acquire(const std::string& path, const Identity& me, double now, double ttl_seconds) {
+util::Result<Lease> Lease::acquire(const std::string& path, const Identity& me, double now, double ttl_seconds,
+                                   ServerClock server) {
   auto lock = LockFile::take(path);
   if (!lock) return std::unexpected(lock.error());
   auto holder = load(path);
   if (!holder) return std::unexpected(holder.error());
-  if (*holder && holder_blocks(**holder, me, now))
+  const double offset = offset_to(server, path, now);
+  if (*holder && holder_blocks(**holder, me, now + offset))
     return std::unexpected(lease_error(path, held_by(**holder) + "; another mlsup runs this campaign", util::ErrorKind::Held));
-  LeaseInfo mine{me.host, me.boot_id, random_token(), me.pid, now + ttl_seconds, (*holder ? (*holder)->epoch : 0) + 1};
+  LeaseInfo mine{me.host,           me.boot_id, random_token(), me.pid, now + offset + ttl_seconds,
+                 (*holder ? (*holder)->epoch : 0) + 1, me.machine_id};
   if (auto ok = write_and_confirm(path, mine); !ok) return std::unexpected(ok.error());
-  return Lease(path, std::move(mine), ttl_seconds);
+  return Lease(path, std::move(mine), ttl_seconds, std::move(server), offset);
 }
 
 util::Result<void> Lease::renew(double now) {
-  if (info_.expires >= now + ttl_ / 2) return {};  // nobody may take it meanwhile; hold() looks before every act
-  return extend(now + ttl_);
+  if (info_.expires >= now + offset_ + ttl_ / 2) return {};  // nobody may take it meanwhile; hold() looks before every act
+  return extend(now, ttl_);
 }
 
 util::Result<void> Lease::hold(double now, double seconds) {
-  if (info_.expires >= now + seconds + ttl_ / 2) return confirm();  // long enough: nobody may take it meanwhile
-  return extend(now + seconds + ttl_);
+  if (info_.expires >= now + offset_ + seconds + ttl_ / 2) return confirm();  // long enough: nobody may take it meanwhile
+  return extend(now, seconds + ttl_);
 }
 
 util::Result<void> Lease::confirm() const {
@@ -201,13 +261,13 @@ util::Result<void> Lease::confirm() const {
   return {};
 }
 
-// Under the lock: checks that the lease is still this owner's and moves its expiry to until.
-util::Result<void> Lease::extend(double until) {
+util::Result<void> Lease::extend(double now, double span) {
   auto lock = LockFile::take(path_);
   if (!lock) return std::unexpected(lock.error());
   if (auto mine = confirm(); !mine) return mine;
+  offset_ = offset_to(server_, path_, now);
   LeaseInfo next = info_;
-  next.expires = until;
+  next.expires = now + offset_ + span;
   if (auto ok = write_and_confirm(path_, next); !ok) return ok;
   info_ = std::move(next);
   return {};

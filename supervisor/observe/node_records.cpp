@@ -37,8 +37,13 @@ void parse_line(const json& j, std::string_view file_node, NodeRecords& out) {
     out.exits.push_back({node_of(j, file_node), field<int>(j, "step"), field<int>(j, "rank"),
                          field<int>(j, "exit_code"), field<int>(j, "signal"), field<double>(j, "time")});
   } else if (kind == "health") {
-    out.health.push_back({node_of(j, file_node), field<int>(j, "step"), field<bool>(j, "ok"),
-                          field<int>(j, "exit_code"), j.value("detail", std::string()), field<double>(j, "time")});
+    HealthCheck c{node_of(j, file_node), field<int>(j, "step"), field<bool>(j, "ok"), field<int>(j, "exit_code"),
+                  j.value("detail", std::string()), field<double>(j, "time")};
+    if (j.value("detail_truncated", false)) {
+      c.detail_bytes = j.value("detail_bytes", std::size_t{0});
+      c.detail += " [cut from " + (c.detail_bytes ? std::to_string(c.detail_bytes) : std::string("more")) + " bytes]";
+    }
+    out.health.push_back(std::move(c));
   }
 }
 
@@ -110,18 +115,40 @@ NodeRecords read_node_records(const std::string& state_dir, std::uint32_t job_id
 
 bool failed(const TaskExit& e) { return e.exit_code != 0 || e.signal != 0; }
 
-std::optional<TaskExit> first_failure(const std::vector<TaskExit>& exits, double kill_grace) {
-  auto killer_signal = [](const TaskExit& e) { return e.exit_code == 0 && (e.signal == SIGKILL || e.signal == SIGTERM); };
+namespace {
+
+bool killer_signal(const TaskExit& e) { return e.exit_code == 0 && (e.signal == SIGKILL || e.signal == SIGTERM); }
+
+// The failures that may have come first: failed, and not a kill that followed another failure.
+std::vector<TaskExit> candidates(const std::vector<TaskExit>& exits, double margin) {
   auto killed_after_another = [&](const TaskExit& e) {
-    if (!killer_signal(e)) return false;
-    return std::any_of(exits.begin(), exits.end(), [&](const TaskExit& f) {
-      return failed(f) && !killer_signal(f) && f.time <= e.time + kill_grace;
-    });
+    return killer_signal(e) && std::any_of(exits.begin(), exits.end(), [&](const TaskExit& f) {
+             return failed(f) && !killer_signal(f) && f.time <= e.time + margin;
+           });
   };
+  std::vector<TaskExit> out;
+  for (const auto& e : exits)
+    if (failed(e) && !killed_after_another(e)) out.push_back(e);
+  return out;
+}
+
+// Among simultaneous failures: not a kill, then a step's task before the batch script (which ends
+// because its step did), then the lowest rank.
+std::tuple<bool, bool, int> order(const TaskExit& e) { return {killer_signal(e), e.step < 0, e.rank}; }
+
+}  // namespace
+
+std::optional<TaskExit> first_failure(const std::vector<TaskExit>& exits, double kill_grace) {
+  const double margin = std::max(kill_grace, kClockMargin);
+  const auto c = candidates(exits, margin);
+  if (c.empty()) return std::nullopt;
+  const double earliest = std::min_element(c.begin(), c.end(), [](const TaskExit& a, const TaskExit& b) {
+                            return a.time < b.time;
+                          })->time;
   std::optional<TaskExit> first;
-  for (const auto& e : exits) {
-    if (!failed(e) || killed_after_another(e)) continue;
-    if (!first || std::tie(e.time, e.rank) < std::tie(first->time, first->rank)) first = e;
+  for (const auto& e : c) {
+    if (e.time > earliest + margin) continue;  // clearly later, whatever the clocks
+    if (!first || order(e) < order(*first)) first = e;
   }
   return first;
 }

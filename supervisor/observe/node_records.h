@@ -32,6 +32,7 @@ struct HealthCheck {
   int exit_code = 0;
   std::string detail;  // the check's first line of output
   double time = 0;
+  std::size_t detail_bytes = 0;  // > 0 when the plugin cut detail: the full line's length
 };
 
 struct NodeRecords {
@@ -40,7 +41,8 @@ struct NodeRecords {
   std::vector<std::string> problems;  // lines that could not be read, each "node:line: what"
 };
 
-// Parses one node's file; node names the file (used when a record lacks its own). A torn last
+// Parses one node's file; node names the file (used when a record lacks its own). A health
+// detail the plugin cut ("detail_truncated", "detail_bytes") ends " [cut from N bytes]". A torn last
 // line (a writer caught mid-way) or a bad line becomes a problem, never a failure; unknown kinds
 // are skipped.
 NodeRecords parse_node_records(std::string_view text, std::string_view node);
@@ -52,10 +54,16 @@ NodeRecords read_node_records(const std::string& state_dir, std::uint32_t job_id
 // True for a task that ended badly: a non-zero exit code or any signal.
 bool failed(const TaskExit& e);
 
-// The task that failed first: the earliest failed task (ties by rank), where a task ended by
-// SIGKILL or SIGTERM does not count when another task failed otherwise no later than
-// kill_grace seconds after it (it was killed because of that one, e.g. by --kill-on-bad-exit;
-// the grace covers clock differences between hosts).
+// Exit times come from different nodes' clocks: failures within this many seconds of the
+// earliest one are taken as simultaneous (NTP keeps clocks within milliseconds; 2 s also covers a
+// node whose clock has drifted, and slurmstepd's own delay in reporting a task's end).
+inline constexpr double kClockMargin = 2.0;
+
+// The task that failed first. A task ended by SIGKILL or SIGTERM does not count when another task
+// failed otherwise no later than margin = max(kill_grace, kClockMargin) seconds after it (it was
+// killed because of that one, e.g. by --kill-on-bad-exit). Among the failures within margin of the
+// earliest, no clock decides: a failure that is not a kill comes first, then a task of a step
+// before the batch script (step < 0: it fails because its step did), then the lowest rank.
 std::optional<TaskExit> first_failure(const std::vector<TaskExit>& exits, double kill_grace = 1.0);
 
 // The nodes whose health check failed, sorted, unique.

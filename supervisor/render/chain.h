@@ -14,7 +14,26 @@ namespace mlsup::render {
 // <state_dir>/chain: next.env and claims/.
 std::string chain_dir(const config::Config& config);
 
-// The contract values of attempt as lines a shell sources ("export MLSUP_ATTEMPT=3").
+// The SPANK plugin's base path of per-task heartbeats: set in the batch step to the heartbeat file
+// the job was submitted with, it is where every srun step's P.d/<node>.<rank> starts from, so a
+// chain task must point it at its own attempt's file.
+inline constexpr const char* kPluginHeartbeatBase = "MLSUP_ATTEMPT_HEARTBEAT_FILE";
+
+// A chain task whose claim the file system refuses (mkdir fails other than "exists", the task file
+// cannot be written) exits with this before the script's own lines run. 78 (do not retry) and 79
+// (the plugin's health check) are taken.
+inline constexpr int kClaimFailedExit = 80;
+
+// A claim folder this old without its task file is stranded (its task died between the two), and
+// the next task may take it over.
+inline constexpr int kStrandedClaimSeconds = 60;
+
+// The most claims a task tries (attempts others hold, seconds waited on a claim being made) before
+// it gives up with kClaimFailedExit.
+inline constexpr int kClaimTries = 1000;
+
+// The contract values of attempt, and the plugin's heartbeat base, as lines a shell sources
+// ("export MLSUP_ATTEMPT=3").
 std::string chain_values(const config::Config& config, const Attempt& attempt);
 
 // The shell lines a chain task runs before the script's own: wait (slurm.chain_start_wait) for an

@@ -11,20 +11,21 @@ struct ContractValue {
   const char* variable;  // template name
   const char* env;       // environment name
   std::string (*value)(const config::Config&, const Attempt&);
+  bool per_attempt = false;  // differs from one attempt to the next
 };
 
 // The contract table: one row per value handed to the training (see the README's contract section).
 const ContractValue kContract[] = {
     {"run", "MLSUP_RUN", [](const config::Config& c, const Attempt&) { return c.name; }},
-    {"attempt", "MLSUP_ATTEMPT", [](const config::Config&, const Attempt& a) { return std::to_string(a.number); }},
+    {"attempt", "MLSUP_ATTEMPT", [](const config::Config&, const Attempt& a) { return std::to_string(a.number); }, true},
     {"state_dir", "MLSUP_STATE_DIR", [](const config::Config& c, const Attempt&) { return c.state_dir; }},
     {"checkpoint_dir", "MLSUP_CHECKPOINT_DIR", [](const config::Config& c, const Attempt&) { return c.checkpoint.dir; }},
-    {"resume_from", "MLSUP_RESUME_FROM", [](const config::Config&, const Attempt& a) { return a.resume_from; }},
+    {"resume_from", "MLSUP_RESUME_FROM", [](const config::Config&, const Attempt& a) { return a.resume_from; }, true},
     {"kill_switch", "MLSUP_KILL_SWITCH", [](const config::Config& c, const Attempt&) { return c.switches.kill; }},
     {"save_switch", "MLSUP_SAVE_SWITCH", [](const config::Config& c, const Attempt&) { return c.switches.save; }},
     {"heartbeat_file", "MLSUP_HEARTBEAT_FILE",
-     [](const config::Config& c, const Attempt& a) { return heartbeat_file(c, a.number); }},
-    {"exclude", "MLSUP_EXCLUDE", [](const config::Config&, const Attempt& a) { return util::join(a.exclude, ","); }},
+     [](const config::Config& c, const Attempt& a) { return heartbeat_file(c, a.number); }, true},
+    {"exclude", "MLSUP_EXCLUDE", [](const config::Config&, const Attempt& a) { return util::join(a.exclude, ","); }, true},
     {"no_retry_exit_code", "MLSUP_NO_RETRY_EXIT_CODE",
      [](const config::Config& c, const Attempt&) { return std::to_string(c.policy.no_retry_exit_code); }},
 };
@@ -56,6 +57,13 @@ Variables template_variables(const config::Config& config, const Attempt& attemp
   vars["slurm.array"] = s.array;
   for (const auto& [key, value] : config.vars) vars["vars." + key] = value;
   return vars;
+}
+
+std::vector<std::pair<std::string, std::string>> per_attempt_variables() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& row : kContract)
+    if (row.per_attempt) out.emplace_back(row.variable, row.env);
+  return out;
 }
 
 std::vector<std::pair<std::string, std::string>> job_environment(const config::Config& config, const Attempt& attempt) {

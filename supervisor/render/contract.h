@@ -31,6 +31,9 @@ std::string job_tag(const std::string& name, const std::string& campaign_id, int
 // Every template variable: the contract values, the Slurm settings (slurm.*) and the user's (vars.*).
 Variables template_variables(const config::Config& config, const Attempt& attempt);
 
+// The contract values that differ from one attempt to the next, as (template name, environment name).
+std::vector<std::pair<std::string, std::string>> per_attempt_variables();
+
 // The MLSUP_* environment of the job, in a fixed order.
 std::vector<std::pair<std::string, std::string>> job_environment(const config::Config& config, const Attempt& attempt);
 

@@ -7,6 +7,7 @@
 #include "config/slurm_time.h"
 #include "render/chain.h"
 #include "render/directives.h"
+#include "render/lint.h"
 #include "render/template.h"
 #include "util/strings.h"
 
@@ -75,13 +76,32 @@ util::Result<void> effective_shape(const Config& c, const Directives& d, Submiss
   return {};
 }
 
+// A chain's script is rendered once for all its tasks: a value of one attempt in it would be the
+// same in every task; the first such use in text is an error at its line and column.
+util::Result<void> no_attempt_values(const Config& c, std::string_view text, const Attempt& attempt) {
+  auto vars = template_variables(c, attempt);
+  const auto per_attempt = per_attempt_variables();
+  for (const auto& [name, env] : per_attempt) vars.erase(name);
+  const auto rendered = render_template(c.template_path, text, vars);
+  if (rendered) return {};
+  const auto e = rendered.error();
+  const auto hit = std::find_if(per_attempt.begin(), per_attempt.end(), [&](const auto& v) { return v.first == e.subject; });
+  if (hit == per_attempt.end()) return std::unexpected(e);
+  return std::unexpected(util::Error{
+      .file = e.file, .line = e.line, .column = e.column, .subject = e.subject,
+      .message = "a chain (slurm.array) renders the script once for all its tasks, so this would be attempt " +
+                 std::to_string(attempt.number) + "'s value in every one of them: read $" + hit->second +
+                 " instead, which each task sets for the attempt it takes"});
+}
+
 // Chain mode: the tasks take their attempt's values at their start, which needs a shell script.
-util::Result<void> chain_mode(const Config& c, Submission& s) {
+util::Result<void> chain_mode(const Config& c, std::string_view text, const Attempt& attempt, Submission& s) {
   if (!s.array) return {};
   const std::string first = s.script.substr(0, s.script.find('\n'));
   if (util::starts_with(first, "#!") && !first.ends_with("sh") && !first.ends_with("bash"))
     return std::unexpected(script_error(c, 1, "#!", "\"" + first + "\": a chain (slurm.array) needs a shell batch script, "
                                                     "whose first lines take each task's attempt; start the program from one"));
+  if (auto ok = no_attempt_values(c, text, attempt); !ok) return ok;
   s.script = insert_after_header(s.script, chain_preamble(c));
   return {};
 }
@@ -127,10 +147,14 @@ util::Result<Submission> plan_submission(const Config& config, std::string_view 
   auto script = render_template(config.template_path, template_text, template_variables(config, attempt));
   if (!script) return std::unexpected(script.error());
   s.script = std::move(*script);
+  if (!util::starts_with(s.script, "#!"))
+    return std::unexpected(script_error(config, 1, "#!", "the script does not start with a #! line, and sbatch refuses "
+                                                         "such a script: make its first line #!/bin/bash"));
   auto directives = parse_directives(config.template_path, s.script);
   if (!directives) return std::unexpected(directives.error());
+  s.warnings = lint_template(config, template_text, *directives);
   if (auto ok = effective_shape(config, *directives, s); !ok) return std::unexpected(ok.error());
-  if (auto ok = chain_mode(config, s); !ok) return std::unexpected(ok.error());
+  if (auto ok = chain_mode(config, template_text, attempt, s); !ok) return std::unexpected(ok.error());
   s.tag = attempt.tag.empty() ? job_tag(config.name, kUnstarted, attempt.number) : attempt.tag;
   s.environment = job_environment(config, attempt);
   config_options(config, s.options);

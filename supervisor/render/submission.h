@@ -22,6 +22,7 @@ struct Submission {
   int nodes = 1;                      // node count the job asks for (the least, for a range)
   std::optional<config::Seconds> time_limit;   // nullopt when neither config nor script sets one
   std::optional<config::ArraySpec> array;      // the effective --array, if any
+  std::vector<util::Error> warnings;  // what sbatch would ignore or the config overrides (render/lint.h)
 };
 
 // Renders template_text (the config's template) for attempt and decides the sbatch options.

@@ -84,7 +84,7 @@ run_campaign 120
 shared_ckpt="$STATE/checkpoints"
 CKPT_DIR=$shared_ckpt new_campaign intruder "--steps 5 --step-seconds 0.05"
 run_campaign 60
-check "claim: the second campaign stops with a runtime failure" [ "$RC" -eq 1 ]
+check "claim: the second campaign is refused as a config error (exit 3), before anything runs" [ "$RC" -eq 3 ]
 check "claim: the message names the owner" grep -q "belongs to campaign \"owner-" "$CDIR/run.out"
 check "claim: nothing was submitted for it" [ "$(jobs_of_campaign)" -eq 0 ]
 scenario_done

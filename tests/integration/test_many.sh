@@ -84,7 +84,7 @@ echo "mlsup run exited $RC after $(( $(date +%s) - t0 ))s: $(tail -n 1 "$FLEET/r
 check "hanging sbatch: both campaigns completed in the end (exit 0)" [ "$RC" -eq 0 ]
 scenario_done
 
-scenario "SIGHUP with a config added to the folder and one removed -> the new campaign joins, the removed one is let go with its job running"
+scenario "SIGHUP with a config added to the folder, one removed and one renamed -> the new campaign joins, the removed one is let go with its job running, the rename is refused"
 FLEET=$(mktemp -d /tmp/mlsup-e2e-fleet.XXXXXX)
 fleet_campaign stays "--steps 150 --step-seconds 0.1 --ckpt-every 50"
 fleet_campaign leaves "--steps 600 --step-seconds 0.1"
@@ -94,6 +94,8 @@ left_running() { [ "$(status_of "$FLEET/leaves.yaml" job_id)" != None ] && [ "$(
 wait_until 60 left_running
 mv "$FLEET/leaves.yaml" "$FLEET/leaves.yaml.off"
 fleet_campaign joins "--steps 30 --step-seconds 0.1"
+stays_name=${NAMES[stays]}
+sed -i "s/^name: .*/name: renamed-on-hup/" "$FLEET/stays.yaml"
 kill -HUP "$RUNNER"
 joined() { [ "$(status_of "$FLEET/joins.yaml" state)" = completed ]; }
 wait_until 90 joined
@@ -101,11 +103,30 @@ check "SIGHUP: the new campaign joined and completed" joined
 check "SIGHUP: the removed campaign's lease is released" [ "$(status_of "$FLEET/leaves.yaml.off" supervisor)" = None ]
 check "SIGHUP: its job goes on" [ "$(job_state "$(status_of "$FLEET/leaves.yaml.off" job_id)")" = RUNNING ]
 check "SIGHUP: told on the console" grep -q "leaves.yaml is no longer named: let go" "$FLEET/run.out"
+check "SIGHUP: a live campaign's new name is refused, the config in use kept" grep -qE "stays.yaml: name[a-z_., ]* changed: a live campaign keeps its name" "$FLEET/run.out"
+sed -i "s/^name: .*/name: $stays_name/" "$FLEET/stays.yaml"
 timeout 120 tail --pid="$RUNNER" -f /dev/null || kill -9 "$RUNNER"
 wait "$RUNNER"; RC=$?
 echo "mlsup run exited $RC: $(tail -n 1 "$FLEET/run.out")"
 check "SIGHUP: run ends when the campaigns it still supervises completed (exit 0)" [ "$RC" -eq 0 ]
 scancel "$(status_of "$FLEET/leaves.yaml.off" job_id)" 2>/dev/null
+scenario_done
+
+scenario "SIGTERM while a pass waits on sbatch, which then refuses the job -> run waits for that pass and reports its stop (exit 14), not a detach"
+FLEET=$(mktemp -d /tmp/mlsup-e2e-fleet.XXXXXX)
+fleet_campaign refused "--steps 20 --step-seconds 0.1"
+make_sbatch_wrapper "case \"\$*\" in *mlsup:${NAMES[refused]}:*) sleep 8; echo 'sbatch: error: Batch job submission failed: Invalid account or account/partition combination specified' >&2; exit 1;; esac" ""
+PATH="$shim/bin:$PATH" "$MLSUP" run "$FLEET/refused.yaml" > "$FLEET/run.out" 2>&1 &
+RUNNER=$!
+sleep 3  # its first pass is in sbatch now
+kill -TERM "$RUNNER"
+t0=$(date +%s)
+timeout 60 tail --pid="$RUNNER" -f /dev/null || kill -9 "$RUNNER"
+wait "$RUNNER"; RC=$?
+echo "mlsup run exited $RC $(( $(date +%s) - t0 ))s after SIGTERM: $(tail -n 1 "$FLEET/run.out")"
+check "SIGTERM: told that it waits for the pass under way" grep -q "SIGTERM: waiting for 1 campaign pass" "$FLEET/run.out"
+check "SIGTERM: the pass's own end is reported: exit 14 (Slurm refused the job)" [ "$RC" -eq 14 ]
+check "SIGTERM: the campaign's state says stopped" [ "$(status_of "$FLEET/refused.yaml" state)" = stopped ]
 scenario_done
 
 scenario "the benchmark, short: 5 idle campaigns with 300-record journals, a 5 s window -> one job query per pass, nothing written"

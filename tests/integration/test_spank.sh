@@ -250,7 +250,7 @@ wait_job "$J6" 60
 check "the job completed ($(job_state "$J6"))" [ "$(job_state "$J6")" = COMPLETED ]
 check "no records" [ -z "$(ls -A "$S4")" ]
 check "slurmd's log names the unknown key and the known ones" \
-  in_logs 'mlsup: config: unknown key "helth_check" (known: health_check, health_timeout, health_fail_job, heartbeat_per_task, records)'
+  in_logs 'mlsup: config: unknown key "helth_check" (known: health_check, health_timeout, health_fail_job, heartbeat_per_task, records, allow_root)'
 
 step "a health check that cannot run does not fail the job"
 plugstack "health_check=$T/no-such-check health_fail_job=yes"
@@ -266,6 +266,25 @@ check "the job completed ($(job_state "$J7"))" [ "$(job_state "$J7")" = COMPLETE
 kinds=$(cat "$(records_of "$S5" "$J7")"/*.jsonl 2>/dev/null | grep -o '"kind":"[a-z-]*"' | sort | uniq -c | tr -s ' ')
 check "three task records, no health record ($kinds)" [ "$kinds" = ' 3 "kind":"task-exit"' ]
 check "slurmd's log says the check could not run" in_logs "mlsup: health: cannot run $T/no-such-check"
+
+step "a root job: no health check and no records unless allow_root=yes"
+echo "$N1" >"$HEALTH.bad-nodes"  # the check would fail the job if it ran
+plugstack "health_check=$HEALTH health_fail_job=yes"
+SR="$T/root-state"
+mkdir -p "$SR"
+root_job() { MLSUP_STATE_DIR="$SR" timeout 30 sbatch --parsable -N1 -w "$N1" -o "$T/root-%j.out" --wrap 'srun true'; }
+J11=$(root_job)
+wait_job "$J11" 60
+check "the root job completed ($(job_state "$J11"))" [ "$(job_state "$J11")" = COMPLETED ]
+check "no records for it" [ ! -e "$(records_of "$SR" "$J11")" ]
+check "slurmd's log says why" in_logs "mlsup: user: job $J11 on $N1: the job runs as root (allow_root=yes in plugstack.conf permits it)"
+plugstack "health_check=$HEALTH health_fail_job=yes allow_root=yes"
+J12=$(root_job)
+wait_job "$J12" 60
+check "with allow_root=yes the check runs and fails the root job (exit 79)" \
+  [ "$(job_state "$J12")$(scontrol -o show job "$J12" | grep -o ' ExitCode=[0-9:]*')" = "FAILED ExitCode=79:0" ]
+check "and its health record is written" grep -q '"kind":"health"' "$(records_of "$SR" "$J12")/$N1.jsonl"
+: >"$HEALTH.bad-nodes"
 
 step "jobs without mlsup are left alone"
 J8=$(submit -- -N1 <<EOF

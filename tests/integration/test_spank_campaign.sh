@@ -4,7 +4,8 @@
 # ordinary user (so the records really are written as the job's user). A sticky bad node is
 # excluded at its first failure from the task-exit records; a node failing its health check is
 # excluded before the training ever ran there; a frozen node (power loss) is named by the per-task
-# heartbeats and replaced while Slurm still calls it up.
+# heartbeats and replaced while Slurm still calls it up; in chain mode, the next task's per-task
+# heartbeats go under its own attempt's path.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/campaign_lib.sh"
@@ -61,6 +62,11 @@ run_campaign() {
   echo "mlsup run (as $USER_NAME) exited $RC after $(( $(date +%s) - t0 ))s: $(tail -n 1 "$CDIR/run.out")"
 }
 owned_by_user() { [ -z "$(find "$1" ! -user "$USER_NAME" -print -quit)" ]; }
+# The per-task heartbeat files of attempt N (P.d/<node>.<rank>) as "name=step ", and the highest step in them.
+per_task_files() { (cd "$STATE/heartbeats/attempt-$1.d" 2>/dev/null && for f in *; do printf '%s=%s ' "$f" "$(cut -d' ' -f1 <"$f")"; done); }
+per_task_max() { cat "$STATE/heartbeats/attempt-$1.d"/* 2>/dev/null | cut -d' ' -f1 | sort -n | tail -1; }
+# True when attempt N's per-task files are one per rank (node.0, node.1), each named after a node of the cluster.
+per_task_named() { [ "$(ls "$STATE/heartbeats/attempt-$1.d" 2>/dev/null | grep -cE "^($(all_nodes | paste -sd'|'))\.[01]$")" -eq 2 ]; }
 
 NODES=($(all_nodes))
 
@@ -123,11 +129,32 @@ check "power loss: the exclusion names $NODE for its heartbeat" has_event exclud
 check "power loss: the ledger holds exactly $NODE" [ "$(excluded_nodes)" = "$NODE" ]
 check "power loss: the replacement runs within 40 s of the freeze" python3 -c "import sys; sys.exit(float(sys.argv[1]) > 40)" "$TOOK"
 check "power loss: the replacement does not use it" job_avoids "$(job_of_attempt 2)" "$NODE"
-check "power loss: Slurm still calls the frozen node up ($state)" sh -c "echo '$state' | grep -qvE 'down|\\*'"
+# A ping of slurmctld (every SlurmdTimeout/3) may mark it not responding (*) in this window; only DOWN counts.
+check "power loss: Slurm has not marked the frozen node down yet ($state)" sh -c "echo '$state' | grep -qvE 'down|drain'"
 fault revive "$NODE" --timeout 30
 wait_campaign 120
 check "power loss: campaign completed" [ "$RC" -eq 0 ]
 check "power loss: result equals a failure-free run's" result_is_exact
+scenario_done
+
+scenario "chain mode (--array=1-4%1): the second task's srun steps write their per-task heartbeats under attempt 2's path -> watched, not killed as hung"
+user_campaign chainhb "--steps 300 --step-seconds 0.1 --ckpt-every 10 --fail-at-step 60 --fail-attempts 1"
+# Attempt 2 trains for 24 s: well past a startup timeout of 15 s without a heartbeat where mlsup looks.
+sed -i 's/^  time: "00:10:00"$/  time: "00:10:00"\n  array: "1-4%1"/; s/^  startup_timeout: 2m$/  startup_timeout: 15s/' "$CONF"
+chown "$USER_NAME:" "$CONF"
+run_campaign 150
+echo "attempts: $(attempts); tasks: $(task_of_attempt 1) $(task_of_attempt 2)"
+echo "attempt 1's per-task heartbeats: $(per_task_files 1)"
+echo "attempt 2's per-task heartbeats: $(per_task_files 2)"
+check "chain heartbeats: campaign completed" [ "$RC" -eq 0 ]
+check "chain heartbeats: two attempts, each claimed by a task of one array" \
+  sh -c '[ "$1" = "1 2 " ] && [ "$2" = "1 2" ]' - "$(attempts)" "$(claimed_attempts | paste -sd' ')"
+check "chain heartbeats: one array for all of it" one_submission_for_all
+check "chain heartbeats: attempt 2's srun steps wrote P.d/<node>.<rank> under attempt 2's path" per_task_named 2
+check "chain heartbeats: they reached the end of the training (step 290 or later)" [ "$(per_task_max 2)" -ge 290 ]
+check "chain heartbeats: nothing of attempt 2 went under attempt 1's path (its steps stop at 60)" [ "$(per_task_max 1)" -le 60 ]
+check "chain heartbeats: no hang was detected" [ "$(event_count hang-detected)" -eq 0 ]
+check "chain heartbeats: result equals a failure-free run's" result_is_exact
 scenario_done
 
 finish

@@ -182,6 +182,48 @@ TEST_CASE("missing requirements and impossible combinations") {
   check_error(m + "state_dir: s\ncheckpoint:\n  dir: s\n", "3:1: state_dir: ", "same folder as checkpoint.dir");
 }
 
+TEST_CASE("slurm.extra_args may not take over an option mlsup controls, in any spelling") {
+  const std::string m = std::string(kMinimal) + "slurm:\n  extra_args: ";
+  const auto refused = [&](const std::string& list, const std::string& what) {
+    check_error(m + list + "\n", "4:3: slurm.extra_args: ", what);
+  };
+  refused("[\"--comment=note\"]", "\"--comment=note\" would replace mlsup's job tag");
+  refused("[--comment, note]", "\"--comment\" would replace mlsup's job tag");
+  refused("[--comm=x]", "\"--comm=x\" would replace mlsup's job tag");  // sbatch takes a unique prefix
+  refused("[--requeue]", "policy.budgets");
+  refused("[\"--signal=B:USR2@60\"]", "slurm.signal and slurm.signal_lead");
+  refused("[--exclude=n1]", "#SBATCH --exclude");
+  refused("[-x, n1]", "\"-x\" would replace the nodes mlsup excludes");
+  refused("[-xn1]", "#SBATCH --exclude");
+  refused("[-Hx, n1]", "#SBATCH --exclude");  // a flag, then -x
+  refused("[-o, out.log]", "#SBATCH --output");
+  refused("[--output=out.log]", "#SBATCH --output");
+  refused("[--export=NONE]", "#SBATCH --export");
+  refused("[--array=1-3%1]", "slurm.array");
+  refused("[-a, 1-3]", "slurm.array");
+  refused("[-N2]", "slurm.nodes");
+  refused("[--nodes, \"2\"]", "slurm.nodes");
+  refused("[-t, \"1:00:00\"]", "slurm.time");
+  refused("[--time=60]", "slurm.time");
+  refused("[--wait]", "sbatch would wait");
+  refused("[-W]", "sbatch would wait");
+  refused("[\"--wrap=python3 t.py\"]", "the template");
+  refused("[--test-only]", "submits nothing");
+  refused("[-M, other]", "another cluster");
+  // every collision in one message
+  refused("[--qos=high, --requeue, -x, n1]", "\"--requeue\" would turn Slurm's requeue back on");
+  refused("[--qos=high, --requeue, -x, n1]", "; \"-x\" would replace");
+}
+
+TEST_CASE("slurm.extra_args may set what mlsup leaves alone") {
+  TempDir dir;
+  const auto r = load(dir, std::string(kMinimal) +
+                               "slurm:\n  extra_args: [--qos=high, --account=ml, --job-name=x, -J, x, --dependency=singleton,"
+                               " -d, singleton, --error=e.log, -e, e.log, --no-requeue, --exclusive, --time-min=10,"
+                               " --nodelist=n1, --export-file=f, --parsable, -p, gpu, -H, --wait-all-nodes=1, -k]\n");
+  CHECK(r.has_value());
+}
+
 TEST_CASE("a step_regex too long to compile safely is refused, not compiled") {
   const std::string m = kMinimal;
   const std::string deep = std::string(30000, '(') + "a" + std::string(30000, ')');  // overflowed the stack
@@ -207,4 +249,20 @@ TEST_CASE("a config file that cannot be read") {
   const auto r = config::load_config_file("/nonexistent/c.yaml");
   REQUIRE_FALSE(r.has_value());
   CHECK(r.error().front().str() == "/nonexistent/c.yaml: cannot read the config file: No such file or directory");
+}
+
+TEST_CASE("a checkpoint.dir another campaign claimed is a config error at its key, not a failure at run time") {
+  TempDir dir;
+  dir.write("ck/.mlsup-campaign", "{\"campaign_id\":\"x1\",\"name\":\"other\",\"state_dir\":\"/elsewhere/.mlsup/other\"}\n");
+  const auto r = load(dir, std::string(kMinimal) + "checkpoint:\n  dir: ck\n");
+  REQUIRE_FALSE(r.has_value());
+  REQUIRE(r.error().size() == 1);
+  CHECK(r.error()[0].line == 4);
+  CHECK(r.error()[0].subject == "checkpoint.dir");
+  CHECK(r.error()[0].message.find("belongs to campaign \"other\" (state in /elsewhere/.mlsup/other)") != std::string::npos);
+  // Its own claim is no error.
+  const auto own = load(dir, std::string(kMinimal) + "checkpoint:\n  dir: ck2\n");
+  REQUIRE(own.has_value());
+  dir.write("ck2/.mlsup-campaign", "{\"campaign_id\":\"x2\",\"name\":\"demo\",\"state_dir\":\"" + own->state_dir + "\"}\n");
+  CHECK(load(dir, std::string(kMinimal) + "checkpoint:\n  dir: ck2\n").has_value());
 }

@@ -167,7 +167,12 @@ TEST_CASE("a reload (SIGHUP) looks at the template again: one that does not rend
   auto c = f.open();
   fail_first_attempt(f, *c);
   write_template(f, "#!/bin/bash\nsrun {{nope}}\n");
-  c->reload(f.config);
+  auto changed = f.config;
+  changed.policy.backoff_max = config::Seconds(7);
+  c->reload(changed);
+  const auto reloaded = events_named(f, "config-reloaded");
+  REQUIRE(reloaded.size() == 1);
+  CHECK(reloaded[0]["changed"] == json{"policy.backoff_max"});
   CHECK(alerts_of(f, "template-unusable") == 1);
   CHECK_FALSE(f.pass(*c).has_value());
   REQUIRE(f.submits() == 2);

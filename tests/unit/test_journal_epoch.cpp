@@ -15,6 +15,9 @@ using nlohmann::json;
 
 namespace {
 
+// The tests move a made-up clock: the file server's clock is taken to be that clock.
+const journal::ServerClock kSameClock = [](const std::string&) { return std::optional<double>(); };
+
 journal::Identity me() { return {"login1", "boot-a", static_cast<int>(::getpid())}; }
 journal::Identity other_host() { return {"login2", "boot-b", 4242}; }
 
@@ -66,7 +69,7 @@ TEST_CASE("lease: each acquire gets the next epoch, also after a release; a rele
   test::TempDir tmp;
   const std::string path = tmp.path() + "/lease.json";
   {
-    auto first = journal::Lease::acquire(path, me(), 1000, 30);
+    auto first = journal::Lease::acquire(path, me(), 1000, 30, kSameClock);
     REQUIRE(first);
     CHECK(first->info().epoch == 1);
     first->release();
@@ -74,7 +77,7 @@ TEST_CASE("lease: each acquire gets the next epoch, also after a release; a rele
   const auto released = journal::read_lease(path);
   REQUIRE(released);
   CHECK(released->expires == 0);
-  auto second = journal::Lease::acquire(path, other_host(), 1001, 30);
+  auto second = journal::Lease::acquire(path, other_host(), 1001, 30, kSameClock);
   REQUIRE(second);
   CHECK(second->info().epoch == 2);
 }
@@ -82,18 +85,18 @@ TEST_CASE("lease: each acquire gets the next epoch, also after a release; a rele
 TEST_CASE("lease: hold extends the lease over a long operation, and fails with a kind once another took it") {
   test::TempDir tmp;
   const std::string path = tmp.path() + "/lease.json";
-  auto mine = journal::Lease::acquire(path, me(), 1000, 30);
+  auto mine = journal::Lease::acquire(path, me(), 1000, 30, kSameClock);
   REQUIRE(mine);
   REQUIRE(mine->hold(1000, 0));
   CHECK(journal::read_lease(path)->expires == 1030);  // long enough already: not rewritten
   REQUIRE(mine->hold(1010, 120));                     // an sbatch of up to 120 s
   CHECK(journal::read_lease(path)->expires == 1010 + 120 + 30);
   // A tick on another host 100 s later finds the lease still held.
-  const auto tick = journal::Lease::acquire(path, other_host(), 1110, 30);
+  const auto tick = journal::Lease::acquire(path, other_host(), 1110, 30, kSameClock);
   REQUIRE_FALSE(tick);
   CHECK(tick.error().kind == util::ErrorKind::Held);
   // Much later the lease has lapsed; the other host takes it, and the first holder learns it.
-  REQUIRE(journal::Lease::acquire(path, other_host(), 2000, 30));
+  REQUIRE(journal::Lease::acquire(path, other_host(), 2000, 30, kSameClock));
   const auto lost = mine->hold(2001, 0);
   REQUIRE_FALSE(lost);
   CHECK(lost.error().kind == util::ErrorKind::Superseded);

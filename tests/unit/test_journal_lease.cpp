@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
+#include <ctime>
 #include <filesystem>
 #include <latch>
 #include <thread>
@@ -20,6 +22,9 @@ namespace {
 constexpr double kNow = 1'000'000;
 constexpr double kTtl = 60;
 
+// The tables below move a made-up clock: the server's clock is taken to be that clock.
+const ServerClock kSameClock = [](const std::string&) { return std::optional<double>(); };
+
 Identity me() { return {"login1", "boot-a", static_cast<int>(::getpid())}; }
 
 // Another live process on the same host and boot.
@@ -34,13 +39,13 @@ int dead_pid() {
 }
 
 Lease take(const std::string& path, const Identity& who, double now) {
-  auto lease = Lease::acquire(path, who, now, kTtl);
+  auto lease = Lease::acquire(path, who, now, kTtl, kSameClock);
   REQUIRE_MESSAGE(lease, (lease ? "" : lease.error().str()));
   return std::move(*lease);
 }
 
 std::string refusal(const std::string& path, const Identity& who, double now) {
-  const auto lease = Lease::acquire(path, who, now, kTtl);
+  const auto lease = Lease::acquire(path, who, now, kTtl, kSameClock);
   REQUIRE_FALSE(lease);
   return lease.error().message;
 }
@@ -172,7 +177,7 @@ TEST_CASE("lease: two threads racing for an expired lease: exactly one wins, eve
     std::latch start(2);
     const auto racer = [&](Identity who) {
       start.arrive_and_wait();
-      if (Lease::acquire(path, who, kNow + kTtl + 1, kTtl)) ++winners;
+      if (Lease::acquire(path, who, kNow + kTtl + 1, kTtl, kSameClock)) ++winners;
     };
     std::thread a(racer, me());
     std::thread b(racer, neighbour());
@@ -188,4 +193,59 @@ TEST_CASE("lease: current_identity reads this process's host, boot id and pid") 
   CHECK_FALSE(id.host.empty());
   CHECK(id.pid == ::getpid());
   if (fs::exists("/proc/sys/kernel/random/boot_id")) CHECK(id.boot_id.size() == 36);
+}
+
+namespace {
+
+double wall() { return static_cast<double>(std::time(nullptr)); }
+
+}  // namespace
+
+TEST_CASE("lease: login nodes whose clocks disagree by an hour still agree on when a claim runs out") {
+  mlsup::test::TempDir tmp;
+  const std::string path = tmp.path() + "/lease.json";
+  const Identity a{"login1", "boot-a", 4242, "machine-a"}, b{"login2", "boot-b", 4343, "machine-b"};
+  // b's clock runs an hour ahead: by it, a's claim looks long expired.
+  REQUIRE(Lease::acquire(path, a, wall(), kTtl));
+  auto ahead = Lease::acquire(path, b, wall() + 3600, kTtl);
+  REQUIRE_FALSE(ahead);
+  CHECK(ahead.error().kind == mlsup::util::ErrorKind::Held);
+  // a's clock runs an hour behind: its claim must not be written as expired an hour ago.
+  mlsup::test::TempDir other;
+  const std::string path2 = other.path() + "/lease.json";
+  auto behind = Lease::acquire(path2, a, wall() - 3600, kTtl);
+  REQUIRE(behind);
+  CHECK(read_lease(path2)->expires == doctest::Approx(wall() + kTtl).epsilon(0.0001));
+  CHECK_FALSE(Lease::acquire(path2, b, wall(), kTtl));
+  // ...and it renews by the server's clock too.
+  CHECK(behind->renew(wall() - 3600 + kTtl));
+  CHECK(read_lease(path2)->expires > wall() + kTtl / 2);
+}
+
+TEST_CASE("lease: two hosts with one host name (a cloned image) are told apart by machine id") {
+  mlsup::test::TempDir tmp;
+  const std::string path = tmp.path() + "/lease.json";
+  const Identity first{"login1", "boot-a", 4242, "machine-a"}, clone{"login1", "boot-b", 4343, "machine-b"};
+  REQUIRE(Lease::acquire(path, first, kNow, kTtl, kSameClock));
+  const auto taken = Lease::acquire(path, clone, kNow + 1, kTtl, kSameClock);
+  REQUIRE_FALSE(taken);
+  CHECK(taken.error().kind == mlsup::util::ErrorKind::Held);
+  // The same machine after a reboot may take it at once.
+  const Identity rebooted{"login1", "boot-c", 4444, "machine-a"};
+  CHECK(Lease::acquire(path, rebooted, kNow + 2, kTtl, kSameClock));
+  CHECK(read_lease(path)->machine_id == "machine-a");
+}
+
+TEST_CASE("lease: file_server_time reads the state folder's clock by touching <lease>.clock") {
+  mlsup::test::TempDir tmp;
+  const std::string path = tmp.path() + "/lease.json";
+  const auto t = file_server_time(path);
+  REQUIRE(t);
+  CHECK(std::abs(*t - wall()) < 5);
+  CHECK(fs::exists(path + ".clock"));
+  CHECK_FALSE(file_server_time(tmp.path() + "/no/such/folder/lease.json"));
+}
+
+TEST_CASE("lease: current_identity reads the machine id where the host has one") {
+  if (fs::exists("/etc/machine-id") && fs::file_size("/etc/machine-id") > 1) CHECK_FALSE(current_identity().machine_id.empty());
 }

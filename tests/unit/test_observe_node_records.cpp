@@ -31,6 +31,18 @@ TEST_CASE("node records: both kinds, the node from the record") {
   CHECK(r.exits[0].time == doctest::Approx(10.75));
 }
 
+TEST_CASE("node records: a health detail the plugin cut is read, marked with its full length") {
+  const auto r = parse_node_records(
+      "{\"v\":1,\"kind\":\"health\",\"job\":5,\"step\":0,\"node\":\"n1\",\"ok\":false,\"exit_code\":1,"
+      "\"detail\":\"Xid 79 on GPU 0000:3b:00.0 and\",\"detail_truncated\":true,\"detail_bytes\":5000,\"time\":10.5}\n",
+      "n1");
+  CHECK(r.problems.empty());
+  REQUIRE(r.health.size() == 1);
+  CHECK(r.health[0].detail == "Xid 79 on GPU 0000:3b:00.0 and [cut from 5000 bytes]");
+  CHECK(r.health[0].detail_bytes == 5000);
+  CHECK_FALSE(r.health[0].ok);
+}
+
 TEST_CASE("node records: a torn last line, a bad line, a future version are problems, not failures") {
   const auto r = parse_node_records(
       "{\"v\":1,\"kind\":\"task-exit\",\"step\":0,\"rank\":2,\"exit_code\":0,\"signal\":15,\"time\":3}\n"
@@ -81,6 +93,39 @@ TEST_CASE("first failure: only kills, ties by rank, other signals, nothing faile
   CHECK(first->node == "n2");
   CHECK_FALSE(first_failure({exit_of("n1", 0, 0, 0, 1.0), exit_of("n2", 1, 0, 0, 2.0)}));
   CHECK_FALSE(first_failure({}));
+}
+
+TEST_CASE("first failure: exits within the clock margin are simultaneous; the lowest rank, not the earliest stamp") {
+  // n4's clock runs 0.8 s ahead or behind: which exit was first is not knowable.
+  const auto first = first_failure({exit_of("n4", 3, 1, 0, 100.0), exit_of("n2", 1, 1, 0, 100.8)});
+  REQUIRE(first);
+  CHECK(first->node == "n2");
+  CHECK(first->rank == 1);
+}
+
+TEST_CASE("first failure: a kill stamped up to the clock margin before a failure is not first") {
+  const auto first = first_failure({exit_of("n1", 0, 0, SIGKILL, 100.0), exit_of("n3", 2, 1, 0, 100.0 + kClockMargin - 0.5)});
+  REQUIRE(first);
+  CHECK(first->node == "n3");
+}
+
+TEST_CASE("first failure: within the margin a failure that is not a kill beats the kills, whatever their ranks") {
+  const auto first = first_failure({exit_of("n1", 0, 0, SIGKILL, 100.0), exit_of("n2", 1, 0, SIGTERM, 100.1),
+                                    exit_of("n3", 5, 0, SIGSEGV, 101.0), exit_of("n4", 7, 3, 0, 101.9)});
+  REQUIRE(first);
+  CHECK(first->rank == 5);
+}
+
+TEST_CASE("first failure: within the margin a step's task beats the batch script that failed because of it") {
+  const auto first = first_failure({{"n1", kBatchStep, 0, kHealthExitCode, 0, 100.0}, {"n3", 0, 2, kHealthExitCode, 0, 100.3}});
+  REQUIRE(first);
+  CHECK(first->node == "n3");
+}
+
+TEST_CASE("first failure: beyond the margin the earlier stamp wins; a larger kill grace widens the margin") {
+  const std::vector<TaskExit> exits = {exit_of("n4", 3, 1, 0, 100.0), exit_of("n1", 0, 1, 0, 100.0 + kClockMargin + 0.5)};
+  CHECK(first_failure(exits)->node == "n4");
+  CHECK(first_failure(exits, kClockMargin + 1.0)->node == "n1");
 }
 
 TEST_CASE("failed health: sorted, unique") {

@@ -52,7 +52,7 @@ TEST_CASE("plugstack arguments: an unknown key names the known ones; the default
   CHECK(p.rc == -1);
   CHECK(p.err ==
         "unknown key \"helth_check\" (known: health_check, health_timeout, health_fail_job, heartbeat_per_task, "
-        "records)");
+        "records, allow_root)");
   CHECK_FALSE(p.cfg.health_fail_job);
 }
 
@@ -64,4 +64,17 @@ TEST_CASE("plugstack arguments: bad values") {
   CHECK(parse({"records=maybe"}).err == "records: \"maybe\" is not yes or no");
   CHECK(parse({"health_fail_job"}).err.starts_with("argument \"health_fail_job\" is not key=value"));
   CHECK(parse({"health_check=/" + std::string(5000, 'a')}).rc == -1);
+}
+
+TEST_CASE("job users: root and an unknown uid are refused unless allow_root=yes permits root") {
+  const auto defaults = parse({});
+  CHECK_FALSE(defaults.cfg.allow_root);
+  CHECK(std::string(mlsup_user_refusal(&defaults.cfg, true, 0)) ==
+        "the job runs as root (allow_root=yes in plugstack.conf permits it)");
+  CHECK(std::string(mlsup_user_refusal(&defaults.cfg, false, 1000)) == "the job's uid or gid is unknown");
+  CHECK(mlsup_user_refusal(&defaults.cfg, true, 1000) == nullptr);
+  const auto root_ok = parse({"allow_root=yes"});
+  CHECK(root_ok.cfg.allow_root);
+  CHECK(mlsup_user_refusal(&root_ok.cfg, true, 0) == nullptr);
+  CHECK(mlsup_user_refusal(&root_ok.cfg, false, 0) != nullptr);
 }

@@ -52,6 +52,24 @@ TEST_CASE("record lines: the health line escapes its detail and keeps it to one 
         "?\x01");
 }
 
+TEST_CASE("record lines: a health detail too long for the line is cut with a marker and its length, never dropped") {
+  char line[MLSUP_LINE_MAX];
+  const std::string controls(300, '\x01');  // 6 bytes each once escaped: 1800 bytes, over the line's limit
+  const std::string node(255, 'n');
+  const int n = mlsup_format_health(line, sizeof(line), 7, 0, node.c_str(), false, 1, controls.c_str(), 1.0);
+  REQUIRE(n > 0);
+  const auto j = nlohmann::json::parse(std::string(line, static_cast<std::size_t>(n)));
+  CHECK(j["detail_truncated"] == true);
+  CHECK(j["detail_bytes"] == 300);
+  CHECK(j["detail"].get<std::string>().find_first_not_of('\x01') == std::string::npos);
+  CHECK(j["ok"] == false);
+  const std::string long_detail(5000, 'x');
+  REQUIRE(mlsup_format_health(line, sizeof(line), 7, 0, "n3", true, 0, (long_detail + "\nmore").c_str(), 1.0) > 0);
+  CHECK(nlohmann::json::parse(line)["detail_bytes"] == 5000);
+  REQUIRE(mlsup_format_health(line, sizeof(line), 7, 0, "n3", true, 0, "short", 1.0) > 0);
+  CHECK_FALSE(nlohmann::json::parse(line).contains("detail_truncated"));
+}
+
 TEST_CASE("step numbers: ordinary steps as they are, Slurm's special steps negative") {
   CHECK(mlsup_step_number(0) == 0);
   CHECK(mlsup_step_number(41) == 41);

@@ -31,6 +31,7 @@ render::Submission render_shipped(const mlsup::test::TempDir& dir, const std::st
   if (!config) FAIL(config.error().front().str());
   auto s = render::plan_submission(*config, read(tmpl), {.number = 2, .resume_from = "/ck/iter_0000010"});
   if (!s) FAIL(s.error().str());
+  for (const auto& w : s->warnings) FAIL_CHECK("a shipped template gets a warning: " << w.str());
   return *s;
 }
 
