@@ -64,18 +64,6 @@ std::vector<engine::JournalRecord> journal_records(const std::string& path, cons
   return out;
 }
 
-// One event as `events` prints it: its local time, its kind, then its other fields as key=value.
-std::string event_line(const json& e) {
-  const bool timed = e.contains("time") && e["time"].is_number();
-  std::string line = (timed ? clock_time(e["time"].get<double>()) : "?") + " " +
-                     (e.contains("event") ? util::json_text(e["event"]) : "?");
-  for (const auto& [key, value] : e.items()) {
-    if ((key == "time" && timed) || key == "event" || key == "campaign" || key == "output_tail") continue;
-    line += " " + key + "=" + util::json_text(value);
-  }
-  return line;
-}
-
 // A value that may be absent, as JSON: null when it is.
 template <class T>
 json or_null(const std::optional<T>& v) {
@@ -159,6 +147,17 @@ void print_status(const json& j, const engine::CampaignState& s, double now) {
 }
 
 }  // namespace
+
+std::string event_line(const json& e) {
+  const bool timed = e.contains("time") && e["time"].is_number();
+  std::string line = (timed ? clock_time(e["time"].get<double>()) : "?") + " " +
+                     (e.contains("event") ? util::json_text(e["event"]) : "?");
+  for (const auto& [key, value] : e.items()) {
+    if ((key == "time" && timed) || key == "event" || key == "campaign" || key == "output_tail") continue;
+    line += " " + key + "=" + util::json_text(value);
+  }
+  return line;
+}
 
 int run_verb(const engine::Supervise& what) { return finish(engine::run(what)); }
 

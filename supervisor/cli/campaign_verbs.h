@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/loop.h"
 
 namespace mlsup::cli {
@@ -30,5 +32,8 @@ int switch_verb(const std::vector<std::string>& sources, bool kill);
 int events_verb(const std::string& config_path, bool json);
 // With several configs and folders: every campaign's events merged by time, each line naming its campaign.
 int events_verb(const std::vector<std::string>& sources, bool json);
+
+// One event as `mlsup events` prints it: its local time, its name, then its other fields as key=value.
+std::string event_line(const nlohmann::json& event);
 
 }  // namespace mlsup::cli

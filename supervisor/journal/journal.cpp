@@ -326,8 +326,12 @@ util::Result<void> EventLog::append(const json& event) {
 std::vector<json> EventLog::read(const std::string& path) {
   const auto text = read_file_if_exists(path);
   if (!text || !*text) return {};
+  return parse(**text);
+}
+
+std::vector<json> EventLog::parse(std::string_view text) {
   std::vector<json> events;
-  for (const auto line : split_lines(**text).complete) {
+  for (const auto line : split_lines(text).complete) {
     json event = json::parse(line, nullptr, false);
     if (event.is_object()) events.push_back(std::move(event));
   }

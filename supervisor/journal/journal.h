@@ -5,6 +5,7 @@
 // descriptor; a write that fails is cut back off the file, so no half line follows a failure.
 #include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -105,6 +106,9 @@ class EventLog {
 
   // Every event in path, oldest first; incomplete or garbled lines are skipped, a missing file has none.
   static std::vector<nlohmann::json> read(const std::string& path);
+
+  // The events in text, the contents of an event log: each complete line that is a JSON object.
+  static std::vector<nlohmann::json> parse(std::string_view text);
 
  private:
   std::string path_;

@@ -21,8 +21,7 @@ std::vector<engine::JournalRecord> engine_records(std::vector<journal::Record> r
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const fuzz::Scratch scratch;
-  const std::string path = scratch.write("journal.jsonl", fuzz::text_of(data, size));
+  const std::string path = fuzz::Scratch::once().write("journal.jsonl", fuzz::text_of(data, size));
   auto [records, problems] = journal::Journal::read_only(path, "fuzz");
   for (const auto& p : problems) fuzz::check(!p.message.empty(), "a journal problem has a message");
   const auto state = engine::replay(engine_records(std::move(records)), path);

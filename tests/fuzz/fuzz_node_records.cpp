@@ -11,7 +11,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto parsed = observe::parse_node_records(text, "n1");
   const auto lines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1;
   fuzz::check(parsed.exits.size() + parsed.health.size() + parsed.problems.size() <= lines, "at most one outcome a line");
-  const fuzz::Scratch scratch;
+  const auto& scratch = fuzz::Scratch::once();
   scratch.write("nodes/7/n1.jsonl", text);
   const auto read = observe::read_node_records(scratch.path(""), 7);
   fuzz::check(read.exits.size() == parsed.exits.size() && read.health.size() == parsed.health.size(),

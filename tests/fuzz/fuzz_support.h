@@ -1,5 +1,5 @@
 #pragma once
-// What the fuzz harnesses share: the input as text, a scratch folder per input, quiet streams, and
+// What the fuzz harnesses share: the input as text, a scratch folder, quiet streams, and
 // a check that aborts (a finding) when a parser breaks its own contract.
 #include <cstdint>
 #include <cstdio>
@@ -25,36 +25,48 @@ inline void check(bool cond, const char* what) {
   std::abort();
 }
 
-// A fresh folder under $TMPDIR (else /tmp) for one input; it and all it holds go at destruction.
+// The folder where a harness puts the files it hands to a parser: one per process, made at the first
+// call under $TMPDIR, else /dev/shm (memory: no disk write, no sync, per input), else /tmp, and removed
+// at exit. Each input overwrites the files it uses, so no input sees another's.
 class Scratch {
  public:
-  Scratch() {
-    const char* base = std::getenv("TMPDIR");
-    std::string pattern = std::string(base && *base ? base : "/tmp") + "/mlsup-fuzz.XXXXXX";
-    check(::mkdtemp(pattern.data()) != nullptr, "a scratch folder can be made");
-    dir_ = pattern;
+  static const Scratch& once() {
+    static const Scratch scratch;
+    return scratch;
   }
   Scratch(const Scratch&) = delete;
   Scratch& operator=(const Scratch&) = delete;
-  ~Scratch() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
 
   // The path of name inside the folder.
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
-  // Writes bytes to name (its parent folders made) and returns its path.
+  // Writes bytes to name, replacing it (its parent folders made), and returns its path.
   std::string write(const std::string& name, std::string_view bytes) const {
     const auto file = dir_ / name;
-    std::filesystem::create_directories(file.parent_path());
-    std::ofstream out(file, std::ios::binary);
+    std::error_code ec;
+    if (!std::filesystem::is_directory(file.parent_path(), ec)) std::filesystem::create_directories(file.parent_path());
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     check(static_cast<bool>(out), "a scratch file can be written");
     return file.string();
   }
 
  private:
+  Scratch() {
+    const char* tmpdir = std::getenv("TMPDIR");
+    for (const std::string& base : {std::string(tmpdir ? tmpdir : ""), std::string("/dev/shm"), std::string("/tmp")}) {
+      std::string pattern = base + "/mlsup-fuzz.XXXXXX";
+      if (base.empty() || ::mkdtemp(pattern.data()) == nullptr) continue;
+      dir_ = pattern;
+      return;
+    }
+    check(false, "a scratch folder can be made");
+  }
+  ~Scratch() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
   std::filesystem::path dir_;
 };
 

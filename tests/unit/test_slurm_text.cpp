@@ -31,6 +31,15 @@ TEST_CASE("hostlists that would expand without end are cut short") {
   CHECK(deep.front() == "a1b1c1d1e1f1g1h1i[1-2]");  // past eight bracket groups a name is kept as written
 }
 
+TEST_CASE("a hostlist of long names stops after 8 MiB of names made") {
+  // Fuzzing found a 131-byte list of long, nested names that took 0.3 s (2.6 s under ASan) to expand.
+  const std::string prefix(200, 'x');
+  const auto names = expand_hostlist(prefix + "[10000-99999]");  // names of 205 characters, 206 bytes counted
+  REQUIRE_FALSE(names.empty());
+  CHECK(names.front() == prefix + "10000");
+  CHECK(names.size() <= (8u << 20) / 206 + 1);
+}
+
 TEST_CASE("job state names both ways") {
   for (auto s : {JobState::Pending, JobState::Running, JobState::NodeFail, JobState::OutOfMemory, JobState::BootFail}) {
     CHECK(state_from_name(state_name(s)) == s);
