@@ -158,7 +158,7 @@ TEST_CASE("reconcile: a job pending for excluded nodes gets its oldest exclusion
   World w = world();
   w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{stuck});
   auto first = decide(s, w, f.config);
-  CHECK(kinds(first.intents) == "Status");
+  CHECK(kinds(first.intents) == "Status Report");  // the pending reason, told once
   CHECK(first.memory.unavailable_since == 500);
   w.now = {1059, 559, "host/boot"};
   CHECK(kinds(decide(s, w, f.config, first.memory).intents) == "Status");
@@ -169,6 +169,39 @@ TEST_CASE("reconcile: a job pending for excluded nodes gets its oldest exclusion
   const auto& relax = std::get<engine::intent::Relax>(due.intents[1]);
   CHECK(relax.node == "n2");
   CHECK(relax.keep == std::vector<std::string>{"n3"});
+}
+
+TEST_CASE("reconcile: a pending job's reason is told as soon as it is seen, once per change, not every pass") {
+  EngineFixture f;
+  const CampaignState s = with({submitted(1, 42)});
+  World w = world();
+  const auto pass = [&](const char* reason, engine::Memory m) {
+    w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{job(42, slurm::JobState::Pending, reason)});
+    return decide(s, w, f.config, std::move(m));
+  };
+  const auto none = pass("None", {});  // Slurm has not looked at it yet: nothing to tell
+  CHECK(kinds(none.intents) == "Status");
+  const auto first = pass("Priority", none.memory);
+  REQUIRE(kinds(first.intents) == "Status Report");
+  const auto& told = std::get<engine::intent::Report>(first.intents[1]);
+  CHECK(told.event == "pending");
+  CHECK(told.fields["slurm_reason"] == "Priority");
+  CHECK(told.fields["job_id"] == 42);
+  CHECK(kinds(pass("Priority", first.memory).intents) == "Status");
+  CHECK(kinds(pass("Resources", first.memory).intents) == "Status Report");
+}
+
+TEST_CASE("reconcile: a request that can never start is an alert at once, not after pending_alert_after") {
+  EngineFixture f;
+  const CampaignState s = with({submitted(1, 42)});
+  World w = world();
+  w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{job(42, slurm::JobState::Pending, "PartitionNodeLimit")});
+  const auto first = decide(s, w, f.config);
+  REQUIRE(kinds(first.intents) == "Status Report PendingAlert");
+  CHECK(std::get<engine::intent::PendingAlert>(first.intents[2]).never_starts);
+  // A hold waits for a person: told only after pending_alert_after.
+  w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{job(42, slurm::JobState::Pending, "JobHeldUser")});
+  CHECK(kinds(decide(s, w, f.config).intents) == "Status Report");
 }
 
 TEST_CASE("reconcile: a running job silent past the steady timeout is a hang, with the node that went quiet first") {
@@ -211,7 +244,7 @@ TEST_CASE("reconcile: chain mode, an attempt handed to the array") {
   SUBCASE("its tasks still queued: exclusions kept on them, the pending wait") {
     auto rest = job(40, slurm::JobState::Pending, "Priority");
     w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{rest});
-    CHECK(kinds(decide(s, w, f.config).intents) == "ChainValues PatchQueued Status");
+    CHECK(kinds(decide(s, w, f.config).intents) == "ChainValues PatchQueued Status Report");  // Report: its reason
   }
   SUBCASE("the array ran out: a new one under a tag of its own") {
     w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{});
