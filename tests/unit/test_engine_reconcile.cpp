@@ -204,6 +204,34 @@ TEST_CASE("reconcile: a request that can never start is an alert at once, not af
   CHECK(kinds(decide(s, w, f.config).intents) == "Status Report");
 }
 
+TEST_CASE("next_submission: the engine's next attempt from the journal's state: tag, resume point, exclusions") {
+  EngineFixture f(", exclusion_cap: 2");
+  AttemptState ended = submitted(2, 42);
+  ended.ended = true;
+  CampaignState s = with({submitted(1, 41), ended});
+  s.awaiting_submit = true;
+  s.ledger = {{"n3", "suspect", 900, 99999}, {"n4", "expired", 100, 200}};
+  World w = world();
+  w.checkpoints = checkpoint::Scan{};
+  w.checkpoints->checkpoints = {{"/ck/step-100", 100, true, "", true}, {"/ck/step-200", 200, true, "", true}};
+  const auto next = engine::next_submission(s, w, f.config);
+  REQUIRE(next);
+  CHECK(next->attempt == 3);
+  CHECK(next->tag == "mlsup:t:abc:3");
+  CHECK(next->resume_from == "/ck/step-200");
+  CHECK(next->resume_step == 200);
+  CHECK(next->exclude == std::vector<std::string>{"n3"});
+  // An intent journaled and not yet sent keeps its own values.
+  AttemptState intent_only = submitted(3, 0);
+  intent_only.job_id.reset();
+  intent_only.resume_from = "/ck/step-100";
+  s.attempts.push_back(intent_only);
+  const auto again = engine::next_submission(s, w, f.config);
+  REQUIRE(again);
+  CHECK(again->attempt == 3);
+  CHECK(again->resume_from == "/ck/step-100");
+}
+
 TEST_CASE("reconcile: a running job silent past the steady timeout is a hang, with the node that went quiet first") {
   EngineFixture f;
   const CampaignState s = with({submitted(1, 42)});
