@@ -39,11 +39,20 @@ int run(int argc, char** argv) {
   validate->add_option("CONFIG", config_path, "campaign config (YAML)")->required();
 
   RenderOptions render;
-  auto* render_cmd = app.add_subcommand("render", "print the exact script and sbatch command of one attempt");
+  int render_attempt = 1;
+  std::string render_resume;
+  std::vector<std::string> render_exclude;
+  auto* render_cmd = app.add_subcommand(
+      "render", "print the exact script and sbatch command of one attempt: once the campaign has run, the next one as "
+                "mlsup would submit it (its tag, resume point, exclusions and working folder from the journal)");
   render_cmd->add_option("CONFIG", render.config_path, "campaign config (YAML)")->required();
-  render_cmd->add_option("--attempt", render.attempt, "attempt number")->check(CLI::PositiveNumber);
-  render_cmd->add_option("--resume-from", render.resume_from, "checkpoint the attempt resumes from");
-  render_cmd->add_option("--exclude", render.exclude, "nodes to exclude (comma-separated)")->delimiter(',');
+  auto* attempt_opt = render_cmd->add_option("--attempt", render_attempt, "attempt number (default: the next one)")
+                          ->check(CLI::PositiveNumber);
+  auto* resume_opt = render_cmd->add_option("--resume-from", render_resume,
+                                            "checkpoint the attempt resumes from (default: the newest complete one)");
+  auto* exclude_opt = render_cmd->add_option("--exclude", render_exclude,
+                                             "nodes to exclude, comma-separated (default: the live exclusions)")
+                          ->delimiter(',');
   render_cmd->add_option("--write", render.write_dir, "write DIR/job.sbatch and DIR/submit.sh instead of printing");
   render_cmd->add_flag("--json", render.json, "print as JSON");
 
@@ -95,7 +104,12 @@ int run(int argc, char** argv) {
     return code == 0 ? kOk : kUsage;
   }
   if (validate->parsed()) return validate_verb(config_path);
-  if (render_cmd->parsed()) return render_verb(render);
+  if (render_cmd->parsed()) {
+    if (attempt_opt->count() > 0) render.attempt = render_attempt;
+    if (resume_opt->count() > 0) render.resume_from = render_resume;
+    if (exclude_opt->count() > 0) render.exclude = render_exclude;
+    return render_verb(render);
+  }
   const std::map<std::string, std::function<int()>> actions = {
       {"run", [&] { return run_verb(supervise); }},
       {"tick", [&] { return tick_verb(supervise); }},

@@ -21,6 +21,7 @@
 #include "journal/atomic_file.h"
 #include "journal/journal.h"
 #include "journal/lease.h"
+#include "slurm/config_check.h"
 #include "util/json.h"
 #include "util/strings.h"
 
@@ -159,9 +160,22 @@ std::string event_line(const json& e) {
   return line;
 }
 
-int run_verb(const engine::Supervise& what) { return finish(engine::run(what)); }
+namespace {
 
-int tick_verb(const engine::Supervise& what) { return finish(engine::tick(what)); }
+// Slurm's configuration checked before run and tick call into Slurm (libslurm ends the process without one).
+bool slurm_configured(const char* verb) {
+  const auto problem = slurm::config_problem();
+  if (problem) std::cerr << "mlsup " << verb << ": " << *problem << "\n";
+  return !problem;
+}
+
+}  // namespace
+
+int run_verb(const engine::Supervise& what) { return slurm_configured("run") ? finish(engine::run(what)) : kRuntimeFailure; }
+
+int tick_verb(const engine::Supervise& what) {
+  return slurm_configured("tick") ? finish(engine::tick(what)) : kRuntimeFailure;
+}
 
 namespace {
 

@@ -2,8 +2,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <iostream>
 #include <sstream>
+#include <ctime>
 #include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
@@ -11,7 +13,9 @@
 #include "cli/exit_codes.h"
 #include "config/duration.h"
 #include "config/load.h"
+#include "engine/next_attempt.h"
 #include "render/submission.h"
+#include "slurm/config_check.h"
 #include "util/json.h"
 #include "util/strings.h"
 
@@ -22,15 +26,34 @@ namespace {
 struct Planned {
   config::Config config;
   render::Submission submission;
+  render::Attempt attempt;
+  std::optional<engine::NextAttempt> next;  // the journal's next attempt, when the campaign has run
 };
 
 void print_errors(const config::Errors& errors) {
   for (const auto& e : errors) std::cerr << e.str() << "\n";
 }
 
-// Loads the config and renders one attempt; prints every problem and returns nullopt on failure.
-std::optional<Planned> plan(const std::string& config_path, const render::Attempt& attempt) {
-  auto config = config::load_config_file(config_path);
+// The values of the attempt render shows: those given, the rest from the journal's next attempt (else attempt 1's).
+render::Attempt chosen(const RenderOptions& o, const std::optional<engine::NextAttempt>& next) {
+  render::Attempt a = next ? next->attempt : render::Attempt{};
+  if (o.attempt) {
+    if (next && *o.attempt != a.number) a.tag.clear();  // another attempt: its own tag
+    a.number = *o.attempt;
+  }
+  if (o.resume_from) a.resume_from = *o.resume_from;
+  if (o.exclude) a.exclude = *o.exclude;
+  if (next && a.tag.empty()) {  // the campaign id of the journal's tag, for this attempt
+    const auto& t = next->attempt.tag;
+    a.tag = t.substr(0, t.rfind(':') + 1) + std::to_string(a.number);
+  }
+  return a;
+}
+
+// Loads the config and renders the attempt asked (with a journal, the next one as the engine would submit it);
+// prints every problem and returns nullopt on failure.
+std::optional<Planned> plan(const RenderOptions& o) {
+  auto config = config::load_config_file(o.config_path);
   if (!config) {
     print_errors(config.error());
     return std::nullopt;
@@ -38,13 +61,27 @@ std::optional<Planned> plan(const std::string& config_path, const render::Attemp
   std::ifstream in(config->template_path);
   std::stringstream text;
   text << in.rdbuf();
+  auto first = render::plan_submission(*config, text.str(), render::Attempt{});
+  if (!first) {
+    print_errors({first.error()});
+    return std::nullopt;
+  }
+  std::optional<engine::NextAttempt> next;
+  if (!o.attempt || !o.resume_from || !o.exclude) {
+    std::unique_ptr<slurm::Client> client;  // for the exclusion cap; never called without Slurm's configuration
+    if (!slurm::config_problem()) client = slurm::make_client(config->slurm.backend);
+    next = engine::next_attempt(*config, text.str(), first->nodes, client.get(), static_cast<double>(std::time(nullptr)));
+  }
+  const render::Attempt attempt = chosen(o, next);
   auto submission = render::plan_submission(*config, text.str(), attempt);
   if (!submission) {
     print_errors({submission.error()});
     return std::nullopt;
   }
   for (const auto& w : submission->warnings) std::cerr << "warning: " << w.str() << "\n";
-  return Planned{std::move(*config), std::move(*submission)};
+  if (next)
+    for (const auto& note : next->notes) std::cerr << "note: " << note << "\n";
+  return Planned{std::move(*config), std::move(*submission), attempt, std::move(next)};
 }
 
 std::string quoted_command(const std::vector<std::string>& argv) {
@@ -65,23 +102,38 @@ std::string submit_script(const render::Submission& s, const std::string& script
   return out;
 }
 
-nlohmann::json as_json(const Planned& p, int attempt) {
+// Where the engine stores the attempt's script ("SCRIPT" before the campaign's first run).
+std::string script_path(const Planned& p) {
+  return p.next ? p.config.state_dir + "/attempts/" + std::to_string(p.attempt.number) + "/job.sbatch" : "SCRIPT";
+}
+
+nlohmann::json as_json(const Planned& p) {
   const auto& s = p.submission;
   nlohmann::json env = nlohmann::json::object();
   for (const auto& [k, v] : s.environment) env[k] = v;
-  nlohmann::json j = {{"campaign", p.config.name}, {"attempt", attempt},   {"script", s.script},
-                      {"sbatch_options", s.options}, {"environment", env}, {"tag", s.tag},
-                      {"output", s.output},          {"nodes", s.nodes}};
+  nlohmann::json j = {{"campaign", p.config.name}, {"attempt", p.attempt.number}, {"script", s.script},
+                      {"sbatch_options", s.options}, {"environment", env},         {"tag", s.tag},
+                      {"output", s.output},          {"nodes", s.nodes},           {"resume_from", p.attempt.resume_from},
+                      {"exclude", p.attempt.exclude}, {"working_dir", p.config.base_dir},
+                      {"from_journal", p.next.has_value()}};
+  j["sbatch_argv"] = render::sbatch_argv(s, script_path(p));
+  if (p.next) j["resume_step"] = p.next->resume_step, j["notes"] = p.next->notes;
   j["time_limit_seconds"] = s.time_limit ? nlohmann::json(s.time_limit->count()) : nlohmann::json(nullptr);
   j["array"] = s.array ? nlohmann::json(s.array->text) : nlohmann::json(nullptr);
   return j;
 }
 
-void print_text(const Planned& p, int attempt) {
+void print_text(const Planned& p) {
   const auto& s = p.submission;
-  std::cout << "# campaign " << p.config.name << ", attempt " << attempt << "\n"
-            << "# sbatch command (the script path is where mlsup stores the rendered script):\n"
-            << quoted_command(render::sbatch_argv(s, "SCRIPT")) << "\n"
+  const auto& a = p.attempt;
+  std::cout << "# campaign " << p.config.name << ", attempt " << a.number
+            << (p.next ? " (the next one, from the journal)" : "") << "\n"
+            << "# resume from: " << (a.resume_from.empty() ? "none (a fresh start)" : a.resume_from)
+            << (p.next && p.next->resume_step > 0 ? " (step " + std::to_string(p.next->resume_step) + ")" : "") << "\n"
+            << "# excluded nodes: " << (a.exclude.empty() ? "none" : util::join(a.exclude, ",")) << "\n"
+            << "# working folder (sbatch runs here): " << p.config.base_dir << "\n"
+            << "# sbatch command" << (p.next ? "" : " (SCRIPT: where mlsup stores the rendered script)") << ":\n"
+            << quoted_command(render::sbatch_argv(s, script_path(p))) << "\n"
             << "# environment added to sbatch's own:\n";
   for (const auto& [k, v] : s.environment) std::cout << k << "=" << util::shell_quote(v) << "\n";
   std::cout << "# job output: " << s.output << "\n# script:\n" << s.script;
@@ -126,7 +178,12 @@ std::string liveness_line(const config::HeartbeatSettings& h) {
 }  // namespace
 
 int validate_verb(const std::string& config_path) {
-  const auto planned = plan(config_path, render::Attempt{});
+  RenderOptions first;
+  first.config_path = config_path;
+  first.attempt = 1;
+  first.resume_from = "";
+  first.exclude = std::vector<std::string>{};
+  const auto planned = plan(first);
   if (!planned) return kBadInput;
   const auto& c = planned->config;
   const auto& s = planned->submission;
@@ -139,14 +196,13 @@ int validate_verb(const std::string& config_path) {
 }
 
 int render_verb(const RenderOptions& options) {
-  const render::Attempt attempt{options.attempt, options.resume_from, options.exclude};
-  const auto planned = plan(options.config_path, attempt);
+  const auto planned = plan(options);
   if (!planned) return kBadInput;
   if (!options.write_dir.empty()) return write_files(*planned, options.write_dir);
   if (options.json) {
-    std::cout << util::dump_json(as_json(*planned, options.attempt), 2) << "\n";
+    std::cout << util::dump_json(as_json(*planned), 2) << "\n";
   } else {
-    print_text(*planned, options.attempt);
+    print_text(*planned);
   }
   return kOk;
 }

@@ -124,7 +124,8 @@ const std::vector<KeySpec>& table() {
       {"policy.no_retry_exit_code", Kind::Int, [](Config& c) -> Field { return &c.policy.no_retry_exit_code; },
        "exit code by which the training says \"do not retry\"", 1},
       {"policy.pending_alert_after", Kind::Duration, [](Config& c) -> Field { return &c.policy.pending_alert_after; },
-       "alert when a job stays pending for a reason it cannot leave for this long"},
+       "alert when a job stays pending this long for a reason only a person ends (a hold, a partition down); "
+       "a request that can never start as asked is told at once"},
       {"target.steps", Kind::Long, [](Config& c) -> Field { return &c.target_steps; },
        "step the training must reach; 0 = a COMPLETED job ends the campaign", 0},
       {"poll_interval", Kind::Interval, [](Config& c) -> Field { return &c.poll_interval; },

@@ -6,12 +6,37 @@
 namespace mlsup::decide {
 namespace {
 
-// Reasons a job does not leave by waiting.
-constexpr std::array<std::string_view, 17> kStuck = {
-    "PartitionConfig", "PartitionNodeLimit", "PartitionTimeLimit", "PartitionDown", "PartitionInactive",
-    "JobHeldUser", "JobHeldAdmin", "InvalidQOS", "InvalidAccount", "BadConstraints", "DependencyNeverSatisfied",
-    "QOSMaxWallDurationPerJobLimit", "QOSMaxNodePerJobLimit", "QOSMaxCpuPerJobLimit", "AssocMaxWallDurationPerJobLimit",
-    "AssocMaxNodesPerJobLimit", "AssocMaxCpuPerJobLimit"};
+// A reason a job does not leave by waiting, and whether it can never start as asked (told at once)
+// rather than waiting for a person (a hold, a partition brought down: told after policy.pending_alert_after).
+struct StuckReason {
+  std::string_view reason;
+  bool never_starts;
+};
+
+constexpr std::array<StuckReason, 17> kStuck = {{
+    {"PartitionConfig", true},                 // asks for what the partition does not have
+    {"PartitionNodeLimit", true},              // more nodes than the partition has or allows
+    {"PartitionTimeLimit", true},              // a longer time than the partition allows
+    {"PartitionDown", false},
+    {"PartitionInactive", false},
+    {"JobHeldUser", false},
+    {"JobHeldAdmin", false},
+    {"InvalidQOS", true},
+    {"InvalidAccount", true},
+    {"BadConstraints", true},                  // features no node has together
+    {"DependencyNeverSatisfied", true},
+    {"QOSMaxWallDurationPerJobLimit", true},
+    {"QOSMaxNodePerJobLimit", true},
+    {"QOSMaxCpuPerJobLimit", true},
+    {"AssocMaxWallDurationPerJobLimit", true},
+    {"AssocMaxNodesPerJobLimit", true},
+    {"AssocMaxCpuPerJobLimit", true},
+}};
+
+const StuckReason* stuck(std::string_view reason) {
+  const auto it = std::find_if(kStuck.begin(), kStuck.end(), [&](const StuckReason& r) { return r.reason == reason; });
+  return it == kStuck.end() ? nullptr : &*it;
+}
 
 }  // namespace
 
@@ -19,11 +44,19 @@ bool waiting_for_nodes(std::string_view reason, bool has_exclusions) {
   return has_exclusions && reason.starts_with("ReqNodeNotAvail");
 }
 
-bool stuck_reason(std::string_view reason) { return std::find(kStuck.begin(), kStuck.end(), reason) != kStuck.end(); }
+bool stuck_reason(std::string_view reason) { return stuck(reason) != nullptr; }
+
+// Nodes the job needs are down, drained or reserved and mlsup keeps none out: only people bring them back.
+bool never_starts(std::string_view reason, bool has_exclusions) {
+  if (const auto* r = stuck(reason)) return r->never_starts;
+  return !has_exclusions && reason.starts_with("ReqNodeNotAvail");
+}
 
 PendingStep judge_pending(const PendingInput& in) {
   if (waiting_for_nodes(in.reason, in.has_exclusions) && in.unavailable_for >= in.relax_after) return PendingStep::Relax;
-  if (!in.alerted && in.pending_for >= in.alert_after && stuck_reason(in.reason)) return PendingStep::Alert;
+  if (in.alerted) return PendingStep::Wait;
+  if (never_starts(in.reason, in.has_exclusions)) return PendingStep::Alert;
+  if (in.pending_for >= in.alert_after && stuck_reason(in.reason)) return PendingStep::Alert;
   return PendingStep::Wait;
 }
 

@@ -97,7 +97,7 @@ util::Result<void> Campaign::send(const AttemptState& a) {
   crash_point("after-sbatch");
   if (!id) return submit_failed(a, id.error());
   auto ok = fact("submitted", {{"attempt", a.number}, {"job_id", *id}, {"chain", plan->array.has_value()}}, "submitted",
-                 {{"resume_from", a.resume_from}, {"exclude", a.exclude}, {"script", script},
+                 {{"resume_from", a.resume_from}, {"resume_step", a.resume_step}, {"exclude", a.exclude}, {"script", script},
                   {"reason", a.number == 1 ? "first attempt" : "resubmission"}});
   if (ok) crash_point("after-submitted");
   return ok;
@@ -147,11 +147,14 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::Relax& i) {
 }
 
 util::Result<void> Campaign::act(const CampaignState&, const intent::PendingAlert& i) {
+  const std::string job = "job " + std::to_string(i.job.job_id);
+  const std::string why =
+      i.never_starts ? job + " can never start as asked (Slurm: " + i.job.reason +
+                           "): fix the request (nodes, time, constraints) or the partition, then `mlsup stop` and run again"
+                     : job + " has been pending " + std::to_string(static_cast<long long>(i.waited)) + "s for " +
+                           i.job.reason + ", which waiting does not end: fix the request or the limit, or `mlsup stop`";
   return fact("pending-alert", {{"attempt", i.attempt}, {"job_id", i.job.job_id}, {"reason", i.job.reason}}, "pending-stuck",
-              {{"slurm_reason", i.job.reason}, {"alert", true},
-               {"reason", "job " + std::to_string(i.job.job_id) + " has been pending " +
-                              std::to_string(static_cast<long long>(i.waited)) + "s for " + i.job.reason +
-                              ", which waiting does not end: fix the request or the limit, or `mlsup stop`"}});
+              {{"slurm_reason", i.job.reason}, {"alert", true}, {"never_starts", i.never_starts}, {"reason", why}});
 }
 
 // status.json changes when what it says changes ("updated": since when it says so): an idle pass

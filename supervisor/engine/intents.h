@@ -109,6 +109,7 @@ struct PendingAlert {
   int attempt = 0;
   slurm::Job job;
   double waited = 0;
+  bool never_starts = false;  // the request cannot start as asked (decide::never_starts): told at once
 };
 
 // Chain mode: a task claimed the attempt.

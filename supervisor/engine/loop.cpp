@@ -15,6 +15,7 @@
 
 #include "decide/exit_codes.h"
 #include "engine/campaign.h"
+#include "engine/console.h"
 #include "engine/template_snapshot.h"
 #include "journal/lease.h"
 #include "slurm/client.h"
@@ -59,20 +60,7 @@ void print_line(const std::string& line) {
   std::cerr << line << std::endl;
 }
 
-// "12:00:01 submitted attempt=1 job_id=42 ...".
-void print_event(const nlohmann::json& e, bool named) {
-  const std::time_t t = static_cast<std::time_t>(util::number_field(e, "time"));
-  char when[16];
-  std::tm local{};
-  std::strftime(when, sizeof when, "%H:%M:%S", ::localtime_r(&t, &local));
-  std::string line = std::string(when) + " " + (named ? "[" + util::string_field(e, "campaign", "?") + "] " : "") +
-                     util::string_field(e, "event", "?");
-  for (const char* key : {"attempt", "job_id", "class", "exit_code", "nodes", "step", "action", "delay"})
-    if (e.contains(key)) line += std::string(" ") + key + "=" + util::json_text(e[key]);
-  for (const char* key : {"reason", "detail"})
-    if (!util::string_field(e, key).empty()) line += ": " + util::string_field(e, key);
-  print_line(line);
-}
+void print_event(const nlohmann::json& e, bool named) { print_line(console_line(e, named)); }
 
 namespace {
 

@@ -77,6 +77,7 @@ void focus(Memory& m, int attempt) {
   m.running_seen_at = 0;
   m.suspended_at = 0;
   m.pending_since = 0;
+  m.pending_reason.clear();
   m.unavailable_since = 0;
   m.chain_refreshed_at = 0;
   m.cancel = fresh.cancel;
@@ -92,6 +93,7 @@ json to_json(const Memory& m) {
           {"running_seen_at", m.running_seen_at},
           {"suspended_at", m.suspended_at},
           {"pending_since", m.pending_since},
+          {"pending_reason", m.pending_reason},
           {"unavailable_since", m.unavailable_since},
           {"chain_refreshed_at", m.chain_refreshed_at},
           {"cancel", {{"sent", c.sent}, {"failed", c.failed}, {"first_at", c.first_at}, {"next_at", c.next_at},
@@ -124,6 +126,7 @@ Memory memory_from_json(const json& j) {
   m.running_seen_at = get(j, "running_seen_at", 0.0);
   m.suspended_at = get(j, "suspended_at", 0.0);
   m.pending_since = get(j, "pending_since", 0.0);
+  m.pending_reason = get(j, "pending_reason", std::string());
   m.unavailable_since = get(j, "unavailable_since", 0.0);
   m.chain_refreshed_at = get(j, "chain_refreshed_at", 0.0);
   const json c = j.contains("cancel") ? j["cancel"] : json();

@@ -57,6 +57,7 @@ struct Memory {
   double running_seen_at = 0;  // mono: the last pass that saw its job running
   double suspended_at = 0;     // mono: since when its job is suspended (at the latest); 0 while not
   double pending_since = 0;    // mono: the first pass that saw its job pending
+  std::string pending_reason;  // Slurm's pending reason as last told ("" before the first)
   double unavailable_since = 0;  // mono: since when it waits for missing nodes (or since the last relaxation)
   double chain_refreshed_at = 0; // mono: when next.env last got the newest checkpoint
   CancelTries cancel;

@@ -165,6 +165,18 @@ bool due_at_once(const Progress& before, const CampaignState& after, Memory m, c
   return decide::submit_retry(a->submit_failures, c, now.wall).step == decide::SubmitStep::Stop;
 }
 
+std::optional<intent::Submit> next_submission(const CampaignState& s, const World& w, const config::Config& c) {
+  const AttemptState* a = s.current();
+  if (a && !a->ended && !a->job_id)
+    return intent::Submit{a->number, a->tag, a->resume_from, a->resume_step, a->exclude, std::nullopt, std::nullopt, {}};
+  Memory m;
+  Pass p{s, w, m, c, s.campaign_id, {}};
+  submit(p, a ? a->number + 1 : 1);
+  for (auto& i : p.out)
+    if (auto* sub = std::get_if<intent::Submit>(&i)) return std::move(*sub);
+  return std::nullopt;
+}
+
 Reconciled reconcile(const CampaignState& s, const World& w, Memory m, const config::Config& c,
                      const std::string& campaign_id) {
   Pass p{s, w, m, c, campaign_id, {}};

@@ -2,6 +2,7 @@
 // The reconcile pass's decisions, pure: the journal's state, what this pass observed, the memory of
 // earlier passes, the config and the clocks in; intents and the memory for the next pass out.
 // No file, process or Slurm call happens here: tests give a world and read the intents.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,11 @@ bool due_at_once(const Progress& before, const CampaignState& after, Memory m, c
 std::vector<intent::Exclude> blame_exclusions(const CampaignState& s, int attempt, decide::EndClass cls,
                                               std::vector<decide::NodeEvidence> evidence, const config::Config& c,
                                               double now);
+
+// The submission the campaign would make next, as submit() decides it (attempt number, tag, resume point from
+// the newest complete checkpoint in w, the live exclusions capped by w's nodes); an attempt journaled and not
+// yet sent keeps the values of its intent. nullopt when nothing would be submitted (no template in w).
+std::optional<intent::Submit> next_submission(const CampaignState& s, const World& w, const config::Config& c);
 
 // The job of attempt a in a job query's answer: its job, or in chain mode the task that claimed it.
 const slurm::Job* watched_job(const AttemptState& a, const std::vector<slurm::Job>& jobs);

@@ -68,6 +68,14 @@ void running(Pass& p, const AttemptState& a, const slurm::Job& job) {
                      settings.steady_timeout != p.c.heartbeat.steady_timeout, std::move(stale)});
 }
 
+// Slurm's reason for a pending job, told once per change (not every pass); "None" (not yet looked at) is not told.
+void tell_pending_reason(Pass& p, const AttemptState& a, const slurm::Job& job) {
+  if (job.reason == p.m.pending_reason || job.reason.empty() || job.reason == "None") return;
+  p.m.pending_reason = job.reason;
+  p.report("pending", {{"attempt", a.number}, {"job_id", job.job_id}, {"slurm_reason", job.reason},
+                       {"reason", "the job waits in Slurm's queue: " + job.reason}});
+}
+
 }  // namespace
 
 void pending(Pass& p, const AttemptState& a, const slurm::Job& job) {
@@ -79,6 +87,7 @@ void pending(Pass& p, const AttemptState& a, const slurm::Job& job) {
   if (!unavailable) m.unavailable_since = 0;
   else if (m.unavailable_since <= 0) m.unavailable_since = now;
   if (m.pending_since <= 0) m.pending_since = now;
+  tell_pending_reason(p, a, job);
   const double waited = now - m.pending_since;
   const auto step = decide::judge_pending({job.reason, !a.exclude.empty(), unavailable ? now - m.unavailable_since : 0,
                                            waited, a.pending_alerted,
@@ -91,7 +100,8 @@ void pending(Pass& p, const AttemptState& a, const slurm::Job& job) {
       if (n != node) keep.push_back(n);
     p.add(intent::Relax{a, job, node, std::move(keep)});
   }
-  if (step == decide::PendingStep::Alert) p.add(intent::PendingAlert{a.number, job, waited});
+  if (step == decide::PendingStep::Alert)
+    p.add(intent::PendingAlert{a.number, job, waited, decide::never_starts(job.reason, !a.exclude.empty())});
 }
 
 void watch(Pass& p, const AttemptState& a, const std::vector<slurm::Job>& jobs) {

@@ -89,7 +89,7 @@ check "claim: the message names the owner" grep -q "belongs to campaign \"owner-
 check "claim: nothing was submitted for it" [ "$(jobs_of_campaign)" -eq 0 ]
 scenario_done
 
-scenario "a job that cannot start (more nodes than the partition) -> alerted after the wait; the kill switch cancels it"
+scenario "a job that cannot start (more nodes than the partition) -> alerted at once; the kill switch cancels it"
 new_campaign stuck "--steps 5 --step-seconds 0.05" "notify:
   command: echo \"\$MLSUP_EVENT \$MLSUP_EVENT_JOB_ID\" >> notified"
 sed -i 's/^  nodes: 1$/  nodes: 50/; s/^  backoff_max: 2s$/  backoff_max: 2s\n  pending_alert_after: 3s/' "$CONF"

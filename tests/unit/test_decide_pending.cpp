@@ -16,11 +16,15 @@ TEST_CASE("pending: the step for each reason and wait") {
   const Row rows[] = {
       {"ReqNodeNotAvail, UnavailableNodes:n2", true, 61, 61, false, PendingStep::Relax},
       {"ReqNodeNotAvail, UnavailableNodes:n2", true, 59, 600, false, PendingStep::Wait},   // not yet
-      {"ReqNodeNotAvail, UnavailableNodes:n2", false, 600, 600, false, PendingStep::Wait}, // not mlsup's doing
+      {"ReqNodeNotAvail, UnavailableNodes:n2", false, 0, 0, false, PendingStep::Alert},    // down nodes, none mlsup's: people
+      {"ReqNodeNotAvail, UnavailableNodes:n2", false, 0, 600, true, PendingStep::Wait},    // told once
       {"Resources", true, 600, 600, false, PendingStep::Wait},                             // waiting ends it
       {"Priority", false, 0, 9999, false, PendingStep::Wait},
-      {"PartitionTimeLimit", false, 0, 301, false, PendingStep::Alert},
-      {"PartitionTimeLimit", false, 0, 299, false, PendingStep::Wait},
+      {"PartitionTimeLimit", false, 0, 0, false, PendingStep::Alert},                      // never starts: at once
+      {"PartitionNodeLimit", false, 0, 0, false, PendingStep::Alert},                      // more nodes than it has
+      {"BadConstraints", true, 0, 0, false, PendingStep::Alert},
+      {"JobHeldUser", false, 0, 299, false, PendingStep::Wait},                            // a person may release it
+      {"PartitionDown", false, 0, 301, false, PendingStep::Alert},
       {"PartitionTimeLimit", false, 0, 9999, true, PendingStep::Wait},                     // told once
       {"JobHeldAdmin", true, 0, 301, false, PendingStep::Alert},
       {"AssocMaxNodesPerJobLimit", false, 0, 301, false, PendingStep::Alert},
@@ -40,4 +44,13 @@ TEST_CASE("pending: only ReqNodeNotAvail with mlsup's exclusions is waiting for 
   CHECK(stuck_reason("DependencyNeverSatisfied"));
   CHECK_FALSE(stuck_reason("Dependency"));
   CHECK_FALSE(stuck_reason("ReqNodeNotAvail"));
+}
+
+TEST_CASE("pending: requests that can never start as asked are told at once; holds and waits for people are not") {
+  CHECK(never_starts("PartitionNodeLimit", false));
+  CHECK(never_starts("PartitionConfig", true));
+  CHECK(never_starts("ReqNodeNotAvail, UnavailableNodes:n[3-4]", false));
+  CHECK_FALSE(never_starts("ReqNodeNotAvail, UnavailableNodes:n2", true));  // mlsup's exclusions: relaxed first
+  CHECK_FALSE(never_starts("JobHeldAdmin", false));
+  CHECK_FALSE(never_starts("Resources", false));
 }

@@ -121,7 +121,7 @@ TEST_CASE("a job stuck pending for a reason waiting cannot end is alerted once, 
   auto c = f.open();
   f.pass(*c);
   auto& job = f.fake.table.begin()->second;
-  job.reason = "PartitionConfig";
+  job.reason = "JobHeldAdmin";  // a person may release it
   f.pass(*c);
   CHECK_FALSE(std::filesystem::exists(f.config.base_dir + "/notified"));
   f.clock += 31;
@@ -130,6 +130,16 @@ TEST_CASE("a job stuck pending for a reason waiting cannot end is alerted once, 
   f.pass(*c);
   const std::string all = slurp(f.config.base_dir + "/notified");
   CHECK(all == "pending-stuck\n");
+}
+
+TEST_CASE("a job that can never start as asked (more nodes than the partition has) is alerted at the first look") {
+  EngineFixture f(", pending_alert_after: 1h", "notify: {command: \"echo $MLSUP_EVENT >> notified\"}\n");
+  auto c = f.open();
+  f.pass(*c);
+  f.fake.table.begin()->second.reason = "PartitionNodeLimit";
+  f.pass(*c);
+  f.pass(*c);
+  CHECK(slurp(f.config.base_dir + "/notified") == "pending-stuck\n");
 }
 
 TEST_CASE("a second campaign pointed at a claimed checkpoint directory refuses to start") {

@@ -158,7 +158,7 @@ TEST_CASE("reconcile: a job pending for excluded nodes gets its oldest exclusion
   World w = world();
   w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{stuck});
   auto first = decide(s, w, f.config);
-  CHECK(kinds(first.intents) == "Status");
+  CHECK(kinds(first.intents) == "Status Report");  // the pending reason, told once
   CHECK(first.memory.unavailable_since == 500);
   w.now = {1059, 559, "host/boot"};
   CHECK(kinds(decide(s, w, f.config, first.memory).intents) == "Status");
@@ -169,6 +169,67 @@ TEST_CASE("reconcile: a job pending for excluded nodes gets its oldest exclusion
   const auto& relax = std::get<engine::intent::Relax>(due.intents[1]);
   CHECK(relax.node == "n2");
   CHECK(relax.keep == std::vector<std::string>{"n3"});
+}
+
+TEST_CASE("reconcile: a pending job's reason is told as soon as it is seen, once per change, not every pass") {
+  EngineFixture f;
+  const CampaignState s = with({submitted(1, 42)});
+  World w = world();
+  const auto pass = [&](const char* reason, engine::Memory m) {
+    w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{job(42, slurm::JobState::Pending, reason)});
+    return decide(s, w, f.config, std::move(m));
+  };
+  const auto none = pass("None", {});  // Slurm has not looked at it yet: nothing to tell
+  CHECK(kinds(none.intents) == "Status");
+  const auto first = pass("Priority", none.memory);
+  REQUIRE(kinds(first.intents) == "Status Report");
+  const auto& told = std::get<engine::intent::Report>(first.intents[1]);
+  CHECK(told.event == "pending");
+  CHECK(told.fields["slurm_reason"] == "Priority");
+  CHECK(told.fields["job_id"] == 42);
+  CHECK(kinds(pass("Priority", first.memory).intents) == "Status");
+  CHECK(kinds(pass("Resources", first.memory).intents) == "Status Report");
+}
+
+TEST_CASE("reconcile: a request that can never start is an alert at once, not after pending_alert_after") {
+  EngineFixture f;
+  const CampaignState s = with({submitted(1, 42)});
+  World w = world();
+  w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{job(42, slurm::JobState::Pending, "PartitionNodeLimit")});
+  const auto first = decide(s, w, f.config);
+  REQUIRE(kinds(first.intents) == "Status Report PendingAlert");
+  CHECK(std::get<engine::intent::PendingAlert>(first.intents[2]).never_starts);
+  // A hold waits for a person: told only after pending_alert_after.
+  w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{job(42, slurm::JobState::Pending, "JobHeldUser")});
+  CHECK(kinds(decide(s, w, f.config).intents) == "Status Report");
+}
+
+TEST_CASE("next_submission: the engine's next attempt from the journal's state: tag, resume point, exclusions") {
+  EngineFixture f(", exclusion_cap: 2");
+  AttemptState ended = submitted(2, 42);
+  ended.ended = true;
+  CampaignState s = with({submitted(1, 41), ended});
+  s.awaiting_submit = true;
+  s.ledger = {{"n3", "suspect", 900, 99999}, {"n4", "expired", 100, 200}};
+  World w = world();
+  w.checkpoints = checkpoint::Scan{};
+  w.checkpoints->checkpoints = {{"/ck/step-100", 100, true, "", true}, {"/ck/step-200", 200, true, "", true}};
+  const auto next = engine::next_submission(s, w, f.config);
+  REQUIRE(next);
+  CHECK(next->attempt == 3);
+  CHECK(next->tag == "mlsup:t:abc:3");
+  CHECK(next->resume_from == "/ck/step-200");
+  CHECK(next->resume_step == 200);
+  CHECK(next->exclude == std::vector<std::string>{"n3"});
+  // An intent journaled and not yet sent keeps its own values.
+  AttemptState intent_only = submitted(3, 0);
+  intent_only.job_id.reset();
+  intent_only.resume_from = "/ck/step-100";
+  s.attempts.push_back(intent_only);
+  const auto again = engine::next_submission(s, w, f.config);
+  REQUIRE(again);
+  CHECK(again->attempt == 3);
+  CHECK(again->resume_from == "/ck/step-100");
 }
 
 TEST_CASE("reconcile: a running job silent past the steady timeout is a hang, with the node that went quiet first") {
@@ -211,7 +272,7 @@ TEST_CASE("reconcile: chain mode, an attempt handed to the array") {
   SUBCASE("its tasks still queued: exclusions kept on them, the pending wait") {
     auto rest = job(40, slurm::JobState::Pending, "Priority");
     w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{rest});
-    CHECK(kinds(decide(s, w, f.config).intents) == "ChainValues PatchQueued Status");
+    CHECK(kinds(decide(s, w, f.config).intents) == "ChainValues PatchQueued Status Report");  // Report: its reason
   }
   SUBCASE("the array ran out: a new one under a tag of its own") {
     w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{});

@@ -1,0 +1,37 @@
+// The console lines of run and tick: an exclusion names its node and how long, a submission its
+// exclusions and resume point; the event log keeps every field regardless.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "engine/console.h"
+
+using mlsup::engine::console_line;
+using nlohmann::json;
+
+namespace {
+
+bool has(const std::string& line, const std::string& part) { return line.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("console: an exclusion names the node, for how long and until when") {
+  const json e = {{"event", "excluded"}, {"time", 1.7e9},     {"campaign", "c"},   {"attempt", 2},
+                  {"node", "n2"},        {"until", 1.7e9 + 21600}, {"for", "6h"}, {"reason", "suspect in 2 failed attempts"}};
+  const std::string line = console_line(e, false);
+  CAPTURE(line);
+  CHECK(has(line, "excluded attempt=2 node=n2 for=6h until=20"));  // a date: the end may be days away
+  CHECK(has(line, ": suspect in 2 failed attempts"));
+}
+
+TEST_CASE("console: a submission shows its exclusions and resume point") {
+  const json resumed = {{"event", "submitted"},  {"time", 1.7e9},       {"attempt", 3},
+                        {"job_id", 44},          {"exclude", json::array({"n2", "n4"})}, {"resume_from", "/ck/step-200"},
+                        {"resume_step", 200},    {"reason", "resubmission"}};
+  const std::string line = console_line(resumed, false);
+  CAPTURE(line);
+  CHECK(has(line, "submitted attempt=3 job_id=44 exclude=n2,n4 resume_from=/ck/step-200 resume_step=200: resubmission"));
+  const json fresh = {{"event", "submitted"}, {"time", 1.7e9}, {"attempt", 1}, {"job_id", 43},
+                      {"exclude", json::array()}, {"resume_from", ""}, {"resume_step", 0}, {"reason", "first attempt"}};
+  CHECK(has(console_line(fresh, true), "[?] submitted attempt=1 job_id=43 exclude=none resume_from=none resume_step=0"));
+}
