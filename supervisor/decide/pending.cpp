@@ -46,17 +46,27 @@ bool waiting_for_nodes(std::string_view reason, bool has_exclusions) {
 
 bool stuck_reason(std::string_view reason) { return stuck(reason) != nullptr; }
 
-// Nodes the job needs are down, drained or reserved and mlsup keeps none out: only people bring them back.
-bool never_starts(std::string_view reason, bool has_exclusions) {
-  if (const auto* r = stuck(reason)) return r->never_starts;
+bool never_starts(std::string_view reason) {
+  const auto* r = stuck(reason);
+  return r && r->never_starts;
+}
+
+namespace {
+
+// Nodes the job needs are down, drained or reserved and mlsup keeps none out: only people bring them
+// back, and a node rebooting comes back by itself, so this is told after policy.pending_alert_after.
+bool nodes_down(std::string_view reason, bool has_exclusions) {
   return !has_exclusions && reason.starts_with("ReqNodeNotAvail");
 }
+
+}  // namespace
 
 PendingStep judge_pending(const PendingInput& in) {
   if (waiting_for_nodes(in.reason, in.has_exclusions) && in.unavailable_for >= in.relax_after) return PendingStep::Relax;
   if (in.alerted) return PendingStep::Wait;
-  if (never_starts(in.reason, in.has_exclusions)) return PendingStep::Alert;
-  if (in.pending_for >= in.alert_after && stuck_reason(in.reason)) return PendingStep::Alert;
+  if (never_starts(in.reason)) return PendingStep::Alert;
+  if (in.pending_for >= in.alert_after && (stuck_reason(in.reason) || nodes_down(in.reason, in.has_exclusions)))
+    return PendingStep::Alert;
   return PendingStep::Wait;
 }
 

@@ -24,9 +24,10 @@ bool waiting_for_nodes(std::string_view reason, bool has_exclusions);
 // True for a reason that waiting does not end: a limit, a hold, a bad request.
 bool stuck_reason(std::string_view reason);
 
-// True for a reason that says the job cannot start as asked without a person's help (more nodes than the
-// partition has, a bad constraint, required nodes down while mlsup excludes none): told at once.
-bool never_starts(std::string_view reason, bool has_exclusions);
+// True for a reason that says the job cannot start as asked (more nodes than the partition has, a
+// longer time than it allows, a bad constraint, an invalid account): told at once. Required nodes
+// down while mlsup excludes none may come back: told after policy.pending_alert_after.
+bool never_starts(std::string_view reason);
 
 // The step for a pending job.
 PendingStep judge_pending(const PendingInput& in);

@@ -101,7 +101,7 @@ void pending(Pass& p, const AttemptState& a, const slurm::Job& job) {
     p.add(intent::Relax{a, job, node, std::move(keep)});
   }
   if (step == decide::PendingStep::Alert)
-    p.add(intent::PendingAlert{a.number, job, waited, decide::never_starts(job.reason, !a.exclude.empty())});
+    p.add(intent::PendingAlert{a.number, job, waited, decide::never_starts(job.reason)});
 }
 
 void watch(Pass& p, const AttemptState& a, const std::vector<slurm::Job>& jobs) {

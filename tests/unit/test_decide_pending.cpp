@@ -16,7 +16,8 @@ TEST_CASE("pending: the step for each reason and wait") {
   const Row rows[] = {
       {"ReqNodeNotAvail, UnavailableNodes:n2", true, 61, 61, false, PendingStep::Relax},
       {"ReqNodeNotAvail, UnavailableNodes:n2", true, 59, 600, false, PendingStep::Wait},   // not yet
-      {"ReqNodeNotAvail, UnavailableNodes:n2", false, 0, 0, false, PendingStep::Alert},    // down nodes, none mlsup's: people
+      {"ReqNodeNotAvail, UnavailableNodes:n2", false, 0, 299, false, PendingStep::Wait},   // down nodes, none mlsup's:
+      {"ReqNodeNotAvail, UnavailableNodes:n2", false, 0, 301, false, PendingStep::Alert},  // people, or a reboot
       {"ReqNodeNotAvail, UnavailableNodes:n2", false, 0, 600, true, PendingStep::Wait},    // told once
       {"Resources", true, 600, 600, false, PendingStep::Wait},                             // waiting ends it
       {"Priority", false, 0, 9999, false, PendingStep::Wait},
@@ -47,10 +48,10 @@ TEST_CASE("pending: only ReqNodeNotAvail with mlsup's exclusions is waiting for 
 }
 
 TEST_CASE("pending: requests that can never start as asked are told at once; holds and waits for people are not") {
-  CHECK(never_starts("PartitionNodeLimit", false));
-  CHECK(never_starts("PartitionConfig", true));
-  CHECK(never_starts("ReqNodeNotAvail, UnavailableNodes:n[3-4]", false));
-  CHECK_FALSE(never_starts("ReqNodeNotAvail, UnavailableNodes:n2", true));  // mlsup's exclusions: relaxed first
-  CHECK_FALSE(never_starts("JobHeldAdmin", false));
-  CHECK_FALSE(never_starts("Resources", false));
+  CHECK(never_starts("PartitionNodeLimit"));
+  CHECK(never_starts("PartitionConfig"));
+  CHECK_FALSE(never_starts("ReqNodeNotAvail, UnavailableNodes:n[3-4]"));  // down nodes may come back
+  CHECK_FALSE(never_starts("ReqNodeNotAvail, UnavailableNodes:n2"));  // mlsup's exclusions: relaxed first
+  CHECK_FALSE(never_starts("JobHeldAdmin"));
+  CHECK_FALSE(never_starts("Resources"));
 }
