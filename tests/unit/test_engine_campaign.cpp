@@ -220,19 +220,30 @@ void hang_job(EngineFixture& f, engine::Campaign& c,
 
 }  // namespace
 
-TEST_CASE("a plain script that prints and never writes a heartbeat is alive while its output grows (source auto)") {
-  EngineFixture f;
-  auto c = f.open();
-  f.pass(*c);
+namespace {
+
+// Starts the campaign's first job as a plain script that prints a line every 10 s for passes passes
+// (one pass after each line) and never writes a heartbeat; returns its job id.
+slurm::JobId printing_job(EngineFixture& f, engine::Campaign& c, int passes) {
+  f.pass(c);
   const auto id = f.fake.table.begin()->first;
   const std::string out = f.dir.write("plain.out", "");
   f.fake.set_state(id, JobState::Running, 0, "n1");
   f.fake.table[id].std_out = out;
-  for (int i = 0; i < 10; ++i) {  // 100 s of printing: past the 60 s start-up and 10 s steady timeouts
+  for (int i = 0; i < passes; ++i) {
     std::ofstream(out, std::ios::app) << "step " << i << "\n";
-    f.pass(*c);
+    f.pass(c);
     f.clock += 10;
   }
+  return id;
+}
+
+}  // namespace
+
+TEST_CASE("a plain script that prints and never writes a heartbeat is alive while its output grows (source auto)") {
+  EngineFixture f;
+  auto c = f.open();
+  const auto id = printing_job(f, *c, 10);  // 100 s of printing: past the 60 s start-up and 10 s steady timeouts
   CHECK(f.fake.table[id].state == JobState::Running);
   CHECK(f.submits() == 1);
   f.clock += 1;
@@ -245,16 +256,7 @@ TEST_CASE("with heartbeat.source file, a printing script without a heartbeat is 
   EngineFixture f;
   f.config.heartbeat.source = "file";
   auto c = f.open();
-  f.pass(*c);
-  const auto id = f.fake.table.begin()->first;
-  const std::string out = f.dir.write("plain.out", "");
-  f.fake.set_state(id, JobState::Running, 0, "n1");
-  f.fake.table[id].std_out = out;
-  for (int i = 0; i < 7; ++i) {
-    std::ofstream(out, std::ios::app) << "step " << i << "\n";
-    f.pass(*c);
-    f.clock += 10;
-  }
+  printing_job(f, *c, 7);
   CHECK(slurp(f.config.state_dir + "/events.jsonl").find("no heartbeat 1m") != std::string::npos);
 }
 
