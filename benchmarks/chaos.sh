@@ -7,16 +7,23 @@
 #     every attempt but the last has ended;
 #   - the result is exactly an uninterrupted run's (the trainer's chain for its nonce and steps);
 #   - the journal opens cleanly (`mlsup status --json` reports no problem), and the run ends in 0.
+# On a cluster with accounting (slurmdbd), accounting is asked as well, once the run is over: every
+# job whose comment carries the campaign's tag (sacct), with its submit and end times: never two of
+# them live at once, every one of them a job mlsup's journal knows (none submitted behind its back
+# or twice), and every job the journal knows is in accounting. mlsup's view is read through
+# `mlsup status --json` and `mlsup events --json`.
 # With --ctld-restarts N, slurmctld is also stopped and started again N times at random moments (its
 # state and the jobs survive); with --fault-every 0 no fault is injected, so any attempt that did not
 # complete is a false failure, and the summary counts them.
 #   benchmarks/chaos.sh [--kills 100] [--steps 6000] [--fault-every 20] [--ctld-restarts 0]
-#                       [--restart-every 20] [--limit 7200] [--seed N]
+#                       [--restart-every 20] [--limit 7200] [--seed N] [--accounting]
 # Uses the cluster named by SLURM_CONF (restarts need one that tests/cluster/cluster.sh started), or
-# starts (and stops) a private one. Prints one summary line and exits 0 when every check holds, 1 otherwise.
+# starts (and stops) a private one, with accounting when --accounting is given; --accounting with
+# SLURM_CONF insists that cluster has accounting. Prints one summary line and exits 0 when every
+# check holds, 1 otherwise.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-kills=100 steps=6000 fault_every=20 ctld_restarts=0 restart_every=20 limit=7200 seed=$$
+kills=100 steps=6000 fault_every=20 ctld_restarts=0 restart_every=20 limit=7200 seed=$$ accounting=""
 while [ $# -gt 0 ]; do
   case $1 in
     --kills) kills=$2; shift 2 ;;
@@ -26,7 +33,8 @@ while [ $# -gt 0 ]; do
     --restart-every) restart_every=$2; shift 2 ;;
     --limit) limit=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
-    *) echo "usage: $0 [--kills N] [--steps N] [--fault-every S] [--ctld-restarts N] [--restart-every S] [--limit S] [--seed N]" >&2
+    --accounting) accounting=--accounting; shift ;;
+    *) echo "usage: $0 [--kills N] [--steps N] [--fault-every S] [--ctld-restarts N] [--restart-every S] [--limit S] [--seed N] [--accounting]" >&2
        exit 2 ;;
   esac
 done
@@ -38,8 +46,16 @@ trainer=$PWD/examples/trainer/train.py
 own_cluster=""
 if [ -z "${SLURM_CONF:-}" ]; then
   own_cluster=$(mktemp -d /tmp/mlsup-chaos-cluster.XXXXXX)
-  export "$(tests/cluster/cluster.sh start --dir "$own_cluster" --nodes 4 --slurmd-timeout 10)"
+  export "$(tests/cluster/cluster.sh start --dir "$own_cluster" --nodes 4 --slurmd-timeout 10 $accounting)"
 fi
+has_accounting() {  # awk reads to the end: grep -q would leave scontrol to SIGPIPE, which pipefail counts
+  [ "$(scontrol show config 2>/dev/null | awk '$1 == "AccountingStorageType" { print $3 }')" = accounting_storage/slurmdbd ]
+}
+if [ -n "$accounting" ] && ! has_accounting; then
+  echo "chaos: --accounting, but the cluster of $SLURM_CONF has no accounting (slurmdbd)" >&2
+  exit 2
+fi
+started=$(date +%s)
 cluster_dir=$(dirname "$SLURM_CONF")
 if [ "$ctld_restarts" -gt 0 ] && ! tests/cluster/cluster.sh status --dir "$cluster_dir" >/dev/null 2>&1; then
   echo "chaos: --ctld-restarts needs a cluster started by tests/cluster/cluster.sh ($cluster_dir is not one)" >&2
@@ -183,6 +199,48 @@ if [ "$faults" -eq 0 ]; then
   false_failures=$(py 'import json, sys
 print(sum(1 for a in json.loads(sys.argv[2])["history"] if a["ended"] and a["class"] != "completed"))')
 fi
-echo "chaos: $done_kills supervisor kills, $faults faults ($(cut -d' ' -f1 "$work/faults" | sort | uniq -c | awk '{ printf "%s %s ", $1, $2 }')), $restarts slurmctld restarts, $attempts attempts, $jobs_seen jobs; most live at once: $max_live; lost endings: $lost; false failures: $false_failures; result exact: $exact; journal problems: $problems; last run exit ${rc:-none}; $(( $(date +%s) - t0 ))s (folder $work)"
+# Accounting's view, on a cluster that has it: the campaign's jobs (their comment carries its tag)
+# with submit, start and end times in unix seconds, asked once slurmdbd has every job the journal
+# knows as ended (slurmctld tells it asynchronously; slurmdbd stores a job's comment when it ends, and
+# a job still live then is in slurmctld's samples). A job is live from its submission to its end.
+acct_summary="accounting: none" acct_ok=yes
+if has_accounting; then
+  "$mlsup" events "$conf" --json > "$work/events.jsonl"
+  since=$(date -d "@$(( started - 60 ))" +%Y-%m-%dT%H:%M:%S)
+  # Every state named: without a state list sacct leaves out a job that was never eligible (held).
+  acct_rows() {
+    SLURM_TIME_FORMAT=%s sacct -X -n -P -a -S "$since" -E now -s BF,CA,CD,DL,F,NF,OOM,PD,PR,R,RQ,RS,RV,S,TO \
+      -o JobIDRaw,Submit,Start,End,State,Comment 2>/dev/null |
+      awk -F'|' -v t="mlsup:$name:" 'index($6, t) == 1' > "$work/accounting"
+  }
+  acct_check() { py '
+import json, sys
+work, s = sys.argv[1], json.loads(sys.argv[2])
+def number(t):
+    return int(t) if t.isdigit() else None
+rows = [l.rstrip("\n").split("|", 5) for l in open(work + "/accounting") if l.strip()]
+acct = {int(r[0]): (number(r[1]), number(r[3]), r[4]) for r in rows}
+journal = {a["job_id"] for a in s["history"] if a["job_id"]}
+for l in open(work + "/events.jsonl"):
+    e = json.loads(l) if l.strip() else {}
+    if isinstance(e.get("job_id"), int): journal.add(e["job_id"])
+if sys.argv[3] == "ready":  # every journaled job in accounting, ended
+    print("yes" if all(j in acct and acct[j][1] is not None for j in journal) else "no"); sys.exit()
+marks = sorted([(sub, 1) for sub, end, _ in acct.values()] +
+               [(end if end is not None else float("inf"), -1) for sub, end, _ in acct.values()])
+live = most = 0
+for _, d in marks:  # an end sorts before a submission of the same second: [submit, end) intervals
+    live += d; most = max(most, live)
+print(len(acct), most, len(set(acct) - journal), len(journal - set(acct)))' "$1"; }
+  for _ in $(seq 60); do
+    acct_rows
+    [ "$(acct_check ready)" = yes ] && break
+    sleep 1
+  done
+  read -r acct_jobs acct_most acct_unknown acct_missing <<< "$(acct_check figures)"
+  acct_summary="accounting: $acct_jobs jobs, most live at once: $acct_most, unknown to the journal: $acct_unknown, journaled but not in accounting: $acct_missing"
+  [ "$acct_most" -le 1 ] && [ "$acct_unknown" -eq 0 ] && [ "$acct_missing" -eq 0 ] || acct_ok=no
+fi
+echo "chaos: $done_kills supervisor kills, $faults faults ($(cut -d' ' -f1 "$work/faults" | sort | uniq -c | awk '{ printf "%s %s ", $1, $2 }')), $restarts slurmctld restarts, $attempts attempts, $jobs_seen jobs; most live at once: $max_live; lost endings: $lost; false failures: $false_failures; result exact: $exact; journal problems: $problems; last run exit ${rc:-none}; $acct_summary; $(( $(date +%s) - t0 ))s (folder $work)"
 [ "$max_live" -le 1 ] && [ "$lost" -eq 0 ] && [ "$false_failures" -eq 0 ] && [ "$exact" = yes ] && [ "$problems" -eq 0 ] &&
-  [ "${rc:-1}" -eq 0 ]
+  [ "${rc:-1}" -eq 0 ] && [ "$acct_ok" = yes ]

@@ -5,14 +5,16 @@
 # window it measures the Slurm job queries per pass (sdiag's REQUEST_JOB_USER_INFO over the
 # supervisor's own pass count), the supervisor's CPU share and RSS, its campaign passes' duration, and
 # the files its idle passes wrote besides the leases. The window opens once every lease has been
-# renewed after the submissions (a submission holds the lease for 150 s), so that the CPU share counts
-# the steady renewals (each lease every 15 s); "lease files" is how many leases were renewed in it.
+# renewed after the submissions (a submission holds the lease for sbatch's 120 s and half the lease,
+# lease_ttl 2 minutes by default), so that the CPU share counts the steady renewals (each lease once
+# half of it is gone: every 60 s, so the 60 s window holds one of each); "lease files" is how many
+# leases were renewed in it.
 # --quick opens the window 3 s after the submissions instead (no renewal in it). Prints a table.
-#   benchmarks/many-campaigns.sh [--counts "1 10 100"] [--records 3000] [--window 30] [--quick]
+#   benchmarks/many-campaigns.sh [--counts "1 10 100"] [--records 3000] [--window 60] [--quick]
 # Uses the cluster named by SLURM_CONF, or starts (and stops) a private one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-counts="1 10 100" records=3000 window=30 quick=""
+counts="1 10 100" records=3000 window=60 quick=""
 while [ $# -gt 0 ]; do
   case $1 in
     --counts) counts=$2; shift 2 ;;
@@ -101,7 +103,7 @@ for n in $counts; do
   # Every lease renewed since: the steady state (at most 150 s after the last submission).
   touch "$work/submitted"
   [ -z "$quick" ] || sleep 2
-  for _ in $( [ -n "$quick" ] || seq 1 200); do
+  for _ in $( [ -n "$quick" ] || seq 1 300); do
     [ "$(find "$dir/.mlsup" -name lease.json -newer "$work/submitted" | wc -l)" -ge "$n" ] && break
     sleep 1
   done

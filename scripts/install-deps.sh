@@ -7,7 +7,9 @@ PACKAGES=(
   build-essential cmake pkg-config
   libslurm-dev slurm-wlm slurm-wlm-basic-plugins-dev munge slurmdbd mariadb-server
   libyaml-cpp-dev libboost-dev libspdlog-dev libfmt-dev doctest-dev libcli11-dev nlohmann-json3-dev
-  python3 procps psmisc iproute2 util-linux
+  libssl-dev openssl ca-certificates
+  python3 procps psmisc iproute2 util-linux curl prometheus tzdata
+  python3-venv python3-pip python3-setuptools python3-wheel
 )
 
 missing=()

@@ -23,16 +23,31 @@ sanitized_tests() {
 ./scripts/install-deps.sh
 ./scripts/build.sh >/dev/null
 
-cluster_dir=$(mktemp -d /tmp/mlsup-test-cluster.XXXXXX)
-stop_cluster() { tests/cluster/cluster.sh stop --dir "$cluster_dir" >/dev/null 2>&1 || true; }
+# Two clusters, two lanes: the cluster suites mostly wait on Slurm and on sleeps, so ctest runs two at
+# a time, each alone on one of these clusters (tests/cluster/on_cluster.sh hands it its SLURM_CONF).
+lanes=2
+cluster_dirs=()
+stop_clusters() {
+  local dir
+  for dir in "${cluster_dirs[@]}"; do tests/cluster/cluster.sh stop --dir "$dir" >/dev/null 2>&1 || true; done
+}
 stop_sanitized() { [ -z "${sanitized_pid:-}" ] || kill -- -"$sanitized_pid" 2>/dev/null || true; }
-trap 'stop_sanitized; stop_cluster' EXIT
-if ! conf_line=$(tests/cluster/cluster.sh start --dir "$cluster_dir" --nodes 4 --slurmd-timeout 10); then
-  echo "test.sh: the local Slurm cluster did not come up; its logs are in $cluster_dir" >&2
-  exit 1
-fi
-export "${conf_line?}"
-echo "test.sh: cluster up ($conf_line) after $(( $(date +%s) - started ))s"
+trap 'stop_sanitized; stop_clusters' EXIT
+spec=$PWD/build/clusters.json
+ids=()
+for ((lane = 0; lane < lanes; lane++)); do
+  dir=$(mktemp -d /tmp/mlsup-test-cluster.XXXXXX)
+  cluster_dirs+=("$dir")
+  if ! conf_line=$(tests/cluster/cluster.sh start --dir "$dir" --nodes 4 --slurmd-timeout 10); then
+    echo "test.sh: local Slurm cluster c$lane did not come up; its logs are in $dir" >&2
+    exit 1
+  fi
+  export "MLSUP_CLUSTER_CONF_c$lane=${conf_line#SLURM_CONF=}"
+  ids+=("{\"id\": \"c$lane\", \"slots\": 1}")
+  echo "test.sh: cluster c$lane up ($conf_line) after $(( $(date +%s) - started ))s"
+done
+export "${conf_line?}"  # for a test run without the resource spec
+(IFS=,; echo "{\"version\": {\"major\": 1, \"minor\": 0}, \"local\": [{\"cluster\": [${ids[*]}]}]}") >"$spec"
 
 # The sanitized tests at the lowest priority (they take only what the cluster's suites leave idle, so
 # that no suite's timing suffers), in a process group of their own (stopped with the run).
@@ -43,7 +58,7 @@ sanitized_pid=$!
 set +m
 
 set +e
-ctest --test-dir build --output-on-failure --timeout 1200 "$@"
+ctest --test-dir build --output-on-failure --timeout 1200 -j"$lanes" --resource-spec-file "$spec" "$@"
 rc=$?
 echo "test.sh: cluster suites done after $(( $(date +%s) - started ))s; waiting for the sanitized tests"
 wait "$sanitized_pid"

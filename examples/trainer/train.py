@@ -671,7 +671,8 @@ class Trainer:
         """Returns the trainer-log line of this process."""
         state = self.state or {}
         start = self.start_step if self.start_step is not None else 0
-        return {"run": self.ctx.run, "attempt": self.ctx.attempt, "rank": self.ctx.rank, "node": self.ctx.node,
+        return {"run": self.ctx.run, "campaign_id": os.environ.get("MLSUP_CAMPAIGN_ID", ""),
+                "attempt": self.ctx.attempt, "rank": self.ctx.rank, "node": self.ctx.node,
                 "job_id": self.ctx.job_id, "resumed_from": self.ctx.resume_from, "start_step": start,
                 "end_step": state.get("step", start), "steps_executed": self.executed,
                 "exit_reason": stop.reason, "exit_code": stop.code,

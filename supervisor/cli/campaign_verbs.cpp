@@ -1,6 +1,9 @@
 #include "cli/campaign_verbs.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <csignal>
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
@@ -8,15 +11,22 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
+#include "checkpoint/checkpoints.h"
 #include "cli/exit_codes.h"
+#include "cli/metrics_text.h"
+#include "cli/status_text.h"
 #include "config/load.h"
 #include "decide/classify.h"
 #include "decide/exit_codes.h"
+#include "engine/lifecycle.h"
 #include "engine/loop.h"
+#include "engine/set_runs.h"
 #include "engine/state.h"
+#include "engine/status_view.h"
 #include "engine/template_snapshot.h"
 #include "journal/atomic_file.h"
 #include "journal/journal.h"
@@ -136,10 +146,13 @@ std::string exclusion_line(const decide::Exclusion& e, int attempt, double now) 
          clock_time(e.until) + (e.until > now ? " (live)" : " (ended)") + ": " + e.reason;
 }
 
-// status without --json: one key per line, then the history and the exclusions one line per entry.
+// status without --json: the figures a line each, then the history and the exclusions one line per entry.
 void print_status(const json& j, const engine::CampaignState& s, double now) {
-  for (const auto& [key, value] : j.items())
-    if (key != "history" && key != "exclusions") std::cout << key << ": " << util::json_text(value) << "\n";
+  for (const auto& line : status_lines(j)) std::cout << line << "\n";
+  if (j.contains("set"))
+    std::cout << "set: " << util::string_field(j["set"], "file") << ", run " << util::string_field(j["set"], "run") << ", "
+              << util::string_field(j["set"], "gate", "?")
+              << (j["set"]["gate_reason"].is_string() ? ": " + util::string_field(j["set"], "gate_reason") : "") << "\n";
   std::cout << "history:" << (s.attempts.empty() ? " none\n" : "\n");
   for (const auto& a : s.attempts) std::cout << "  " << history_line(a) << "\n";
   std::cout << "exclusions:" << (s.ledger.empty() ? " none\n" : "\n");
@@ -171,10 +184,31 @@ bool slurm_configured(const char* verb) {
 
 }  // namespace
 
-int run_verb(const engine::Supervise& what) { return slurm_configured("run") ? finish(engine::run(what)) : kRuntimeFailure; }
+namespace {
 
-int tick_verb(const engine::Supervise& what) {
-  return slurm_configured("tick") ? finish(engine::tick(what)) : kRuntimeFailure;
+// What run and tick supervise, their metrics made of status --json's views (cli/metrics_text.h).
+engine::Supervise with_metrics(engine::Supervise what) {
+  what.metrics.text = [](const std::vector<config::Config>& configs, const engine::PassFigures& figures) {
+    std::vector<json> views;
+    for (const auto& c : configs) {
+      engine::CampaignState s;
+      views.push_back(status_json(c, s, engine::clocks_now(), false));  // the state folders left as they are
+    }
+    return metrics_text(views, figures);
+  };
+  return what;
+}
+
+}  // namespace
+
+int run_verb(const engine::Supervise& what) {
+  return slurm_configured("run") ? finish(engine::run(with_metrics(what))) : kRuntimeFailure;
+}
+
+int tick_verb(const engine::Supervise& what, bool verbose) {
+  if (!slurm_configured("tick")) return kRuntimeFailure;
+  const auto r = engine::tick(with_metrics(what));
+  return r.quiet && !verbose ? r.exit_code : finish(r);  // cron mails what a tick prints: nothing when nothing happened
 }
 
 namespace {
@@ -245,14 +279,53 @@ int switch_verb(const std::vector<std::string>& sources, bool kill) {
 
 namespace {
 
-// The campaign's status as `status --json` prints it, and its state (for the text view).
-json status_json(const config::Config& c, engine::CampaignState& s) {
+// The newest complete checkpoint of the campaign and when it was last written (0: unknown).
+std::optional<engine::CheckpointSeen> newest_checkpoint(const config::Config& c) {
+  const auto newest = checkpoint::newest_complete(checkpoint::scan(c.checkpoint));
+  if (!newest) return std::nullopt;
+  struct stat st{};
+  const double written = ::stat(newest->path.c_str(), &st) == 0
+                             ? static_cast<double>(st.st_mtim.tv_sec) + static_cast<double>(st.st_mtim.tv_nsec) / 1e9
+                             : 0;
+  return engine::CheckpointSeen{newest->path, newest->step, written};
+}
+
+// The campaign's memory.json on the clocks of now (a campaign never run: an empty memory).
+engine::Memory memory_now(const config::Config& c, const engine::Clocks& now) {
+  engine::Memory m;
+  if (auto text = journal::read_file(c.state_dir + "/memory.json"))
+    m = engine::memory_from_json(json::parse(*text, nullptr, false));
+  engine::rebase(m, now);
+  return m;
+}
+
+// A run of a campaign set: its set, its name and the set's gate on it ("gate": started, may-start,
+// waiting or blocked, with "gate_reason" for the last two).
+json set_json(const config::Config& c) {
+  json j = {{"file", c.set_file}, {"run", c.set_run}, {"gate", nullptr}, {"gate_reason", nullptr}};
+  if (const auto g = engine::gate_of(c)) {
+    j["gate"] = engine::gate_name(g->gate);
+    if (!g->reason.empty()) j["gate_reason"] = g->reason;
+  }
+  return j;
+}
+
+// The set's gate in a few words ("  blocked: after a, which ..."); "" when it holds nothing back.
+std::string gate_words(const json& j) {
+  if (!j.contains("set") || !j["set"]["gate_reason"].is_string()) return "";
+  return "  " + util::string_field(j["set"], "gate") + ": " + util::string_field(j["set"], "gate_reason");
+}
+
+}  // namespace
+
+json status_json(const config::Config& c, engine::CampaignState& s, const engine::Clocks& clocks, bool server_clock) {
   const std::string path = c.state_dir + "/journal.jsonl";
   std::vector<util::Error> problems;
-  s = engine::replay(journal_records(path, c.name, problems), path);
-  json j = {{"campaign", c.name}, {"state_dir", c.state_dir}, {"attempts", s.attempts.size()}};
-  j["state"] = s.finished_code ? (*s.finished_code == 0 ? "completed" : "stopped")
-                               : (s.attempts.empty() ? "not started" : "running");
+  const auto records = journal_records(path, c.name, problems);
+  s = engine::replay(records, path);
+  json j = {{"campaign", c.name}, {"state_dir", c.state_dir}, {"attempts", s.attempts.size()},
+            {"campaign_id", s.campaign_id.empty() ? json(nullptr) : json(s.campaign_id)}};
+  j["state"] = engine::state_name(s);
   if (s.finished_code) j["exit_code"] = *s.finished_code, j["reason"] = s.finished_reason;
   if (const auto* a = s.current()) {
     j["attempt"] = a->number;
@@ -266,17 +339,25 @@ json status_json(const config::Config& c, engine::CampaignState& s) {
   if (auto last = journal::read_file(c.state_dir + "/status.json")) {
     if (auto pass = json::parse(*last, nullptr, false); !pass.is_discarded()) j["last_pass"] = std::move(pass);
   }
-  const double now = static_cast<double>(std::time(nullptr));
+  const double now = clocks.wall;
+  j["now"] = now;  // when the ages and figures below were taken
+  j["job_state"] = j.contains("last_pass") ? j["last_pass"].value("job_state", json(nullptr)) : json(nullptr);
+  j["nodes"] = j.contains("last_pass") ? j["last_pass"].value("nodes", json(nullptr)) : json(nullptr);
+  j.update(engine::status_figures({c, s, records, memory_now(c, clocks), newest_checkpoint(c), clocks}));
   j["history"] = history_json(s);
   j["exclusions"] = exclusions_json(s, now);
+  if (!c.set_file.empty()) j["set"] = set_json(c);
   const std::string lease_path = c.state_dir + "/lease.json";
   const auto lease = journal::read_lease(lease_path);
   j["supervisor"] = nullptr;  // none holds the campaign now (a lease released or run out)
-  if (lease && lease->expires > journal::file_server_time(lease_path).value_or(now))  // the lease's clock
+  const auto lease_now = server_clock ? journal::file_server_time(lease_path) : std::nullopt;  // the lease's clock
+  if (lease && lease->expires > lease_now.value_or(now))
     j["supervisor"] = {{"host", lease->host}, {"pid", lease->pid}, {"until", clock_time(lease->expires)},
                        {"epoch", lease->epoch}};
   return j;
 }
+
+namespace {
 
 // One campaign's line among several: "NAME  STATE  attempt N  job J JOBSTATE  last: CLASS".
 std::string status_line(const json& j) {
@@ -284,11 +365,12 @@ std::string status_line(const json& j) {
   if (j.contains("attempt")) line += "  attempt " + util::json_text(j["attempt"]);
   if (j.contains("job_id") && !j["job_id"].is_null()) line += "  job " + util::json_text(j["job_id"]);
   if (j.contains("last_pass")) line += " " + util::string_field(j["last_pass"], "job_state");
+  line += status_brief(j);
   if (j.contains("last_end")) line += "  last end: " + util::string_field(j, "last_end");
   if (j.contains("exit_code")) line += "  exit " + util::json_text(j["exit_code"]);
   if (!j["supervisor"].is_null()) line += "  supervised by pid " + util::json_text(j["supervisor"]["pid"]);
   if (j.contains("problems")) line += "  (" + std::to_string(j["problems"].size()) + " journal problem(s))";
-  return line;
+  return line + gate_words(j);
 }
 
 }  // namespace
@@ -297,9 +379,9 @@ int status_verb(const std::string& config_path, bool as_json) {
   const auto c = load(config_path);
   if (!c) return kBadInput;
   engine::CampaignState s;
-  const json j = status_json(*c, s);
+  const json j = status_json(*c, s, engine::clocks_now());
   if (as_json) std::cout << util::dump_json(j, 2) << "\n";
-  else print_status(j, s, static_cast<double>(std::time(nullptr)));
+  else print_status(j, s, util::number_field(j, "now", static_cast<double>(std::time(nullptr))));
   return kOk;
 }
 
@@ -318,7 +400,7 @@ int status_verb(const std::vector<std::string>& sources, bool as_json) {
       continue;
     }
     engine::CampaignState s;
-    json j = status_json(*c, s);
+    json j = status_json(*c, s, engine::clocks_now());
     j["config"] = file;
     all.push_back(std::move(j));
   }
@@ -333,37 +415,76 @@ int status_verb(const std::vector<std::string>& sources, bool as_json) {
 }
 
 int events_verb(const std::string& config_path, bool as_json) {
-  const auto c = load(config_path);
-  if (!c) return kBadInput;
-  std::error_code ec;
-  if (!std::filesystem::exists(c->state_dir + "/events.jsonl", ec))
-    std::cerr << "mlsup: no events yet: campaign " << c->name << " has not run (its state would be in " << c->state_dir
-              << "); `mlsup run " << config_path << "` starts it\n";
-  for (const auto& e : journal::EventLog::read(c->state_dir + "/events.jsonl"))
-    std::cout << (as_json ? util::dump_json(e) : event_line(e)) << "\n";
-  return kOk;
+  return events_verb(std::vector<std::string>{config_path}, EventsOptions{.json = as_json});
 }
 
 int events_verb(const std::vector<std::string>& sources, bool as_json) {
+  return events_verb(sources, EventsOptions{.json = as_json});
+}
+
+namespace {
+
+volatile std::sig_atomic_t interrupted = 0;
+
+// One campaign's event log, followed.
+struct FollowedLog {
+  std::string campaign;
+  LogFollower log;
+};
+
+// The event logs of the campaigns the sources name (a config with errors is skipped: code kBadInput).
+std::vector<FollowedLog> event_logs(const std::vector<std::string>& sources, int& code) {
   std::vector<std::string> problems;
   const auto files = engine::config_files(sources, problems);
-  if (files.size() == 1 && problems.empty()) return events_verb(files.front(), as_json);
-  int code = problems.empty() ? kOk : kBadInput;
+  code = problems.empty() ? kOk : kBadInput;
   for (const auto& p : problems) std::cerr << "mlsup: " << p << "\n";
-  std::vector<json> all;  // every campaign's events, merged by time (each names its campaign)
+  std::vector<FollowedLog> logs;
   for (const auto& file : files) {
     const auto c = load(file);
     if (!c) {
       code = kBadInput;
       continue;
     }
-    for (auto& e : journal::EventLog::read(c->state_dir + "/events.jsonl")) all.push_back(std::move(e));
+    std::error_code ec;
+    if (files.size() == 1 && !std::filesystem::exists(c->state_dir + "/events.jsonl", ec))
+      std::cerr << "mlsup: no events yet: campaign " << c->name << " has not run (its state would be in " << c->state_dir
+                << "); `mlsup run " << file << "` starts it\n";
+    logs.push_back({c->name, LogFollower(c->state_dir + "/events.jsonl")});
   }
+  return logs;
+}
+
+// Prints what the logs gained since their last poll and the filter keeps, merged by time.
+void print_new(std::vector<FollowedLog>& logs, const EventsOptions& o) {
+  std::vector<nlohmann::json> all;
+  for (auto& l : logs)
+    for (auto& e : l.log.poll())
+      if (o.filter.keep(e)) all.push_back(std::move(e));
   std::stable_sort(all.begin(), all.end(), [](const json& a, const json& b) {
     return util::number_field(a, "time") < util::number_field(b, "time");
   });
+  const bool named = logs.size() > 1;
   for (const auto& e : all)
-    std::cout << (as_json ? util::dump_json(e) : "[" + util::string_field(e, "campaign", "?") + "] " + event_line(e)) << "\n";
+    std::cout << (o.json ? util::dump_json(e) : (named ? "[" + util::string_field(e, "campaign", "?") + "] " : "") + event_line(e))
+              << "\n";
+  std::cout.flush();
+}
+
+}  // namespace
+
+int events_verb(const std::vector<std::string>& sources, const EventsOptions& o) {
+  int code = kOk;
+  auto logs = event_logs(sources, code);
+  print_new(logs, o);
+  if (!o.follow || logs.empty()) return code;
+  interrupted = 0;
+  const auto previous = std::signal(SIGINT, [](int) { interrupted = 1; });
+  std::signal(SIGTERM, [](int) { interrupted = 1; });
+  while (!interrupted) {  // a stat per log and poll: cheap while nothing is appended
+    std::this_thread::sleep_for(o.poll);
+    print_new(logs, o);
+  }
+  std::signal(SIGINT, previous);
   return code;
 }
 

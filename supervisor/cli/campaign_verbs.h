@@ -1,11 +1,14 @@
 #pragma once
 // The verbs that act on a campaign: run, tick, status, stop, save, events.
+#include <chrono>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "cli/events_view.h"
 #include "engine/loop.h"
+#include "engine/state.h"
 
 namespace mlsup::cli {
 
@@ -13,11 +16,16 @@ namespace mlsup::cli {
 int run_verb(const engine::Supervise& what);
 
 // `mlsup tick CONFIG...`: one reconcile pass of every campaign, for cron.
-int tick_verb(const engine::Supervise& what);
+int tick_verb(const engine::Supervise& what, bool verbose = false);
 
 // `mlsup status CONFIG [--json]`: the campaign's state from its journal and last pass, with the history of
 // every attempt and the exclusion ledger.
 int status_verb(const std::string& config_path, bool json);
+// The full view of one campaign as `status --json` prints it (s: its replayed state, for the text view),
+// its ages and figures taken at the clocks given. server_clock false: the lease's expiry is compared with
+// this host's clock instead of the file server's (which touches lease.json.clock): nothing is written.
+nlohmann::json status_json(const config::Config& c, engine::CampaignState& s, const engine::Clocks& now,
+                           bool server_clock = true);
 // With several configs and folders: one line per campaign (--json: an array of the full views, each
 // with its "config"); one config alone: its full view.
 int status_verb(const std::vector<std::string>& sources, bool json);
@@ -32,6 +40,16 @@ int switch_verb(const std::vector<std::string>& sources, bool kill);
 int events_verb(const std::string& config_path, bool json);
 // With several configs and folders: every campaign's events merged by time, each line naming its campaign.
 int events_verb(const std::vector<std::string>& sources, bool json);
+
+// How `mlsup events` shows the log: JSON lines or text, the filter, and whether it follows the log.
+struct EventsOptions {
+  bool json = false;
+  bool follow = false;  // after the log, print what is appended until SIGINT or SIGTERM
+  EventFilter filter;
+  std::chrono::milliseconds poll{500};  // --follow: how often the logs are looked at
+};
+// The events of the campaigns the sources name (several: merged by time, each line naming its campaign).
+int events_verb(const std::vector<std::string>& sources, const EventsOptions& options);
 
 // One event as `mlsup events` prints it: its local time, its name, then its other fields as key=value.
 std::string event_line(const nlohmann::json& event);

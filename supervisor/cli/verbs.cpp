@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/exit_codes.h"
+#include "config/campaign_set.h"
 #include "config/duration.h"
 #include "config/load.h"
 #include "engine/next_attempt.h"
@@ -177,7 +178,32 @@ std::string liveness_line(const config::HeartbeatSettings& h) {
 
 }  // namespace
 
+namespace {
+
+// `mlsup validate SET`: the set's problems, else each run validated as a config of its own, then the set in a line.
+int validate_set(const std::string& path) {
+  const auto set = config::load_set_file(path);
+  if (!set) {
+    print_errors(set.error());
+    return kBadInput;
+  }
+  int code = kOk;
+  for (const auto& r : set->runs) {
+    if (validate_verb(path + ":" + r.name) != kOk) code = kBadInput;
+    if (!r.after.empty() || r.priority != 0)
+      std::cout << "  after: " << (r.after.empty() ? "-" : util::join(r.after, ", ")) << "; priority " << r.priority << "\n";
+  }
+  if (code != kOk) return code;
+  std::cout << path << ": ok: set " << set->name << ", " << set->runs.size() << " runs, at once: "
+            << (set->max_running > 0 ? std::to_string(set->max_running) + " runs" : std::string("no run limit")) << ", "
+            << (set->max_nodes > 0 ? std::to_string(set->max_nodes) + " nodes" : std::string("no node limit")) << "\n";
+  return kOk;
+}
+
+}  // namespace
+
 int validate_verb(const std::string& config_path) {
+  if (config::is_set_file(config_path)) return validate_set(config_path);
   RenderOptions first;
   first.config_path = config_path;
   first.attempt = 1;

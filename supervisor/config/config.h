@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "config/alert_kinds.h"
 #include "config/array_spec.h"
 #include "config/duration.h"
 
@@ -44,9 +45,9 @@ struct HeartbeatSettings {
   Seconds save_timeout{1800};
   std::string hang_command;      // run through /bin/sh before a hung job is cancelled; "" = none
   Seconds hang_command_timeout{60};
-  bool calibrate = false;        // shorten steady_timeout to calibrate_factor x the longest step seen
+  bool calibrate = true;         // shorten steady_timeout to calibrate_factor x the longest step seen
   int calibrate_factor = 10;
-  Seconds calibrate_min{60};     // never calibrate below this
+  Seconds calibrate_min{20};     // never calibrate below this
 };
 
 struct SwitchSettings {
@@ -76,8 +77,13 @@ struct PolicySettings {
 
 struct NotifySettings {
   std::string command;  // run through /bin/sh with MLSUP_EVENT_* in its environment; "" = none
-  std::string webhook;  // http:// URL that receives each alert as a JSON POST; "" = none
+  std::string webhook;  // http:// or https:// URL that receives each alert as a POST; "" = none
   Seconds cooldown{900};
+  std::vector<std::string> on{default_alert_kinds().begin(), default_alert_kinds().end()};  // kinds told
+  std::string format = "json";  // the webhook's body: json (the event) or slack ({"text": one line})
+  std::string ca_file;          // https: the CAs trusted instead of the system's; "" = the system's store
+  Seconds unreachable_after{600};  // Slurm unanswered this long is the supervisor's trouble
+  int budget_warn_at = 80;      // percent of a restart budget used that is "nearly spent"
 };
 
 // Where a key was written, for errors found after loading.
@@ -101,7 +107,12 @@ struct Config {
   PolicySettings policy;
   long long target_steps = 0;  // 0 = no target: a COMPLETED job completes the campaign
   Millis poll_interval{500};
+  Millis pending_poll_interval{5000};  // the passes of a campaign whose job waits in the queue (never below poll_interval)
+  Seconds lease_ttl{120};  // a supervisor's claim on the campaign, unrenewed (journal/lease.h)
   NotifySettings notify;
+
+  std::string set_file;  // a run of a campaign set: the set's file, as given ("" for a config of its own)
+  std::string set_run;   // and the run's name in it
 
   std::map<std::string, Location> written;  // every schema key present in the file, and where
 

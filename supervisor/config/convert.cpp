@@ -123,6 +123,23 @@ std::expected<std::string, std::string> choice(const YAML::Node& node, const Key
   return std::unexpected(message);
 }
 
+// A list of choices, each at most once; the first that is not one names itself.
+std::expected<std::vector<std::string>, std::string> choice_list(const YAML::Node& node, const KeySpec& spec) {
+  auto items = string_list(node);
+  if (!items) return std::unexpected(items.error());
+  std::vector<std::string> choices(spec.choices.begin(), spec.choices.end());
+  for (std::size_t i = 0; i < items->size(); ++i) {
+    const std::string& item = (*items)[i];
+    if (std::find(items->begin(), items->begin() + static_cast<long>(i), item) != items->begin() + static_cast<long>(i))
+      return std::unexpected("\"" + item + "\" is listed twice");
+    if (std::find(choices.begin(), choices.end(), item) != choices.end()) continue;
+    std::string message = "\"" + item + "\" is not one of: " + util::join(choices, ", ");
+    if (const auto near = util::did_you_mean(item, choices); !near.empty()) message += " (did you mean \"" + near + "\"?)";
+    return std::unexpected(message);
+  }
+  return items;
+}
+
 // Checks text with a parser whose error is already a full message; "" passes (unset).
 template <typename Parse>
 std::expected<std::string, std::string> checked_text(const YAML::Node& node, std::string_view want, Parse parse) {
@@ -141,6 +158,18 @@ Converted store(std::expected<U, std::string> value, T* target) {
 }
 
 }  // namespace
+
+YAML::Mark error_mark(const KeySpec& spec, const YAML::Node& value) {
+  if (spec.kind != Kind::ChoiceList || !value.IsSequence()) return value.Mark();
+  std::vector<std::string> seen;
+  for (const auto& item : value) {
+    const std::string name = item.IsScalar() ? item.Scalar() : "";
+    const bool known = std::find(spec.choices.begin(), spec.choices.end(), name) != spec.choices.end();
+    if (!item.IsScalar() || !known || std::find(seen.begin(), seen.end(), name) != seen.end()) return item.Mark();
+    seen.push_back(name);
+  }
+  return value.Mark();
+}
 
 Converted convert(const KeySpec& spec, const YAML::Node& value, Config& config) {
   const Field field = spec.field(config);
@@ -172,6 +201,8 @@ Converted convert(const KeySpec& spec, const YAML::Node& value, Config& config) 
       return store(choice(value, spec), std::get<std::string*>(field));
     case Kind::StringList:
       return store(string_list(value), std::get<std::vector<std::string>*>(field));
+    case Kind::ChoiceList:
+      return store(choice_list(value, spec), std::get<std::vector<std::string>*>(field));
     case Kind::StringMap:
       return store(string_map(value), std::get<std::map<std::string, std::string>*>(field));
     case Kind::Budget:

@@ -1,4 +1,5 @@
 #include "config/load.h"
+#include "config/load_node.h"
 
 #include <cstring>
 #include <filesystem>
@@ -8,6 +9,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "config/campaign_set.h"
 #include "config/convert.h"
 #include "config/schema.h"
 #include "config/slurm_time.h"
@@ -53,7 +55,7 @@ struct Walk {
       }
       if (const KeySpec* spec = find_key(path)) {
         config.written[path] = {item.first.Mark().line + 1, item.first.Mark().column + 1};
-        if (auto ok = convert(*spec, item.second, config); !ok) error_at(item.second.Mark(), path, ok.error());
+        if (auto ok = convert(*spec, item.second, config); !ok) error_at(error_mark(*spec, item.second), path, ok.error());
       } else if (is_group(path)) {
         mapping(item.second, path);
       } else {
@@ -82,6 +84,7 @@ void finalize(Config& c) {
   c.heartbeat.dir = resolve(c.base_dir, c.heartbeat.dir, c.state_dir + "/heartbeats");
   c.switches.kill = resolve(c.base_dir, c.switches.kill, c.state_dir + "/kill-switch");
   c.switches.save = resolve(c.base_dir, c.switches.save, c.state_dir + "/save-switch");
+  c.notify.ca_file = resolve(c.base_dir, c.notify.ca_file, "");
   if (!c.slurm.time.empty()) c.slurm.time_limit = parse_slurm_time(c.slurm.time).value_or(std::nullopt);
   if (!c.slurm.array.empty()) {
     if (auto spec = parse_array_spec(c.slurm.array)) c.slurm.array_spec = *spec;
@@ -92,9 +95,6 @@ void finalize(Config& c) {
 
 std::expected<Config, Errors> load_config_text(std::string_view yaml, const std::string& file, const std::string& base_dir,
                                                const LoadOptions& options) {
-  Config config = defaults();
-  config.source_file = file;
-  config.base_dir = fs::absolute(base_dir).lexically_normal().string();
   Errors errors;
   YAML::Node root;
   try {
@@ -104,6 +104,15 @@ std::expected<Config, Errors> load_config_text(std::string_view yaml, const std:
                       .message = "not valid YAML: " + e.msg});
     return std::unexpected(errors);
   }
+  return load_config_node(root, file, base_dir, options);
+}
+
+std::expected<Config, Errors> load_config_node(const YAML::Node& root, const std::string& file, const std::string& base_dir,
+                                               const LoadOptions& options) {
+  Config config = defaults();
+  config.source_file = file;
+  config.base_dir = fs::absolute(base_dir).lexically_normal().string();
+  Errors errors;
   if (root.IsNull()) {
     errors.push_back({.file = file, .message = "the config is empty; it needs at least `name:` and `template:`"});
     return std::unexpected(errors);
@@ -121,6 +130,16 @@ std::expected<Config, Errors> load_config_file(const std::string& path, const Lo
   if (fs::is_directory(path, ec))
     return std::unexpected(Errors{{.file = path, .message = "a folder, not a config file: name one of its *.yaml files "
                                                            "(run, tick, status, events, stop and save take a folder)"}});
+  if (const auto unit = split_unit(path)) return load_set_run(unit->first, unit->second, options);
+  if (is_set_file(path)) {
+    const auto set = load_set_file(path, options);
+    if (!set) return std::unexpected(set.error());
+    std::vector<std::string> runs;
+    for (const auto& r : set->runs) runs.push_back(path + ":" + r.name);
+    return std::unexpected(Errors{{.file = path, .message = "a campaign set, not one campaign: name one of its runs as " +
+                                                           util::join(runs, ", ") +
+                                                           " (run, tick, status, events, stop, save and validate take the set)"}});
+  }
   std::ifstream in(path);
   if (!in) {
     return std::unexpected(Errors{{.file = path, .message = "cannot read the config file: " +

@@ -9,6 +9,13 @@ namespace {
 constexpr std::array<std::string_view, 8> kBudgetClasses{
     "failed", "node_fail", "out_of_memory", "hang", "boot_fail", "timeout", "preempted", "planned_exit"};
 
+// The names notify.on may list.
+std::vector<std::string_view> alert_kind_names() {
+  std::vector<std::string_view> names;
+  for (const auto& k : alert_kinds()) names.push_back(k.name);
+  return names;
+}
+
 // The Config field of the budget for one failure class.
 template <std::size_t I>
 Field budget_field(Config& c) {
@@ -76,7 +83,7 @@ const std::vector<KeySpec>& table() {
       {"heartbeat.steady_timeout", Kind::Duration, [](Config& c) -> Field { return &c.heartbeat.steady_timeout; },
        "longest silence between heartbeats once training runs"},
       {"heartbeat.save_timeout", Kind::Duration, [](Config& c) -> Field { return &c.heartbeat.save_timeout; },
-       "longest silence while the heartbeat says \"saving\""},
+       "longest silence while the heartbeat names a phase after the step (\"saving\", \"eval\": any lowercase word)"},
       {"heartbeat.probe_timeout", Kind::Duration, [](Config& c) -> Field { return &c.heartbeat.probe_timeout; },
        "before a hung job is cancelled, each of its nodes must answer a probe step within this, or be excluded"},
       {"heartbeat.hang_command", Kind::String, [](Config& c) -> Field { return &c.heartbeat.hang_command; },
@@ -89,7 +96,7 @@ const std::vector<KeySpec>& table() {
       {"heartbeat.calibrate_factor", Kind::Int, [](Config& c) -> Field { return &c.heartbeat.calibrate_factor; },
        "calibrated steady timeout = this x the longest interval between steps seen", 2},
       {"heartbeat.calibrate_min", Kind::Duration, [](Config& c) -> Field { return &c.heartbeat.calibrate_min; },
-       "the calibrated steady timeout is never shorter than this"},
+       "the calibrated steady timeout is never shorter than this (nor than three poll intervals)"},
       {"switches.kill", Kind::Path, [](Config& c) -> Field { return &c.switches.kill; },
        "kill switch file (MLSUP_KILL_SWITCH); \"\" = <state_dir>/kill-switch"},
       {"switches.save", Kind::Path, [](Config& c) -> Field { return &c.switches.save; },
@@ -130,12 +137,29 @@ const std::vector<KeySpec>& table() {
        "step the training must reach; 0 = a COMPLETED job ends the campaign", 0},
       {"poll_interval", Kind::Interval, [](Config& c) -> Field { return &c.poll_interval; },
        "how often Slurm, heartbeats and switches are looked at"},
+      {"pending_poll_interval", Kind::Interval, [](Config& c) -> Field { return &c.pending_poll_interval; },
+       "how often they are looked at while the campaign's job only waits in the queue (never more often than "
+       "poll_interval): a stop, a pause or the job's start is seen this much later at most"},
+      {"lease_ttl", Kind::Duration, [](Config& c) -> Field { return &c.lease_ttl; },
+       "how long a supervisor's claim on the campaign lasts unrenewed: one on another host may take over a campaign "
+       "whose supervisor died after this long (on the same host, at once); renewed when half is gone; at least five polls"},
       {"notify.command", Kind::String, [](Config& c) -> Field { return &c.notify.command; },
        "shell command run for each alert, with MLSUP_EVENT_* set; \"\" = none"},
       {"notify.webhook", Kind::String, [](Config& c) -> Field { return &c.notify.webhook; },
-       "http:// URL that receives each alert as a JSON POST; \"\" = none"},
+       "http:// or https:// URL that receives each alert as a POST (the body: notify.format); \"\" = none"},
       {"notify.cooldown", Kind::Duration, [](Config& c) -> Field { return &c.notify.cooldown; },
        "least time between two alerts of the same kind"},
+      {"notify.on", Kind::ChoiceList, [](Config& c) -> Field { return &c.notify.on; },
+       "the kinds of alert told (see the reference config); [] = none", 0, alert_kind_names()},
+      {"notify.format", Kind::Choice, [](Config& c) -> Field { return &c.notify.format; },
+       "the webhook's body: json (the event, with alert_kind and summary) or slack ({\"text\": one line})", 0,
+       {"json", "slack"}},
+      {"notify.ca_file", Kind::Path, [](Config& c) -> Field { return &c.notify.ca_file; },
+       "https webhook: PEM file of the CAs that may sign the server's certificate; \"\" = the system's store"},
+      {"notify.unreachable_after", Kind::Duration, [](Config& c) -> Field { return &c.notify.unreachable_after; },
+       "Slurm's controller unanswered this long is a trouble alert"},
+      {"notify.budget_warn_at", Kind::Int, [](Config& c) -> Field { return &c.notify.budget_warn_at; },
+       "a budget alert when this percent of a restart budget is used within its window (1-100)", 1},
   };
   return keys;
 }

@@ -24,6 +24,7 @@ enum class Kind {
   ArraySpec,   // "1-10%1"
   Choice,      // one of choices
   StringList,  // a sequence of scalars
+  ChoiceList,  // a sequence of choices, each at most once
   StringMap,   // a mapping of identifier -> scalar
   Budget,      // "5/6h" (count per window) or "unlimited"
 };
@@ -37,7 +38,7 @@ struct KeySpec {
   Field (*field)(Config&);                 // where the value goes
   std::string_view doc;                    // one line, used by `mlsup validate --keys`
   long long min = 0;                       // Int, OptionalInt, Long
-  std::vector<std::string_view> choices{};  // Choice
+  std::vector<std::string_view> choices{};  // Choice, ChoiceList
 };
 
 // Every key, in the order the reference config shows them.

@@ -145,10 +145,13 @@ const std::vector<Rule>& rules() {
          if (c.poll_interval >= Millis(100)) return std::nullopt;
          return "must be at least \"100ms\"";
        }},
+      {"lease_ttl",
+       [](const Config& c) -> std::optional<std::string> {
+         if (c.lease_ttl >= Seconds(10)) return std::nullopt;
+         return "must be at least \"10s\": a shorter lease could run out between two renewals";
+       }},
       {"heartbeat.startup_timeout", [](const Config& c) { return at_least_poll(c, c.heartbeat.startup_timeout, "first heartbeat"); }},
       {"heartbeat.steady_timeout", [](const Config& c) { return at_least_poll(c, c.heartbeat.steady_timeout, "silence"); }},
-      {"heartbeat.calibrate_min",
-       [](const Config& c) { return c.heartbeat.calibrate ? at_least_poll(c, c.heartbeat.calibrate_min, "silence") : std::nullopt; }},
       {"heartbeat.save_timeout",
        [](const Config& c) -> std::optional<std::string> {
          if (!c.heartbeat.enabled || c.heartbeat.save_timeout >= c.heartbeat.steady_timeout) return std::nullopt;
@@ -184,10 +187,14 @@ const std::vector<Rule>& rules() {
        }},
       {"notify.webhook",
        [](const Config& c) -> std::optional<std::string> {
-         if (c.notify.webhook.empty() || util::starts_with(c.notify.webhook, "http://")) return std::nullopt;
-         if (util::starts_with(c.notify.webhook, "https://"))
-           return "https webhooks are not supported by this build; use notify.command with curl, or an http:// relay";
-         return "\"" + c.notify.webhook + "\" is not an http:// URL";
+         const auto& w = c.notify.webhook;
+         if (w.empty() || util::starts_with(w, "http://") || util::starts_with(w, "https://")) return std::nullopt;
+         return "\"" + w + "\" is not an http:// or https:// URL";
+       }},
+      {"notify.budget_warn_at",
+       [](const Config& c) -> std::optional<std::string> {
+         if (c.notify.budget_warn_at <= 100) return std::nullopt;
+         return std::to_string(c.notify.budget_warn_at) + " is more than 100 (it is a percent of the budget)";
        }},
       {"state_dir",
        [](const Config& c) -> std::optional<std::string> {

@@ -12,10 +12,23 @@ namespace {
 
 bool specific(const NodeEvidence& n) { return n.task_failed || n.failed_first || n.heartbeat_stale_first; }
 
+// The first-evidence rule: in a failed job of several nodes, the node of the first failing task.
+bool first_named(const BlameInput& in, const NodeEvidence& n) {
+  return in.first_evidence && (n.task_failed || n.failed_first) && in.job_nodes.size() > 1 &&
+         in.cls == EndClass::Failed;
+}
+
+// A failure that follows the training: its weak first end, and any srun reported, set no node apart.
+BlameInput without_weak_ends(BlameInput in) {
+  for (auto& n : in.job_nodes)
+    if (n.task_failed || (n.failed_first && n.first_weak)) n.task_failed = n.failed_first = false;
+  return in;
+}
+
 // Direct evidence against a node, whatever came before: it did not answer, its health check failed,
-// or (in a job of several nodes) the plugin saw its task fail first by a machine fault's signal (a
-// weak first end only names the suspect), or its per-task heartbeat went silent well before the
-// other nodes' in a hang.
+// or (in a job of several nodes) the plugin saw its task fail first by a machine fault's signal, or
+// its per-task heartbeat went silent well before the other nodes' in a hang; then, under the
+// first-evidence rule, the node of the first failing task however it ended.
 void direct(const BlameInput& in, std::vector<Blamed>& out) {
   const std::string ending = std::string(class_name(in.cls));
   for (const auto& n : in.job_nodes) {
@@ -30,6 +43,10 @@ void direct(const BlameInput& in, std::vector<Blamed>& out) {
       out.push_back({n.name, "the job's first failing task ran there, ended by a machine fault's signal; the other "
                              "nodes' tasks were ended after it"});
     else if (stale) out.push_back({n.name, stopped + " (the attempt ended as " + ending + ")"});
+    else if (first_named(in, n))
+      out.push_back({n.name, std::string("the job's first failing task ran there (") +
+                                 (n.failed_first ? "the plugin's records" : "srun's report") +
+                                 "); the other nodes' tasks were ended after it", true});
   }
 }
 
@@ -89,11 +106,12 @@ std::vector<std::string> suspects(const std::vector<NodeEvidence>& job_nodes) {
   return named.empty() ? all : named;
 }
 
-std::vector<Blamed> blame(const BlameInput& in) {
+std::vector<Blamed> blame(const BlameInput& given) {
   std::vector<Blamed> out;
-  if (!node_related(in.cls)) return out;
+  if (!node_related(given.cls)) return out;
+  const BlameInput in = given.follows_training ? without_weak_ends(given) : given;
   direct(in, out);
-  if (out.empty()) repeated(in, out);
+  if (out.empty() && !in.follows_training) repeated(in, out);
   return out;
 }
 

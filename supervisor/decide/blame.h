@@ -34,11 +34,14 @@ struct BlameInput {
   double now = 0;
   double window_seconds = 6 * 3600;      // past failures older than this do not count
   int repeat_threshold = 2;              // failures, this one included, that a common node must share
+  bool first_evidence = false;           // the first-evidence rule applies (decide/first_evidence.h)
+  bool follows_training = false;         // the failure follows the training: its weak evidence names no node
 };
 
 struct Blamed {
   std::string node;
-  std::string reason;  // one sentence for the event log
+  std::string reason;            // one sentence for the event log
+  bool first_evidence = false;   // excluded by the first-evidence rule (a weak or srun-reported first end)
 };
 
 // A node whose heartbeat stopped well before the others' (engine/heartbeat.h finds them).
@@ -56,8 +59,9 @@ bool node_related(EndClass c);
 
 // Whether a task's first end says little of its node: an exit code is the program saying why it
 // stopped, an abort is its own decision, a kill comes from outside (a person, the OOM killer, srun).
-// Only the signals of a machine's faults (SIGSEGV, SIGBUS, SIGILL) speak against the node at once;
-// a weak first end names the failure's one suspect, excluded when it is named again (blame()).
+// Only the signals of a machine's faults (SIGSEGV, SIGBUS, SIGILL) in the plugin's records speak
+// against the node outright; a weak first end, or any first end srun reported, names the failure's
+// one suspect, excluded at once under the first-evidence rule's guard (blame(), first_evidence.h).
 bool weak_end(int exit_code, int signal);
 
 // The nodes a failure points at: the node of the first task end, a silent or first-stale node, or

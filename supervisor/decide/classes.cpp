@@ -10,7 +10,7 @@ namespace {
 using enum EndClass;
 using A = Action;
 
-constexpr std::array<ClassRow, 15> kRows{{
+constexpr std::array<ClassRow, 16> kRows{{
     // class, name, action, exit code, budget, backoff, node related, counts for blame, reason
     {Completed, "completed", A::Finish, kCompleted, "", false, false, false, "the training completed"},
     {KillSwitch, "kill_switch", A::Stop, kStoppedBySwitch, "", false, false, false,
@@ -33,6 +33,8 @@ constexpr std::array<ClassRow, 15> kRows{{
     {EndUnknown, "end_unknown", A::Stop, kEndUnknown, "", false, false, false,
      "Slurm forgot the job and no source (accounting, the plugin's record of the batch script, the script's end "
      "record) says how it ended: nothing is submitted until a person decides"},
+    {CancelRequested, "mlsup_cancel", A::Stop, kCancelled, "", false, false, false,
+     "the campaign was cancelled with `mlsup cancel`"},
 }};
 
 constexpr bool in_enum_order() {

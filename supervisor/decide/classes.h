@@ -9,7 +9,7 @@
 
 namespace mlsup::decide {
 
-enum class Action { Finish, Resubmit, Stop };
+enum class Action { Finish, Resubmit, Stop, Pause };  // Pause: a lifecycle verb's (no class has it)
 
 struct ClassRow {
   EndClass cls;

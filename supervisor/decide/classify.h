@@ -9,7 +9,7 @@ namespace mlsup::decide {
 
 enum class EndClass {
   Completed, KillSwitch, PlannedExit, NoRetry, Failed, Timeout, Preempted, NodeFail, OutOfMemory, BootFail,
-  Deadline, CancelledByPerson, Hang, Lost, EndUnknown,
+  Deadline, CancelledByPerson, Hang, Lost, EndUnknown, CancelRequested,
 };
 
 // The class's name in events and the journal ("node_fail").

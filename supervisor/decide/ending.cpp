@@ -14,7 +14,7 @@ EndingVerdict judge_ending(const EndingFacts& f, const std::vector<Restart>& res
   v.cls = classify({f.state, f.exit_code, f.exit_signal, f.cancel_reason, f.kill_switch, target_reached,
                     config.policy.no_retry_exit_code, vanished});
   v.progressed = f.checkpoint_step > f.resume_step;
-  v.decision = decide(v.cls, v.progressed, restarts, config, now);
+  v.decision = decide(v.cls, v.progressed, restarts, config, now, f.new_exclusion);
   if (f.chain_goes_on && v.decision.action == Action::Resubmit && v.decision.delay_seconds > 0) {
     v.decision.delay_seconds = 0;  // the chain's next task is queued already and waits for its values
     v.decision.reason += "; the chain's next task takes over without a backoff";

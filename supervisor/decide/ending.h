@@ -23,6 +23,7 @@ struct EndingFacts {
   long long checkpoint_step = 0;           // the newest complete checkpoint's step (0: none)
   long long resume_step = 0;               // the step of the checkpoint it resumed from
   bool chain_goes_on = false;              // chain mode: the next task is queued already
+  bool new_exclusion = false;              // a node was newly excluded for this ending
 };
 
 struct EndingVerdict {

@@ -6,23 +6,29 @@
 namespace mlsup::decide {
 namespace {
 
-constexpr std::array<ExitCodeRow, 12> kRows = {{
+constexpr std::array<ExitCodeRow, 15> kRows = {{
     {kCompleted, "done; for run and tick: the campaign completed (tick: or goes on)", 0},
-    {kRuntimeFailure, "a runtime failure (a file could not be written, the state directory is unusable, ...)", 10},
-    {kUsage, "the command line is wrong", 11},
-    {kBadInput, "the config or the template is wrong (the message says file:line:column: key: what to do)", 9},
+    {kRuntimeFailure, "a runtime failure (a file could not be written, the state directory is unusable, ...)", 11},
+    {kUsage, "the command line is wrong", 12},
+    {kBadInput, "the config or the template is wrong (the message says file:line:column: key: what to do)", 10},
     {kLeaseHeld, "run: another supervisor acts on this campaign (or took it over)", 2},
     {kDetached, "run: stopped supervising on SIGTERM/SIGINT; the jobs keep running", 1},
     {kStoppedBySwitch, "the campaign stopped: the kill switch", 3},
-    {kBudgetSpent, "the campaign stopped: a restart budget is spent, or a crash loop", 6},
-    {kCancelledByPerson, "the campaign stopped: its job was cancelled by a person", 5},
-    {kNoRetry, "the campaign stopped: the training exited with the do-not-retry code", 4},
+    {kBudgetSpent, "the campaign stopped: a restart budget is spent, or a crash loop", 7},
+    {kCancelledByPerson, "the campaign stopped: its job was cancelled by a person", 6},
+    {kNoRetry, "the campaign stopped: the training exited with the do-not-retry code", 5},
     {kCannotGoOn,
      "the campaign stopped: it cannot go on (Slurm refused the job, or kept refusing it for policy.submit_retry_for; "
-     "deadline)", 7},
+     "deadline)", 8},
     {kEndUnknown,
      "the campaign stopped: its job's end is unknown (Slurm forgot the job and no source recorded its end); a person "
-     "decides whether it goes on (the lifecycle verb `resume`, once it exists)", 8},
+     "decides whether it goes on (`mlsup resume` continues it)", 9},
+    {kCancelled, "the campaign stopped: cancelled with `mlsup cancel`", 4},
+    {kNotStopped,
+     "resume: the campaign is neither stopped nor paused (it runs, has not started, or completed); nothing was changed",
+     13},
+    {kAlreadyEnded,
+     "pause or cancel: the campaign has already ended (completed, stopped or cancelled); nothing was changed", 14},
 }};
 
 }  // namespace

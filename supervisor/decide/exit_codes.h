@@ -21,6 +21,9 @@ enum ExitCode : int {
   kNoRetry = 13,
   kCannotGoOn = 14,
   kEndUnknown = 15,
+  kCancelled = 16,
+  kNotStopped = 17,
+  kAlreadyEnded = 18,
 };
 
 struct ExitCodeRow {

@@ -28,30 +28,41 @@ int stalled_in_a_row(bool progressed, const std::vector<Restart>& history) {
   return n;
 }
 
-// Failures in a row (with backoff) at the end of history, this one included.
-int failures_in_a_row(const std::vector<Restart>& history) {
+// An ending that waiting may help: a class that backs off, with neither progress nor a new exclusion.
+bool fruitless(EndClass cls, bool progressed, bool new_exclusion) {
+  return rule_for(cls).backoff && !progressed && !new_exclusion;
+}
+
+// Fruitless endings in a row at the end of history, this one included.
+int fruitless_in_a_row(const std::vector<Restart>& history) {
   int n = 1;
-  for (auto it = history.rbegin(); it != history.rend() && rule_for(it->cls).backoff; ++it) ++n;
+  for (auto it = history.rbegin(); it != history.rend() && fruitless(it->cls, it->progressed, it->new_exclusion); ++it)
+    ++n;
   return n;
 }
 
 double backoff(const config::Config& c, const std::vector<Restart>& history) {
   const double initial = static_cast<double>(c.policy.backoff_initial.count());
-  const double delay = initial * std::pow(2.0, failures_in_a_row(history) - 1);
+  const double delay = initial * std::pow(2.0, fruitless_in_a_row(history) - 1);
   return std::min(delay, static_cast<double>(c.policy.backoff_max.count()));
+}
+
+// Why a class that backs off goes on at once.
+std::string at_once(bool progressed) {
+  return progressed ? "; resubmitted at once: the attempt saved a newer checkpoint"
+                    : "; resubmitted at once: a node was excluded for it";
 }
 
 }  // namespace
 
 Decision decide(EndClass cls, bool progressed, const std::vector<Restart>& history, const config::Config& config,
-                double now) {
+                double now, bool new_exclusion) {
   const Rule& rule = rule_for(cls);
   if (rule.action != Action::Resubmit) return {rule.action, rule.exit_code, 0, std::string(rule.reason)};
-  const config::Budget& budget = config.policy.budgets.at(std::string(rule.budget));
-  if (budget.count >= 0 && used(rule, history, budget, now) >= budget.count) {
+  if (const auto use = budget_use(cls, history, config, now); use && use->used > use->count) {
     return {Action::Stop, kBudgetSpent, 0,
-            std::string(rule.reason) + ", and the " + std::string(rule.budget) + " budget (" + std::to_string(budget.count) + " per " +
-                config::format_duration(budget.window) + ") is spent"};
+            std::string(rule.reason) + ", and the " + use->budget + " budget (" + std::to_string(use->count) + " per " +
+                config::format_duration(use->window) + ") is spent"};
   }
   const int stalled = stalled_in_a_row(progressed, history);
   if (stalled >= config.policy.crash_loop_restarts) {
@@ -59,7 +70,22 @@ Decision decide(EndClass cls, bool progressed, const std::vector<Restart>& histo
             std::string(rule.reason) + "; " + std::to_string(stalled) +
                 " attempts in a row made no step progress: a crash loop, stopping instead of burning the allocation"};
   }
-  return {Action::Resubmit, 0, rule.backoff ? backoff(config, history) : 0.0, std::string(rule.reason)};
+  if (fruitless(cls, progressed, new_exclusion))
+    return {Action::Resubmit, 0, backoff(config, history), std::string(rule.reason)};
+  return {Action::Resubmit, 0, 0.0, std::string(rule.reason) + (rule.backoff ? at_once(progressed) : "")};
+}
+
+std::optional<BudgetUse> budget_use(EndClass cls, const std::vector<Restart>& history, const config::Config& config,
+                                    double now) {
+  const Rule& rule = rule_for(cls);
+  if (rule.action != Action::Resubmit) return std::nullopt;
+  const config::Budget& budget = config.policy.budgets.at(std::string(rule.budget));
+  if (budget.count < 0) return std::nullopt;
+  return BudgetUse{std::string(rule.budget), used(rule, history, budget, now) + 1, budget.count, budget.window};
+}
+
+bool nearly_spent(const BudgetUse& use, int percent) {
+  return use.count > 0 && static_cast<long long>(use.used) * 100 >= static_cast<long long>(percent) * use.count;
 }
 
 }  // namespace mlsup::decide

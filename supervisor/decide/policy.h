@@ -1,6 +1,7 @@
 #pragma once
 // What to do after an ending: a table from class to action and budget, restart budgets over time
 // windows, backoff, and the crash-loop rule. Pure: every input is a value.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@ struct Restart {
   double time = 0;              // unix seconds
   EndClass cls = EndClass::Failed;
   bool progressed = false;      // the attempt it ended reached a later step than it started from
+  bool new_exclusion = false;   // a node was newly excluded for the ending
 };
 
 struct Decision {
@@ -25,9 +27,25 @@ struct Decision {
   std::string reason;           // one sentence for the event log and the last line of `mlsup run`
 };
 
-// Decides after an attempt ended with cls (progressed: it got past its starting step), given the
-// restarts made so far (oldest first) and the config's budgets.
+// Decides after an attempt ended with cls (progressed: it got past its starting step; new_exclusion: a
+// node was newly excluded for it), given the restarts made so far (oldest first) and the config's
+// budgets. A class that backs off waits only when its ending made neither progress nor a new
+// exclusion, and the wait doubles only across such endings in a row.
 Decision decide(EndClass cls, bool progressed, const std::vector<Restart>& history, const config::Config& config,
-                double now);
+                double now, bool new_exclusion = false);
+
+// How much of its restart budget a resubmission after cls uses: the restarts of that budget within its
+// window, this one included. nullopt for a class that is not restarted or an unlimited budget.
+struct BudgetUse {
+  std::string budget;  // "failed", "hang", ...
+  int used = 0;
+  int count = 0;
+  config::Seconds window{0};
+};
+std::optional<BudgetUse> budget_use(EndClass cls, const std::vector<Restart>& history, const config::Config& config,
+                                    double now);
+
+// True when use has reached percent of its budget (notify.budget_warn_at).
+bool nearly_spent(const BudgetUse& use, int percent);
 
 }  // namespace mlsup::decide

@@ -76,7 +76,7 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::Send& i) { 
 
 util::Result<void> Campaign::send(const AttemptState& a) {
   if (!template_) return {};  // no template has rendered yet (told by take_template)
-  auto plan = render::plan_submission(config_, *template_, {a.number, a.resume_from, a.exclude, a.tag});
+  auto plan = render::plan_submission(config_, *template_, {a.number, a.resume_from, a.exclude, a.tag, campaign_id_});
   if (!plan) {  // this attempt's values break a template that renders: told, tried again next pass
     event("template-unusable", {{"attempt", a.number}, {"file", config_.template_path}, {"detail", plan.error().str()},
                                 {"alert", true}, {"decision", "nothing is submitted; tried again next pass"}});
@@ -109,8 +109,20 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::Adopt& i) {
 }
 
 util::Result<void> Campaign::act(const CampaignState&, const intent::Exclude& i) {
-  return fact("exclude", {{"attempt", i.attempt}, {"node", i.blamed.node}, {"reason", i.blamed.reason}, {"until", i.until}},
-              "excluded", {{"for", config::format_duration(config_.policy.exclusion_ttl)}});
+  json fields = {{"attempt", i.attempt}, {"node", i.blamed.node}, {"reason", i.blamed.reason}, {"until", i.until}};
+  if (i.blamed.first_evidence) fields.update({{"rule", "first_evidence"}, {"rank", i.first_end.rank}, {"step", i.first_end.step}});
+  return fact("exclude", fields, "excluded", {{"for", config::format_duration(config_.policy.exclusion_ttl)}});
+}
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::Lift& i) {
+  const auto& f = i.fault;
+  const std::string rank = f.rank < 0 ? "the same tasks" : "rank " + std::to_string(f.rank);
+  return fact("exclusion-lifted",
+              {{"attempt", i.attempt}, {"lifted", i.nodes}, {"rank", f.rank}, {"step", f.step}, {"tolerance", f.tolerance},
+               {"reason", rank + " failed first near step " + std::to_string(f.step) + " again, on another node: the "
+                          "failure follows the training, not the node; the first-evidence rule's exclusions for it "
+                          "are lifted and it no longer excludes nodes for this failure"}},
+              "exclusion-lifted", json::object());
 }
 
 util::Result<void> Campaign::act(const CampaignState&, const intent::End& i) {

@@ -1,7 +1,10 @@
 // act on a hang: keep what evidence there is (the hang command's output), probe the job's nodes,
 // blame from the heartbeats that went silent first and the nodes that do not answer, then cancel.
+// Before the timeout, the nodes the other ranks wait on are probed first: one proven silent makes
+// it a hang at once; answered, nothing is done.
 // The probe is read here, not in observe: it only means something at the moment of the hang.
 #include <filesystem>
+#include <optional>
 
 #include "decide/blame.h"
 #include "edges/process.h"
@@ -34,10 +37,41 @@ void Campaign::keep_hang_evidence(const AttemptState& a, const slurm::Job& job, 
   event("hang-evidence", {{"attempt", a.number}, {"job_id", job.job_id}, {"path", path}, {"outcome", outcome}});
 }
 
+namespace {
+
+// The names of the nodes whose heartbeat went silent first.
+std::vector<std::string> stale_nodes(const intent::Hang& i) {
+  std::vector<std::string> names;
+  for (const auto& st : i.stale) names.push_back(st.node);
+  return names;
+}
+
+}  // namespace
+
+util::Result<std::vector<std::string>> Campaign::probe_nodes(const slurm::Job& job, const std::vector<std::string>& nodes) {
+  if (auto held = hold(static_cast<double>(config_.heartbeat.probe_timeout.count()) + 5); !held) return std::unexpected(held.error());
+  return edges_.probe ? edges_.probe(job.job_id, nodes, config_.heartbeat.probe_timeout) : std::vector<std::string>{};
+}
+
 util::Result<void> Campaign::act(const CampaignState& s, const intent::Hang& i) {
+  if (!i.waited_on) return hang(s, i, i.reason, std::nullopt);
+  auto silent = probe_nodes(i.job, stale_nodes(i));  // only a node proven silent makes it a hang before the timeout
+  if (!silent) return std::unexpected(silent.error());
+  if (silent->empty()) {
+    event("probe-answered", {{"attempt", i.attempt.number}, {"job_id", i.job.job_id}, {"nodes", stale_nodes(i)},
+                             {"reason", i.reason + "; they answer a probe: the steady timeout decides"}});
+    return {};
+  }
+  const auto probe = config::format_duration(config_.heartbeat.probe_timeout);
+  return hang(s, i, i.reason + "; " + util::join(*silent, ", ") + " did not answer a probe in " + probe, *silent);
+}
+
+util::Result<void> Campaign::hang(const CampaignState& s, const intent::Hang& i, const std::string& reason,
+                                  std::optional<std::vector<std::string>> silent) {
   const auto& a = i.attempt;
   const auto nodes = slurm::expand_hostlist(i.job.nodes);
-  event("hang-detected", {{"attempt", a.number}, {"job_id", i.job.job_id}, {"reason", i.reason}, {"probing", nodes},
+  event("hang-detected", {{"attempt", a.number}, {"job_id", i.job.job_id}, {"reason", reason},
+                          {"probing", silent ? stale_nodes(i) : nodes},
                           {"steady_timeout", config::format_duration(config::Seconds(i.steady_timeout))},
                           {"calibrated", i.calibrated}});
   keep_hang_evidence(a, i.job, nodes);
@@ -47,12 +81,15 @@ util::Result<void> Campaign::act(const CampaignState& s, const intent::Hang& i) 
     event("heartbeat-stale-first", {{"attempt", a.number}, {"job_id", i.job.job_id}, {"nodes", named},
                                     {"margin", stale_margin(config_.heartbeat)}});
   }
-  if (auto held = hold(static_cast<double>(config_.heartbeat.probe_timeout.count()) + 5); !held) return held;
-  const auto silent = edges_.probe ? edges_.probe(i.job.job_id, nodes, config_.heartbeat.probe_timeout) : std::vector<std::string>{};
-  for (const auto& e : blame_exclusions(s, a.number, decide::EndClass::Hang, decide::hang_evidence(nodes, i.stale, silent),
+  if (!silent) {  // the other nodes' ranks, when they were waiting, showed life: only a timeout probes them all
+    auto probed = probe_nodes(i.job, nodes);
+    if (!probed) return std::unexpected(probed.error());
+    silent = std::move(*probed);
+  }
+  for (const auto& e : blame_exclusions(s, a.number, decide::EndClass::Hang, decide::hang_evidence(nodes, i.stale, *silent),
                                         config_, edges_.now()))
     if (auto ok = act(s, e); !ok) return ok;
-  return act(s, intent::Cancel{a, decide::EndClass::Hang, i.reason});
+  return act(s, intent::Cancel{a, decide::EndClass::Hang, reason});
 }
 
 }  // namespace mlsup::engine

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "config/diff.h"
+#include "engine/alert_kinds.h"
 #include "engine/reconcile.h"
 #include "journal/atomic_file.h"
 #include "journal/journal.h"
@@ -105,8 +106,10 @@ void Campaign::event(const std::string& what, json fields) {
   fields["event"] = what;
   fields["time"] = edges_.now();
   fields["campaign"] = config_.name;
+  const auto kind = chosen_alert(fields, config_.notify.on);
+  if (kind) fields["alert_kind"] = std::string(*kind);
   emit(fields);
-  if (!fields.value("alert", false)) return;
+  if (!kind) return;
   if (!hold(kNotifyBound)) return;  // another supervisor holds the campaign now; it tells people
   const std::string outcome = notifier_.alert(fields, edges_.now());
   if (outcome == "none configured") return;
@@ -143,6 +146,7 @@ const CampaignState& Campaign::state() {
 
 util::Result<std::optional<Outcome>> Campaign::pass() {
   if (!state().problems.empty()) return std::unexpected(state_.problems.front());  // nothing is done on an incomplete state
+  if (auto taken = take_requests(); !taken) return std::unexpected(taken.error());
   for (int r = 0; r < 2 && !state_.finished_code; ++r) {
     const Progress before = progress(state_);
     auto acted = round(state_);
@@ -159,6 +163,7 @@ util::Result<void> Campaign::round(const CampaignState& s) {
   const World w = observe(s);
   auto decided = reconcile(s, w, memory_, config_, campaign_id_);
   memory_ = std::move(decided.memory);
+  queued_ = decided.queued;
   for (const auto& i : decided.intents)
     if (auto ok = carry_out(s, i); !ok) return ok;
   return {};

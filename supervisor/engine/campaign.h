@@ -42,7 +42,13 @@ struct Edges {
   // Waits for the supervisor's turn to call sbatch (its submit rate), returning the seconds waited;
   // empty function = no wait.
   std::function<double()> pace_submit;
+  // How full the file system holding a folder is; empty function = statvfs (edges/disk_use.h).
+  std::function<std::optional<DiskUse>(const std::string& folder)> disk;
 };
+
+// How often a supervisor looks at the checkpoint folder's file system (statvfs may be an RPC to the
+// servers of a parallel file system): once a minute at most, at the first pass of each process.
+inline constexpr double kDiskLookEvery = 60;
 
 // How long the engine holds the lease for beyond a side effect's start: one Slurm request (libslurm's
 // retries included), and an alert (its command, 30 s, or its webhook, 10 s).
@@ -55,6 +61,10 @@ struct Outcome {
   std::string reason;
 };
 
+// The lifecycle verbs' requests folder, and the requests in it (engine/act_lifecycle.cpp).
+std::string requests_dir(const config::Config& c);
+std::vector<Request> read_requests(const std::string& dir);
+
 class Campaign {
  public:
   // Opens the campaign's journal (starting it on first use) and claims the checkpoint directory.
@@ -64,10 +74,18 @@ class Campaign {
   // One reconcile pass; returns the outcome once the campaign has ended.
   util::Result<std::optional<Outcome>> pass();
 
+  // Takes the lifecycle verbs' requests waiting in <state_dir>/requests (engine/lifecycle.h) and
+  // journals them, without a reconcile round (a pass does this first).
+  util::Result<void> requests();
+
   // Applies a new, already validated config from the next pass on.
   void reload(config::Config config);
 
   const config::Config& config() const { return config_; }
+
+  // The last pass saw only its job waiting in the queue (engine/reconcile.h): the next may wait
+  // pending_poll_interval.
+  bool queued() const { return queued_; }
 
  private:
   Campaign(config::Config config, Edges edges);
@@ -84,6 +102,8 @@ class Campaign {
   // that is what shows life.
   std::map<std::string, std::string> read_liveness(const AttemptState& a, const World& w) const;
   bool kill_switch() const;
+  // The checkpoint folder's file system, when a look is due (kDiskLookEvery) and the campaign has not ended.
+  std::optional<DiskUse> look_at_disk(const CampaignState& s);
   // Accounting's records of the attempt's job (by id), or of its tag when it has no job yet.
   slurm::Result<slurm::Accounting> accounting(const AttemptState& a);
 
@@ -98,6 +118,11 @@ class Campaign {
   util::Result<void> act(const CampaignState& s, const intent::End& i);
   util::Result<void> act(const CampaignState& s, const intent::Finish& i);
   util::Result<void> act(const CampaignState& s, const intent::Hang& i);
+  // The hang itself (reason as told); silent: the nodes already proven silent (nullopt: probe them all).
+  util::Result<void> hang(const CampaignState& s, const intent::Hang& i, const std::string& reason,
+                          std::optional<std::vector<std::string>> silent);
+  // The nodes of job that do not answer a probe step, under the lease.
+  util::Result<std::vector<std::string>> probe_nodes(const slurm::Job& job, const std::vector<std::string>& nodes);
   util::Result<void> act(const CampaignState& s, const intent::Cancel& i);
   util::Result<void> act(const CampaignState& s, const intent::ResendCancel& i);
   util::Result<void> act(const CampaignState& s, const intent::Relax& i);
@@ -107,6 +132,13 @@ class Campaign {
   util::Result<void> act(const CampaignState& s, const intent::ChainExhausted& i);
   util::Result<void> act(const CampaignState& s, const intent::ChainValues& i);
   util::Result<void> act(const CampaignState& s, const intent::Status& i);
+  util::Result<void> act(const CampaignState& s, const intent::TakeRequest& i);
+  util::Result<void> act(const CampaignState& s, const intent::Hold& i);
+  util::Result<void> act(const CampaignState& s, const intent::Release& i);
+  util::Result<void> act(const CampaignState& s, const intent::AskToStop& i);
+  // Journals the requests waiting in the requests folder, oldest first (engine/act_lifecycle.cpp).
+  util::Result<void> take_requests();
+  util::Result<void> act(const CampaignState& s, const intent::Lift& i);
 
   // A fact: the record appended, then told as the event (the record's fields and extra).
   util::Result<void> fact(const std::string& type, const nlohmann::json& fields, const std::string& what,
@@ -150,6 +182,7 @@ class Campaign {
   std::unique_ptr<journal::EventLog> events_;
   std::string campaign_id_;
   CampaignState state_;         // the journal replayed, record after record as the journal hands them over
+  bool queued_ = false;
   Memory memory_;             // what passes remember beyond the journal (memory.json)
   std::string memory_saved_;  // memory.json's text as last written
   // What status.json says, but for its time: compared before any JSON is built.
@@ -167,6 +200,7 @@ class Campaign {
   std::optional<std::string> template_;  // what submissions render from: the last template that rendered
   int template_nodes_ = 1;               // its job's node count
   std::string template_problem_;         // why that is not the file as it is now, as last told
+  double disk_looked_at_ = 0;            // mono: when look_at_disk last looked (0: not yet)
   Notifier notifier_;
 };
 

@@ -45,6 +45,7 @@ constexpr ConsoleField kFields[] = {
     {"until", when},          {"class", plain},         {"exit_code", plain},   {"nodes", plain},
     {"step", plain},          {"action", plain},        {"delay", plain},       {"exclude", node_list},
     {"resume_from", checkpoint}, {"resume_step", plain},
+    {"lifted", node_list},    {"rank", plain},
 };
 
 }  // namespace

@@ -13,19 +13,30 @@ namespace {
 
 std::string seconds(double s) { return config::format_duration(config::Seconds(static_cast<long long>(s))); }
 
+// A phase word: lowercase letters, '-' and '_', beginning with a letter.
+bool phase_word(const std::string& w) {
+  return !w.empty() && w[0] >= 'a' && w[0] <= 'z' &&
+         std::all_of(w.begin(), w.end(), [](char c) { return (c >= 'a' && c <= 'z') || c == '-' || c == '_'; });
+}
+
 }  // namespace
 
 HeartbeatSeen parse_heartbeat(const std::string& content) {
   HeartbeatSeen seen;
   seen.content = content;
   std::istringstream words(content);
-  std::string first, second, third;
-  words >> first >> second >> third;
+  std::string first, word;
+  words >> first;
   long long step = 0;
   const auto [ptr, ec] = std::from_chars(first.data(), first.data() + first.size(), step);
   if (!first.empty() && ec == std::errc() && ptr == first.data() + first.size() && step >= 0) seen.step = step;
-  seen.saving = second == "saving";
-  seen.waiting = second == "waiting" || (seen.saving && third == "waiting");
+  while (words >> word && phase_word(word)) {
+    if (word == "waiting") {
+      seen.waiting = true;
+      break;
+    }
+    if (seen.phase.empty()) seen.phase = word;
+  }
   return seen;
 }
 
@@ -55,7 +66,8 @@ std::string hang_reason(const HeartbeatSeen& seen, const config::HeartbeatSettin
            " after the job started (heartbeat.startup_timeout " +
            config::format_duration(settings.startup_timeout) + ")";
   }
-  const auto limit = seen.saving ? settings.save_timeout : settings.steady_timeout;
+  const bool phase = !seen.phase.empty();
+  const auto limit = phase ? settings.save_timeout : settings.steady_timeout;
   // A heartbeat that only ever said "waiting" counts from the job's start.
   const double silent = now - (seen.progress_at > 0 ? seen.progress_at : seen.running_since);
   if (silent < static_cast<double>(limit.count())) return "";
@@ -64,7 +76,7 @@ std::string hang_reason(const HeartbeatSeen& seen, const config::HeartbeatSettin
            " bytes, and no heartbeat was written (heartbeat.steady_timeout " + config::format_duration(limit) + ")";
   return std::string(seen.waiting ? "heartbeat without progress for " : "heartbeat unchanged for ") + seconds(silent) +
          " at \"" + std::string(util::trim(seen.content)) + "\" (heartbeat." +
-         (seen.saving ? "save_timeout " : "steady_timeout ") + config::format_duration(limit) + ")";
+         (phase ? "save_timeout " : "steady_timeout ") + config::format_duration(limit) + ")";
 }
 
 std::string output_content(unsigned long long bytes) { return "output " + std::to_string(bytes); }
@@ -97,7 +109,7 @@ HeartbeatSeen combined(const HeartbeatSet& set) {
     first = false;
     all.changed_at = std::max(all.changed_at, f.changed_at);
     all.step = std::max(all.step, f.step);
-    all.saving = all.saving || (f.saving && !f.waiting);  // a rank blocked on its peers is not saving
+    if (all.phase.empty() && !f.waiting) all.phase = f.phase;  // a rank blocked on its peers is not in its phase
   }
   return all;
 }
@@ -136,21 +148,48 @@ std::vector<StaleFirst> stale_first(const HeartbeatSet& set, double margin) {
   return out;
 }
 
+std::vector<StaleFirst> waited_on(const HeartbeatSet& set, double margin) {
+  auto suspects = stale_first(set, margin);
+  const auto suspect = [&](const std::string& node) {
+    return std::any_of(suspects.begin(), suspects.end(), [&](const StaleFirst& s) { return s.node == node; });
+  };
+  int waiting = 0;
+  for (const auto& [name, f] : set.files) {
+    const std::string node = heartbeat_node(name);
+    if (node.empty() || f.content.empty() || suspect(node)) continue;
+    if (!f.waiting) return {};
+    ++waiting;
+  }
+  if (waiting == 0) suspects.clear();
+  return suspects;
+}
+
 double stale_margin(const config::HeartbeatSettings& settings) {
   return std::max(2.0, static_cast<double>(settings.steady_timeout.count()) / 4.0);
 }
 
 void learn(Calibration& c, const HeartbeatSeen& before, const HeartbeatSeen& after) {
   if (before.progress_at <= 0 || after.progress_at <= before.progress_at || after.step <= before.step) return;
-  if (before.saving || after.saving) return;
+  if (!before.phase.empty() || !after.phase.empty()) return;
   c.longest = std::max(c.longest, after.progress_at - before.progress_at);
   ++c.steps;
 }
 
 config::Seconds steady_timeout(const config::HeartbeatSettings& settings, const Calibration& c) {
   if (!settings.calibrate || c.steps < 20) return settings.steady_timeout;
-  const auto wanted = config::Seconds(static_cast<long long>(std::ceil(c.longest * settings.calibrate_factor)));
+  const double factor = settings.calibrate_factor * std::ldexp(1.0, std::min(c.doublings, 20));
+  const auto wanted = config::Seconds(static_cast<long long>(std::ceil(c.longest * factor)));
   return std::clamp(wanted, std::min(settings.calibrate_min, settings.steady_timeout), settings.steady_timeout);
+}
+
+config::Seconds calibrate_floor(config::Millis poll_interval) {
+  return config::Seconds((3 * poll_interval.count() + 999) / 1000);
+}
+
+void doubt(Calibration& c, int attempt) {
+  if (c.doubled_in == attempt) return;
+  c.doubled_in = attempt;
+  ++c.doublings;
 }
 
 }  // namespace mlsup::engine

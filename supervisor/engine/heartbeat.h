@@ -19,15 +19,17 @@ struct HeartbeatSeen {
   double changed_at = 0;            // mlsup's clock when that content was first seen
   double running_since = 0;         // mlsup's clock when the job was first seen running
   long long step = -1;              // the step in content, -1 when none
-  bool saving = false;              // the content's second word is "saving"
+  std::string phase;                // the phase word after the step ("saving", "eval", ...); "" while stepping
   bool waiting = false;             // a later word is "waiting": the rank is alive, blocked on its peers
   double progress_at = 0;           // mlsup's clock when the content last changed to one not waiting
   int empty_reads = 0;              // reads that found the file empty after it had content (a writer mid-way)
   bool operator==(const HeartbeatSeen&) const = default;
 };
 
-// The step and the flags in a heartbeat's content: "<step>", "<step> saving", optionally followed by
-// "waiting ..." (alive but blocked, no progress); further words are ignored; garbage gives step -1.
+// The step and the flags in a heartbeat's content: "<step>", then optionally phase words ("saving",
+// "eval": lowercase letters, '-' and '_'; the first one is the phase, which gets the save timeout),
+// then optionally "waiting ..." (alive but blocked, no progress); a word of another shape ends the
+// reading and the rest is ignored; garbage gives step -1.
 HeartbeatSeen parse_heartbeat(const std::string& content);
 
 // Folds one look at the file (nullopt = missing) into what was seen, at mlsup's time now. An empty
@@ -58,8 +60,8 @@ void observe(HeartbeatSet& set, const std::map<std::string, std::string>& conten
 bool heartbeat_written(const HeartbeatSet& set);
 
 // The attempt's heartbeat as one: it progresses while any file does (newest progress), its step is
-// the highest, it saves while any file says so without also waiting on its peers (when every saving
-// rank is blocked, nobody is saving); its content is that of the file that progressed last.
+// the highest, it is in a phase while any file is without also waiting on its peers (when every rank
+// in a phase is blocked, nobody is saving); its content is that of the file that progressed last.
 HeartbeatSeen combined(const HeartbeatSet& set);
 
 // Why the attempt counts as hung at now, or "" when it does not.
@@ -78,6 +80,10 @@ struct StaleFirst {
 // file on another node (a node is as stale as its stalest file); needs per-task files of two nodes.
 std::vector<StaleFirst> stale_first(const HeartbeatSet& set, double margin);
 
+// The stale_first nodes while every per-task file on every other node says "waiting": the ranks
+// are alive and blocked on those nodes. Empty otherwise.
+std::vector<StaleFirst> waited_on(const HeartbeatSet& set, double margin);
+
 // The margin stale_first needs: max(2 s, a quarter of the steady timeout).
 double stale_margin(const config::HeartbeatSettings& settings);
 
@@ -85,15 +91,25 @@ double stale_margin(const config::HeartbeatSettings& settings);
 struct Calibration {
   double longest = 0;  // seconds, on mlsup's clock
   int steps = 0;       // progress observations counted
+  int doublings = 0;   // calibrated hangs that named no node: each doubles the factor
+  int doubled_in = 0;  // the attempt of the last doubling (one per attempt)
   bool operator==(const Calibration&) const = default;
 };
 
 // Counts the progress from before to after (the attempt's combined heartbeat, one pass apart); the
-// first progress of an attempt (start-up) and progress around a save are not its pace.
+// first progress of an attempt (start-up) and progress around a phase are not its pace (the job's
+// output has no step, so it teaches nothing).
 void learn(Calibration& c, const HeartbeatSeen& before, const HeartbeatSeen& after);
 
 // The steady timeout in force: the configured one, or, with calibration on and 20 steps seen,
-// calibrate_factor x the longest silence seen, within [calibrate_min, steady_timeout].
+// calibrate_factor x 2^doublings x the longest silence seen, within [calibrate_min, steady_timeout].
 config::Seconds steady_timeout(const config::HeartbeatSettings& settings, const Calibration& c);
+
+// The shortest calibrated timeout a poll interval allows: three polls, in whole seconds.
+config::Seconds calibrate_floor(config::Millis poll_interval);
+
+// After a hang called by the calibrated timeout that no heartbeat pinned on a node (perhaps a long
+// pause the training did not mark as a phase): doubles the factor, once per attempt.
+void doubt(Calibration& c, int attempt);
 
 }  // namespace mlsup::engine

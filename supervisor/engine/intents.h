@@ -9,7 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/checkpoints.h"
+#include "engine/lifecycle.h"
 #include "decide/blame.h"
+#include "decide/first_evidence.h"
 #include "engine/chain.h"
 #include "engine/state.h"
 #include "slurm/types.h"
@@ -58,6 +60,14 @@ struct Exclude {
   int attempt = 0;
   decide::Blamed blamed;
   double until = 0;  // wall time
+  decide::FirstEnd first_end;  // blamed by the first-evidence rule: the failure that named it
+};
+
+// The failure follows the training, not a node: lift the first-evidence rule's exclusions of nodes.
+struct Lift {
+  int attempt = 0;
+  std::vector<std::string> nodes;
+  decide::TrainingFault fault;
 };
 
 // The attempt ended: the `ended` record's fields, and the job's output for the event.
@@ -81,6 +91,9 @@ struct Hang {
   long long steady_timeout = 0;  // seconds, as calibrated
   bool calibrated = false;
   std::vector<decide::StaleNode> stale;
+  // The timeout has not run out, but the other ranks wait on the stale nodes; it is a hang only if
+  // a probe proves one of them silent.
+  bool waited_on = false;
 };
 
 // Give up on the attempt: fence it, journal the cancel's intent and send it.
@@ -144,11 +157,37 @@ struct Status {
   slurm::Job job;
 };
 
+// A lifecycle verb's request (engine/lifecycle.h): journaled (or its refusal), then its file removed.
+struct TakeRequest {
+  Request request;
+  std::optional<Refusal> refused;  // the state no longer allows it (changed since the verb looked)
+  bool done = false;               // the journal has it already: only its file is removed
+};
+
+// A pause: hold the attempt's queued job.
+struct Hold {
+  AttemptState attempt;
+  slurm::JobId job_id = 0;
+};
+
+// The pause is over: release the attempt's held job.
+struct Release {
+  AttemptState attempt;
+  slurm::JobId job_id = 0;
+};
+
+// Ask the running training to save and exit through the kill switch (a pause --now, a cancel).
+struct AskToStop {
+  AttemptState attempt;
+  std::string why;  // "pause" or "cancel"
+};
+
 }  // namespace intent
 
 using Intent = std::variant<intent::Report, intent::Prune, intent::Submit, intent::Send, intent::Adopt, intent::Exclude,
                             intent::End, intent::Finish, intent::Hang, intent::Cancel, intent::ResendCancel,
                             intent::Relax, intent::PendingAlert, intent::Claimed, intent::PatchQueued,
-                            intent::ChainExhausted, intent::ChainValues, intent::Status>;
+                            intent::ChainExhausted, intent::ChainValues, intent::Status, intent::TakeRequest,
+                            intent::Hold, intent::Release, intent::AskToStop, intent::Lift>;
 
 }  // namespace mlsup::engine

@@ -13,9 +13,13 @@
 #include <thread>
 #include <variant>
 
+#include "config/campaign_set.h"
+#include "config/load.h"
+#include "journal/atomic_file.h"
 #include "decide/exit_codes.h"
 #include "engine/campaign.h"
 #include "engine/console.h"
+#include "engine/set_runs.h"
 #include "engine/template_snapshot.h"
 #include "journal/lease.h"
 #include "slurm/client.h"
@@ -55,17 +59,34 @@ std::mutex print_mutex;  // one line at a time from every campaign's worker
 
 }  // namespace
 
+}  // namespace loop_parts
+
+Clocks clocks_now() { return {loop_parts::wall_now(), loop_parts::mono_now(), loop_parts::clock_id()}; }
+
+namespace loop_parts {
+
+namespace {
+long long printed = 0;  // under print_mutex
+}  // namespace
+
 void print_line(const std::string& line) {
   std::lock_guard lock(print_mutex);
+  ++printed;
   std::cerr << line << std::endl;
+}
+
+long long lines_printed() {
+  std::lock_guard lock(print_mutex);
+  return printed;
 }
 
 void print_event(const nlohmann::json& e, bool named) { print_line(console_line(e, named)); }
 
 namespace {
 
+// lease_ttl, lengthened to five polls when they are longer (a renewal happens only at a pass).
 double lease_ttl(const config::Config& c) {
-  return std::max(30.0, 5.0 * std::chrono::duration<double>(c.poll_interval).count());
+  return std::max(std::chrono::duration<double>(c.lease_ttl).count(), 5.0 * std::chrono::duration<double>(c.poll_interval).count());
 }
 
 }  // namespace
@@ -89,10 +110,29 @@ long long Clients::loads() {
   return n;
 }
 
+std::map<std::string, long long> Clients::errors() {
+  std::map<std::string, long long> out;
+  for (int k = 0; k <= static_cast<int>(slurm::ErrorKind::Other); ++k)
+    out[std::string(slurm::error_kind_name(static_cast<slurm::ErrorKind>(k)))] = 0;
+  std::lock_guard lock(mutex_);
+  for (auto& [name, c] : by_backend_)
+    if (c.shared)
+      for (const auto& [kind, n] : c.shared->errors()) out[std::string(slurm::error_kind_name(kind))] += n;
+  return out;
+}
+
 void Clients::new_pass() {
   std::lock_guard lock(mutex_);
   for (auto& [name, c] : by_backend_)
     if (c.shared) c.shared->new_pass();
+}
+
+bool write_textfile(const std::string& path, const std::string& text) {
+  if (auto ok = journal::write_atomically(path, text, 0644, false); !ok) {
+    print_line("mlsup: metrics: " + ok.error().str());
+    return false;
+  }
+  return true;
 }
 
 std::unique_ptr<util::Pacer> submit_pacer(const Supervise& what) {
@@ -183,13 +223,40 @@ RunResult combine(const std::vector<std::pair<std::string, RunResult>>& results)
   }
   const int worst = decide::most_severe(codes);
   const auto completed = static_cast<long>(std::count(codes.begin(), codes.end(), 0));
-  return {worst, std::to_string(results.size()) + " campaigns, " + std::to_string(completed) + " with exit code 0; exit " +
-                     std::to_string(worst) + " (the most severe):" + lines};
+  const bool quiet = std::all_of(results.begin(), results.end(), [](const auto& r) { return r.second.quiet; });
+  return {worst,
+          std::to_string(results.size()) + " campaigns, " + std::to_string(completed) + " with exit code 0; exit " +
+              std::to_string(worst) + " (the most severe):" + lines,
+          quiet};
 }
 
 }  // namespace loop_parts
 
 using namespace loop_parts;
+
+namespace {
+
+// files with each campaign set among them replaced by its runs, as SET:RUN (a set with errors stays,
+// so that loading it tells them).
+std::vector<std::string> set_runs_named(const std::vector<std::string>& files) {
+  std::vector<std::string> out;
+  const auto add = [&out](const std::string& unit) {
+    if (std::find(out.begin(), out.end(), unit) == out.end()) out.push_back(unit);
+  };
+  for (const auto& file : files) {
+    if (!config::is_set_file(file)) {
+      add(file);
+      continue;
+    }
+    const auto set = config::load_set_file(file, {.template_file = false});
+    if (!set) add(file);
+    else
+      for (const auto& r : set->runs) add(file + ":" + r.name);
+  }
+  return out;
+}
+
+}  // namespace
 
 std::vector<std::string> config_files(const std::vector<std::string>& sources, std::vector<std::string>& problems) {
   std::vector<std::string> files;
@@ -200,6 +267,10 @@ std::vector<std::string> config_files(const std::vector<std::string>& sources, s
   };
   for (const auto& source : sources) {
     std::error_code ec;
+    if (config::split_unit(source)) {  // SET:RUN, one run of a set
+      files.push_back(source);
+      continue;
+    }
     if (!fs::is_directory(source, ec)) {
       if (fs::exists(source, ec)) add(source);
       else problems.push_back(source + ": no such file or folder");
@@ -215,8 +286,67 @@ std::vector<std::string> config_files(const std::vector<std::string>& sources, s
     std::sort(inside.begin(), inside.end());
     for (const auto& file : inside) add(file);
   }
-  return files;
+  return set_runs_named(files);
 }
+
+namespace {
+
+// The gates of every set the units name, by set file, then run (a set that does not load has none:
+// loading its run tells why).
+std::map<std::string, std::map<std::string, GateDecision>> gates_of(const std::vector<std::string>& units) {
+  std::map<std::string, std::map<std::string, GateDecision>> out;
+  for (const auto& unit : units) {
+    const auto split = config::split_unit(unit);
+    if (!split || out.contains(split->first)) continue;
+    if (const auto set = config::load_set_file(split->first, {.template_file = false})) out[split->first] = set_gates(*set);
+  }
+  return out;
+}
+
+// A run its set's gate holds back, as tick's result for it; nullopt when it may pass.
+std::optional<RunResult> held_back(const config::Config& c,
+                                   const std::map<std::string, std::map<std::string, GateDecision>>& gates) {
+  if (c.set_file.empty() || !gates.contains(c.set_file)) return std::nullopt;
+  const auto& runs = gates.at(c.set_file);
+  const auto it = runs.find(c.set_run);
+  if (it == runs.end()) return std::nullopt;
+  const GateDecision& d = it->second;
+  if (d.gate == Gate::Wait) return RunResult{0, "tick: waiting: " + d.reason, true};
+  if (d.gate == Gate::Blocked) return RunResult{d.exit_code, "blocked: " + d.reason, true};
+  return std::nullopt;
+}
+
+// One campaign's tick: its gate, its lease, one pass.
+RunResult tick_one(const std::string& file, const std::map<std::string, std::map<std::string, GateDecision>>& gates,
+                   Clients& clients, bool named, util::Pacer& submits) {
+  const auto c = load(file);
+  if (!c) return {kBadInput, "the config has errors (above)"};
+  if (auto r = held_back(*c, gates)) return *r;
+  const auto [phase, code] = journal_phase(*c);
+  auto opened = open_campaign(*c, clients.get(c->slurm.backend), named, submits);
+  if (auto* r = std::get_if<RunResult>(&opened))
+    return r->exit_code == kLeaseHeld ? RunResult{0, "tick: nothing done, " + r->reason, true} : *r;
+  auto& o = std::get<Opened>(opened);
+  auto outcome = one_pass(o);
+  o.lease->release();
+  if (!outcome) return {0, "tick: campaign " + c->name + " goes on", true};
+  const bool ended_before = (phase == RunPhase::Completed || phase == RunPhase::Ended) && outcome->exit_code == code;
+  return {outcome->exit_code, outcome->reason, ended_before};  // an end told when it happened, not every tick after
+}
+
+// The tick's metrics, in the textfile: every campaign's view and the time of its pass.
+void tick_metrics(const MetricsOut& m, const std::vector<std::string>& files, const std::vector<double>& took, Clients& clients) {
+  PassFigures f{.rounds = 1, .slurm_queries = clients.loads(), .slurm_errors = clients.errors()};
+  std::vector<config::Config> configs;
+  for (std::size_t i = 0; i < files.size(); ++i)
+    if (auto c = config::load_config_file(files[i])) {
+      f.by_campaign[c->name] = {1, took[i]};
+      configs.push_back(std::move(*c));
+    }
+  write_textfile(m.textfile, m.text(configs, f));
+}
+
+}  // namespace
 
 RunResult tick(const Supervise& what) {
   std::vector<std::string> problems;
@@ -225,31 +355,25 @@ RunResult tick(const Supervise& what) {
   for (const auto& p : problems) std::cerr << "mlsup: " << p << "\n";
   if (files.empty()) return {kBadInput, "no config to tick"};
   const bool named = files.size() > 1;
+  const long long printed_before = lines_printed();
+  const auto gates = gates_of(files);  // decided once, before any pass starts a run
   Clients clients;
   std::vector<std::pair<std::string, RunResult>> results(files.size());
+  std::vector<double> took(files.size());
   std::vector<std::thread> passes;  // side by side: one campaign's slow sbatch does not hold up the others
   for (std::size_t i = 0; i < files.size(); ++i) {
     passes.emplace_back([&, i] {
-      results[i].first = files[i];
-      const auto c = load(files[i]);
-      if (!c) {
-        results[i].second = {kBadInput, "the config has errors (above)"};
-        return;
-      }
-      auto opened = open_campaign(*c, clients.get(c->slurm.backend), named, *submits);
-      if (auto* r = std::get_if<RunResult>(&opened)) {
-        results[i].second = r->exit_code == kLeaseHeld ? RunResult{0, "tick: nothing done, " + r->reason} : *r;
-        return;
-      }
-      auto& o = std::get<Opened>(opened);
-      auto outcome = one_pass(o);
-      o.lease->release();
-      results[i].second = outcome ? *outcome : RunResult{0, "tick: campaign " + c->name + " goes on"};
+      const double began = mono_now();
+      results[i] = {files[i], tick_one(files[i], gates, clients, named, *submits)};
+      took[i] = mono_now() - began;
     });
   }
   for (auto& t : passes) t.join();
+  if (what.metrics.text && !what.metrics.textfile.empty()) tick_metrics(what.metrics, files, took, clients);
   for (const auto& p : problems) results.push_back({p, {kBadInput, "not a config"}});
-  return combine(results);
+  auto r = combine(results);
+  r.quiet = r.quiet && problems.empty() && lines_printed() == printed_before;
+  return r;
 }
 
 }  // namespace mlsup::engine

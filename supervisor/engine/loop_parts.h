@@ -28,6 +28,8 @@ void print_event(const nlohmann::json& e, bool named);
 
 // Prints a line on stderr, whole, beside the events of every campaign's worker.
 void print_line(const std::string& line);
+// Lines print_line has printed so far (a tick that printed none decided nothing).
+long long lines_printed();
 
 // The Slurm clients of a supervisor: one per backend its campaigns use, each asked once per pass.
 class Clients {
@@ -38,6 +40,8 @@ class Clients {
   void new_pass();
   // Job queries sent to Slurm so far, by every client.
   long long loads();
+  // Failed calls to Slurm so far, by every client, by error kind's name (every kind, 0 when none).
+  std::map<std::string, long long> errors();
 
  private:
   struct One {
@@ -67,6 +71,10 @@ std::optional<RunResult> one_pass(Opened& o);
 
 // The config at file as run and tick load it; its errors printed, nullopt when it has some.
 std::optional<config::Config> load(const std::string& file);
+
+// Replaces the metrics textfile at path with text (a temporary file beside it, renamed); false, and a
+// line said, when it cannot.
+bool write_textfile(const std::string& path, const std::string& text);
 
 // Several campaigns' results as one: a single campaign's own, else the most severe code and every line.
 RunResult combine(const std::vector<std::pair<std::string, RunResult>>& results);

@@ -58,8 +58,11 @@ constexpr double kEarliest = 1e-6;
 template <typename Fn>
 void each_time(Memory& m, Fn fn) {
   for (double* t : {&m.heartbeat.running_since, &m.running_seen_at, &m.suspended_at, &m.pending_since, &m.unavailable_since, &m.chain_refreshed_at,
-                    &m.cancel.first_at, &m.cancel.next_at, &m.resubmit.at, &m.sbatch_retry.at})
+                    &m.waited_on_probed_at,
+                    &m.cancel.first_at, &m.cancel.next_at, &m.resubmit.at, &m.sbatch_retry.at, &m.slurm_failing_since})
     if (*t > 0) *t = std::max(kEarliest, fn(*t));
+  for (auto& s : m.steps)
+    if (s.at > 0) s.at = std::max(kEarliest, fn(s.at));
   for (auto& [name, f] : m.heartbeat.files) {
     for (double* t : {&f.changed_at, &f.progress_at})
       if (*t > 0) *t = std::max(kEarliest, fn(*t));
@@ -67,19 +70,45 @@ void each_time(Memory& m, Fn fn) {
   }
 }
 
+json steps_json(const std::vector<StepSeen>& steps) {
+  json out = json::array();
+  for (const auto& s : steps) out.push_back({s.at, s.step});
+  return out;
+}
+
+std::vector<StepSeen> steps_from(const json& j) {
+  std::vector<StepSeen> out;
+  if (!j.is_array()) return out;
+  for (const auto& s : j)
+    if (s.is_array() && s.size() == 2 && s[0].is_number() && s[1].is_number_integer())
+      out.push_back({s[0].get<double>(), s[1].get<long long>()});
+  return out;
+}
+
 }  // namespace
+
+void note_step(Memory& m, long long step, double now) {
+  if (step < 0 || (!m.steps.empty() && m.steps.back().step == step)) return;
+  m.steps.push_back({now, step});
+  if (m.steps.size() <= 2) return;
+  const auto old = std::find_if(m.steps.begin(), m.steps.end(), [&](const StepSeen& s) { return s.at >= now - kStepWindow; });
+  const auto keep_from = std::min(old, m.steps.end() - 2);
+  if (keep_from > m.steps.begin()) m.steps.erase(m.steps.begin(), keep_from);
+}
 
 void focus(Memory& m, int attempt) {
   if (m.attempt == attempt) return;
   const Memory fresh;
   m.attempt = attempt;
   m.heartbeat = fresh.heartbeat;
+  m.steps.clear();
   m.running_seen_at = 0;
   m.suspended_at = 0;
   m.pending_since = 0;
   m.pending_reason.clear();
   m.unavailable_since = 0;
   m.chain_refreshed_at = 0;
+  m.waited_on_probed_at = 0;
   m.cancel = fresh.cancel;
 }
 
@@ -87,21 +116,27 @@ json to_json(const Memory& m) {
   const auto& c = m.cancel;
   return {{"version", 1},
           {"clock", {{"id", m.clock_id}, {"wall", m.saved_wall}, {"mono", m.saved_mono}}},
-          {"calibration", {{"longest", m.calibration.longest}, {"steps", m.calibration.steps}}},
+          {"calibration", {{"longest", m.calibration.longest}, {"steps", m.calibration.steps},
+                           {"doublings", m.calibration.doublings}, {"doubled_in", m.calibration.doubled_in}}},
           {"attempt", m.attempt},
           {"heartbeat", heartbeat_json(m.heartbeat)},
+          {"steps", steps_json(m.steps)},
           {"running_seen_at", m.running_seen_at},
           {"suspended_at", m.suspended_at},
           {"pending_since", m.pending_since},
           {"pending_reason", m.pending_reason},
           {"unavailable_since", m.unavailable_since},
           {"chain_refreshed_at", m.chain_refreshed_at},
+          {"waited_on_probed_at", m.waited_on_probed_at},
           {"cancel", {{"sent", c.sent}, {"failed", c.failed}, {"first_at", c.first_at}, {"next_at", c.next_at},
                       {"alerted", c.alerted}}},
           {"resubmit", deadline_json(m.resubmit)},
           {"sbatch_retry", deadline_json(m.sbatch_retry)},
           {"tag_absent", {{"attempt", m.tag_absent.attempt}, {"count", m.tag_absent.count}, {"looks", m.tag_absent.looks}}},
-          {"slurm_error", m.slurm_error}};
+          {"slurm_error", m.slurm_error},
+          {"slurm_failing_since", m.slurm_failing_since},
+          {"slurm_alerted", m.slurm_alerted},
+          {"disk_level", m.disk_level}};
 }
 
 Memory memory_from_json(const json& j) {
@@ -120,15 +155,17 @@ Memory memory_from_json(const json& j) {
   m.saved_wall = get(clock, "wall", 0.0);
   m.saved_mono = get(clock, "mono", 0.0);
   const json cal = j.contains("calibration") ? j["calibration"] : json();
-  m.calibration = {get(cal, "longest", 0.0), get(cal, "steps", 0)};
+  m.calibration = {get(cal, "longest", 0.0), get(cal, "steps", 0), get(cal, "doublings", 0), get(cal, "doubled_in", 0)};
   m.attempt = get(j, "attempt", 0);
   m.heartbeat = heartbeat_from(j.contains("heartbeat") ? j["heartbeat"] : json::object());
+  m.steps = steps_from(j.contains("steps") ? j["steps"] : json());
   m.running_seen_at = get(j, "running_seen_at", 0.0);
   m.suspended_at = get(j, "suspended_at", 0.0);
   m.pending_since = get(j, "pending_since", 0.0);
   m.pending_reason = get(j, "pending_reason", std::string());
   m.unavailable_since = get(j, "unavailable_since", 0.0);
   m.chain_refreshed_at = get(j, "chain_refreshed_at", 0.0);
+  m.waited_on_probed_at = get(j, "waited_on_probed_at", 0.0);
   const json c = j.contains("cancel") ? j["cancel"] : json();
   m.cancel = {get(c, "sent", 0), get(c, "failed", 0), get(c, "first_at", 0.0), get(c, "next_at", 0.0),
               get(c, "alerted", false)};
@@ -137,6 +174,9 @@ Memory memory_from_json(const json& j) {
   const json absent = j.contains("tag_absent") ? j["tag_absent"] : json();
   m.tag_absent = {get(absent, "attempt", 0), get(absent, "count", 0), get(absent, "looks", 0)};
   m.slurm_error = get(j, "slurm_error", std::string());
+  m.slurm_failing_since = get(j, "slurm_failing_since", 0.0);
+  m.slurm_alerted = get(j, "slurm_alerted", false);
+  m.disk_level = get(j, "disk_level", 0);
   return m;
 }
 

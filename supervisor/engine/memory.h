@@ -4,6 +4,7 @@
 // exactly as `mlsup run` does. Its times are on the monotonic clock of the host and boot that wrote
 // them; read under another clock they are re-based by the wall time elapsed since the write.
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -46,6 +47,16 @@ struct Absence {
   bool operator==(const Absence&) const = default;
 };
 
+// A step the attempt's heartbeat showed, and when mlsup first saw it (mono): status's step rate.
+struct StepSeen {
+  double at = 0;
+  long long step = 0;
+  bool operator==(const StepSeen&) const = default;
+};
+
+// How far back the steps seen are kept (seconds of mono time); the rate is taken over them.
+inline constexpr double kStepWindow = 600;
+
 struct Memory {
   std::string clock_id;        // the monotonic clock the times below are on
   double saved_wall = 0;       // wall time of the last save, for re-basing
@@ -54,19 +65,28 @@ struct Memory {
 
   int attempt = 0;             // the attempt the fields below are about
   HeartbeatSet heartbeat;      // its heartbeat files as seen (mono times)
+  std::vector<StepSeen> steps; // its heartbeat's steps as they changed, over the last kStepWindow seconds
   double running_seen_at = 0;  // mono: the last pass that saw its job running
   double suspended_at = 0;     // mono: since when its job is suspended (at the latest); 0 while not
   double pending_since = 0;    // mono: the first pass that saw its job pending
   std::string pending_reason;  // Slurm's pending reason as last told ("" before the first)
   double unavailable_since = 0;  // mono: since when it waits for missing nodes (or since the last relaxation)
   double chain_refreshed_at = 0; // mono: when next.env last got the newest checkpoint
+  double waited_on_probed_at = 0;  // mono: when the nodes the other ranks wait on were last probed
   CancelTries cancel;
   Deadline resubmit;           // the backoff after an ending: no next attempt before it
   Deadline sbatch_retry;       // after failed sbatches (count: failures so far): no sbatch again before it
   Absence tag_absent;          // after an sbatch of unknown outcome: how often its tag was looked for in vain
   std::string slurm_error;     // the job query's failure as last told ("" while it answers)
+  double slurm_failing_since = 0;  // mono: the first pass whose job query failed, of those in a row (0: it answers)
+  bool slurm_alerted = false;  // people were told that Slurm has not answered for notify.unreachable_after
+  int disk_level = 0;          // the checkpoint file system's severity last seen (engine::Severity): told on rising
   bool operator==(const Memory&) const = default;
 };
+
+// Notes the attempt's heartbeat step at now (mono) when it changed; drops what is older than kStepWindow,
+// keeping two at least.
+void note_step(Memory& m, long long step, double now);
 
 // Starts the per-attempt part afresh when attempt is not the one remembered.
 void focus(Memory& m, int attempt);

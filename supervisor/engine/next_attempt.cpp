@@ -56,7 +56,7 @@ std::optional<NextAttempt> next_attempt(const config::Config& c, const std::stri
   if (s.finished_code)
     next.notes.push_back("the campaign has ended (exit " + std::to_string(*s.finished_code) + ": " + s.finished_reason +
                          "): nothing more is submitted; this is what another attempt would get");
-  next.attempt = {sub->attempt, sub->resume_from, sub->exclude, sub->tag};
+  next.attempt = {sub->attempt, sub->resume_from, sub->exclude, sub->tag, s.campaign_id};
   next.resume_step = sub->resume_step;
   next.script_path = c.state_dir + "/attempts/" + std::to_string(sub->attempt) + "/job.sbatch";
   next.working_dir = c.base_dir;

@@ -1,6 +1,7 @@
 #pragma once
-// Alerts to people: a shell command and/or an HTTP webhook per alert, with a cooldown per kind of
-// alert so that a flapping campaign does not page anyone a hundred times.
+// Alerts to people: a shell command and/or a webhook (http or https, edges/http_post.h) per alert, with a
+// cooldown per kind of alert (engine/alert_kinds.h) so that a flapping campaign does not page anyone a
+// hundred times.
 #include <chrono>
 #include <string>
 
@@ -9,10 +10,6 @@
 #include "config/config.h"
 
 namespace mlsup::engine {
-
-// POSTs body (JSON) to an http:// url and waits at most timeout for the answer. Returns "sent" (a 2xx
-// answer), "HTTP <status>", or what went wrong.
-std::string post_json(const std::string& url, const std::string& body, std::chrono::milliseconds timeout);
 
 // How long each way of telling may take (the command is killed, the webhook given up).
 struct AlertBounds {
@@ -26,7 +23,8 @@ class Notifier {
   // the command runs in working_dir (the config's folder).
   Notifier(config::NotifySettings settings, std::string state_dir, std::string working_dir, AlertBounds bounds = {});
 
-  // Sends event (it has "event" and "reason") unless one of its kind went out within the cooldown;
+  // Sends event (it has "event", "reason" and, as campaign.cpp tells it, "alert_kind") unless one of its
+  // kind went out within the cooldown;
   // the command and the webhook run side by side, so it returns within the longer of their bounds.
   // Returns what happened, for the event log: "sent", "cooldown", "none configured", or the error.
   std::string alert(const nlohmann::json& event, double now);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 
+#include "edges/disk_use.h"
 #include "engine/campaign.h"
 #include "engine/reconcile.h"
 #include "render/chain.h"
@@ -79,9 +80,20 @@ World Campaign::observe(const CampaignState& s) {
   World w;
   w.now = clocks();
   w.kill_switch = kill_switch();
+  w.disk = look_at_disk(s);
   for (int round = 0; round < 4 && read_sources(s, needs(s, w, memory_, config_), w); ++round) {
   }
   return w;
+}
+
+std::optional<DiskUse> Campaign::look_at_disk(const CampaignState& s) {
+  const double now = mono();
+  if (s.finished_code || (disk_looked_at_ != 0 && now - disk_looked_at_ < kDiskLookEvery)) return std::nullopt;
+  disk_looked_at_ = now;
+  if (edges_.disk) return edges_.disk(config_.checkpoint.dir);
+  const auto use = edges::disk_usage(config_.checkpoint.dir);
+  if (!use) return std::nullopt;
+  return DiskUse{use->path, use->bytes_percent, use->inodes_percent};
 }
 
 std::map<std::string, std::string> Campaign::read_liveness(const AttemptState& a, const World& w) const {

@@ -98,6 +98,45 @@ void follow_up(Pass& p, const AttemptState& a) {
   if (submit_due(p.s, p.m, p.w.now)) submit(p, a.number + 1);
 }
 
+// Slurm's job query has failed since the first failure of those in a row; once that is
+// notify.unreachable_after, people are told (once, until it answers again).
+void unanswered(Pass& p, const AttemptState& a, const slurm::Error& e) {
+  if (p.m.slurm_failing_since == 0) p.m.slurm_failing_since = p.mono();
+  const double failing = p.mono() - p.m.slurm_failing_since;
+  if (p.m.slurm_alerted || failing < static_cast<double>(p.c.notify.unreachable_after.count())) return;
+  p.m.slurm_alerted = true;
+  p.report("slurm-unreachable",
+           {{"attempt", a.number}, {"job_id", *a.job_id}, {"kind", slurm::error_kind_name(e.kind)}, {"detail", e.message},
+            {"for", static_cast<long long>(failing)},
+            {"reason", "Slurm has not answered the job query for " + std::to_string(static_cast<long long>(failing)) +
+                           "s (" + e.message + "); the job's fate is unknown meanwhile: look at slurmctld"}});
+}
+
+// The pass saw the campaign's job (not a chain's) waiting in the queue and decided nothing but its
+// status: no pause or cancel under way.
+bool only_queued(const CampaignState& s, const World& w, const std::vector<Intent>& decided) {
+  const AttemptState* a = s.current();
+  if (s.finished_code || s.paused || s.cancel_requested || !a || a->ended || !a->job_id || a->chain) return false;
+  if (!w.jobs || !*w.jobs) return false;
+  const slurm::Job* job = watched_job(*a, **w.jobs);
+  if (!job || job->state != slurm::JobState::Pending) return false;
+  return std::all_of(decided.begin(), decided.end(), [](const Intent& i) { return std::holds_alternative<intent::Status>(i); });
+}
+
+// The checkpoint folder's file system, when looked at: a rise to WARNING (80% used, bytes or inodes)
+// or CRITICAL (95%) is told once (disk-nearly-full), and falling back below a level re-arms it.
+void watch_disk(Pass& p) {
+  if (!p.w.disk) return;
+  const Severity level = disk_severity(*p.w.disk, DiskLimits{});
+  if (static_cast<int>(level) > p.m.disk_level)
+    p.report("disk-nearly-full",
+             {{"path", p.w.disk->path}, {"level", severity_name(level)}, {"used_percent", p.w.disk->bytes_percent},
+              {"inodes_percent", p.w.disk->inodes_percent ? nlohmann::json(*p.w.disk->inodes_percent) : nlohmann::json(nullptr)},
+              {"reason", disk_text(*p.w.disk) + ": checkpoints may soon fail to be written; make room or move "
+                                                "checkpoint.dir"}});
+  p.m.disk_level = static_cast<int>(level);
+}
+
 // A submitted attempt: watch its job, once the query answered.
 void watch_submitted(Pass& p, const AttemptState& a) {
   const auto& jobs = *p.w.jobs;
@@ -107,9 +146,12 @@ void watch_submitted(Pass& p, const AttemptState& a) {
                                      {"kind", slurm::error_kind_name(jobs.error().kind)}, {"detail", jobs.error().message},
                                      {"decision", "wait and ask again; nothing is decided"}});
     p.m.slurm_error = jobs.error().message;
+    unanswered(p, a, jobs.error());
     return;
   }
   p.m.slurm_error.clear();
+  p.m.slurm_failing_since = 0;
+  p.m.slurm_alerted = false;
   focus(p.m, a.number);
   watch(p, a, *jobs);
 }
@@ -120,12 +162,14 @@ void submit(Pass& p, int number) {
   const auto* scan = p.w.checkpoints ? &*p.w.checkpoints : nullptr;
   const auto newest = scan ? checkpoint::newest_complete(*scan) : std::nullopt;
   if (scan && !scan->pointer_problem.empty()) p.report("checkpoint-pointer-ignored", {{"detail", scan->pointer_problem}});
-  const std::string resume_from = newest ? newest->path : "";
+  const bool named = !p.s.resume_point.empty();  // `mlsup resume --from`
+  const std::string resume_from = named ? p.s.resume_point : newest ? newest->path : "";
+  const long long resume_step = named ? p.s.resume_point_step : newest ? newest->step : 0;
   if (scan) {
     auto old = checkpoint::deletable(*scan, p.c.checkpoint.keep, {resume_from, p.s.proven_checkpoint});
     if (!old.empty()) p.add(intent::Prune{std::move(old)});
   }
-  intent::Submit sub{number, tag(p, number), resume_from, newest ? newest->step : 0, exclusions_for(p),
+  intent::Submit sub{number, tag(p, number), resume_from, resume_step, exclusions_for(p),
                      std::nullopt, std::nullopt, {}};
   // Chain mode: a task already queued runs this attempt; nothing is submitted.
   const AttemptState* previous = p.s.current();
@@ -181,7 +225,9 @@ Reconciled reconcile(const CampaignState& s, const World& w, Memory m, const con
                      const std::string& campaign_id) {
   Pass p{s, w, m, c, campaign_id, {}};
   const AttemptState* a = s.current();
+  if (!s.finished_code) watch_disk(p);
   if (s.finished_code) {
+  } else if (lifecycle(p, a)) {
   } else if (!a) {
     if (w.kill_switch) finish(p, decide::kStoppedBySwitch, "the kill switch was set before the first attempt", nullptr, false);
     else submit(p, 1);
@@ -192,7 +238,8 @@ Reconciled reconcile(const CampaignState& s, const World& w, Memory m, const con
   } else if (w.jobs) {
     watch_submitted(p, *a);
   }
-  return {std::move(m), std::move(p.out)};
+  const bool queued = only_queued(s, w, p.out);
+  return {std::move(m), std::move(p.out), queued};
 }
 
 }  // namespace mlsup::engine

@@ -17,6 +17,7 @@ namespace mlsup::engine {
 struct Reconciled {
   Memory memory;
   std::vector<Intent> intents;  // in the order they are carried out
+  bool queued = false;          // only a job waiting in the queue, nothing decided: the next pass may wait
 };
 
 // What the campaign identified by campaign_id calls for.
@@ -32,16 +33,27 @@ Needs needs(const CampaignState& s, const World& w, const Memory& m, const confi
 bool due_at_once(const Progress& before, const CampaignState& after, Memory m, const config::Config& c,
                  const Clocks& now);
 
+// A failure's first end and what the first-evidence rule makes of it (decide/first_evidence.h).
+struct FirstWeighed {
+  decide::FirstEnd end;
+  decide::FirstEvidence verdict;
+};
+
 // The exclusions an ending of class cls of attempt blames on its nodes (the evidence), given the
-// failures before it, until policy.exclusion_ttl from now (wall time): the one rule for endings and hangs.
+// failures before it and the first-evidence rule's weighing of its first end (none for a hang),
+// until policy.exclusion_ttl from now (wall time): the one rule for endings and hangs.
 std::vector<intent::Exclude> blame_exclusions(const CampaignState& s, int attempt, decide::EndClass cls,
                                               std::vector<decide::NodeEvidence> evidence, const config::Config& c,
-                                              double now);
+                                              double now, const std::optional<FirstWeighed>& first = std::nullopt);
 
 // The submission the campaign would make next, as submit() decides it (attempt number, tag, resume point from
 // the newest complete checkpoint in w, the live exclusions capped by w's nodes); an attempt journaled and not
 // yet sent keeps the values of its intent. nullopt when nothing would be submitted (no template in w).
 std::optional<intent::Submit> next_submission(const CampaignState& s, const World& w, const config::Config& c);
+
+// The lifecycle verbs' request to take next (engine/lifecycle.h): the oldest of requests, refused when
+// the state no longer allows it, marked done when the journal already has it (its file is left over).
+std::optional<intent::TakeRequest> next_request(const CampaignState& s, const std::vector<Request>& requests);
 
 // The job of attempt a in a job query's answer: its job, or in chain mode the task that claimed it.
 const slurm::Job* watched_job(const AttemptState& a, const std::vector<slurm::Job>& jobs);

@@ -1,7 +1,9 @@
 // An attempt's job ended (or Slurm forgot it): the ending judged whole, the nodes it blames, and
 // what follows: the campaign's end, or the next attempt after a backoff. Pure (engine/reconcile.h).
 #include <algorithm>
+#include <cctype>
 
+#include "config/duration.h"
 #include "decide/ending.h"
 #include "engine/reconcile_pass.h"
 #include "decide/recall.h"
@@ -22,7 +24,7 @@ struct Reached {
 // The `ended` record's fields: what ended, how it is classed, how far it got, what was decided and why.
 json ended_fields(const AttemptState& a, const slurm::Job& job, decide::EndClass cls, const Reached& r,
                   const decide::Decision& d) {
-  static const char* kActions[] = {"finish", "resubmit", "stop"};
+  static const char* kActions[] = {"finish", "resubmit", "stop", "pause"};
   return {{"attempt", a.number},           {"job_id", job.job_id},
           {"class", std::string(decide::class_name(cls))},
           {"slurm_state", std::string(slurm::state_name(job.state))},
@@ -33,9 +35,17 @@ json ended_fields(const AttemptState& a, const slurm::Job& job, decide::EndClass
           {"delay", d.delay_seconds},      {"reason", d.reason}};
 }
 
+// A task number as srun wrote it ("1"); -1 for a range or a list ("0-3").
+int single_rank(const std::string& tasks) {
+  if (tasks.empty() || tasks.size() > 9 || !std::all_of(tasks.begin(), tasks.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; })) return -1;
+  return std::stoi(tasks);
+}
+
 // What the ending says of each node of the job: Slurm's node states, srun's task reports and the
-// SPANK plugin's records (the first failing task of the job's steps, the failed health checks).
-std::vector<decide::NodeEvidence> node_evidence(Pass& p, const slurm::Job& job, json& fields) {
+// SPANK plugin's records (the first failing task of the job's steps, the failed health checks); and
+// the first failing task's node and rank when one is named (first_end).
+std::vector<decide::NodeEvidence> node_evidence(Pass& p, const slurm::Job& job, json& fields,
+                                                std::optional<decide::FirstEnd>& first_end) {
   std::vector<decide::NodeEvidence> evidence;
   const auto* all = p.w.nodes && *p.w.nodes ? &**p.w.nodes : nullptr;
   for (const auto& name : slurm::expand_hostlist(job.nodes)) {
@@ -65,6 +75,8 @@ std::vector<decide::NodeEvidence> node_evidence(Pass& p, const slurm::Job& job, 
     if (e.task_failed) e.first_weak = decide::weak_end(srun->report.exit_code, srun->report.signo);
     e.health_failed = std::find(sick.begin(), sick.end(), e.name) != sick.end();
   }
+  if (first) first_end = decide::FirstEnd{first->node, first->rank};
+  if (srun) first_end = decide::FirstEnd{srun->report.node, single_rank(srun->report.tasks)};
   if (first)
     fields["first_failure"] = {{"node", first->node}, {"step", first->step}, {"rank", first->rank},
                                {"exit_code", first->exit_code}, {"signal", first->signal}};
@@ -77,25 +89,81 @@ std::vector<decide::NodeEvidence> node_evidence(Pass& p, const slurm::Job& job, 
   return evidence;
 }
 
+// The first-evidence rule's weighing of a failure's first end, the checkpoint interval its tolerance.
+FirstWeighed weigh(const Pass& p, decide::FirstEnd end) {
+  std::vector<long long> steps;
+  if (p.w.checkpoints)
+    for (const auto& c : p.w.checkpoints->checkpoints)
+      if (c.complete) steps.push_back(c.step);
+  auto verdict = decide::weigh_first_end(end, p.s.training_faults, p.s.rule_exclusions, p.s.ledger, p.wall(),
+                                         decide::step_interval(std::move(steps)));
+  return {std::move(end), std::move(verdict)};
+}
+
+// True when a node was excluded for the attempt already (a hang's, when it was cancelled).
+bool excluded_for(const CampaignState& s, int attempt) {
+  return std::find(s.ledger_attempts.begin(), s.ledger_attempts.end(), attempt) != s.ledger_attempts.end();
+}
+
+// The nodes an ending other than a hang blames (a hang was judged when it was cancelled), with the
+// evidence's fields for the `ended` record; a failure that follows the training lifts the rule's exclusions.
+std::vector<intent::Exclude> blamed(Pass& p, const AttemptState& a, const slurm::Job& job, const decide::EndingVerdict& v,
+                                    json& fields) {
+  if (v.cls == decide::EndClass::Hang || !decide::node_related(v.cls)) return {};
+  std::optional<decide::FirstEnd> first;
+  const auto evidence = node_evidence(p, job, fields, first);
+  fields["suspects"] = decide::suspects(evidence);
+  std::optional<FirstWeighed> weighed;
+  if (first && v.cls == decide::EndClass::Failed && evidence.size() > 1) {
+    first->step = v.step;
+    weighed = weigh(p, *first);
+    if (weighed->verdict.follows_training) fields["follows_training"] = true;
+    if (weighed->verdict.found) p.add(intent::Lift{a.number, weighed->verdict.lift, *weighed->verdict.found});
+  }
+  return blame_exclusions(p.s, a.number, v.cls, evidence, p.c, p.wall(), weighed);
+}
+
+// A resubmission that brings its restart budget to notify.budget_warn_at percent is told (an alert).
+void warn_budget(Pass& p, const AttemptState& a, decide::EndClass cls) {
+  const auto use = decide::budget_use(cls, p.s.restarts, p.c, p.wall());
+  if (!use || !decide::nearly_spent(*use, p.c.notify.budget_warn_at)) return;
+  const std::string per = std::to_string(use->count) + " per " + config::format_duration(use->window);
+  const int left = use->count - use->used;
+  const std::string then = left == 0 ? "the next such ending stops the campaign"
+                                     : std::to_string(left) + " restart" + (left == 1 ? "" : "s") + " left";
+  p.report("budget-nearly-spent",
+           {{"attempt", a.number}, {"budget", use->budget}, {"used", use->used}, {"count", use->count},
+            {"window", config::format_duration(use->window)},
+            {"reason", "the " + use->budget + " budget (" + per + ") is nearly spent: " + std::to_string(use->used) +
+                           " used, " + then}});
+}
+
 }  // namespace
 
 void end(Pass& p, const AttemptState& a, const slurm::Job& job, bool vanished, bool chain_goes_on,
          std::string_view source) {
   if (p.w.heartbeat) observe(p.m.heartbeat, *p.w.heartbeat, p.mono());  // its last word
   const auto newest = p.w.checkpoints ? checkpoint::newest_complete(*p.w.checkpoints) : std::nullopt;
-  const decide::EndingFacts facts{job.state, job.exit_code, job.exit_signal, vanished, a.cancel_reason, p.w.kill_switch,
-                                  combined(p.m.heartbeat).step, newest ? newest->step : 0, a.resume_step, chain_goes_on};
-  const auto v = decide::judge_ending(facts, p.s.restarts, p.c, p.wall());
-  json fields = ended_fields(a, job, v.cls, {v.step, facts.checkpoint_step, v.progressed}, v.decision);
-  if (!source.empty()) fields["end_source"] = std::string(source);
-  // A hang was judged when it was cancelled; other endings about nodes are judged now.
-  if (v.cls != decide::EndClass::Hang && decide::node_related(v.cls)) {
-    const auto evidence = node_evidence(p, job, fields);
-    fields["suspects"] = decide::suspects(evidence);
-    for (auto& e : blame_exclusions(p.s, a.number, v.cls, evidence, p.c, p.wall())) p.add(std::move(e));
+  decide::EndingFacts facts{job.state, job.exit_code, job.exit_signal, vanished, a.cancel_reason, p.w.kill_switch,
+                            combined(p.m.heartbeat).step, newest ? newest->step : 0, a.resume_step, chain_goes_on,
+                            excluded_for(p.s, a.number)};
+  auto v = decide::judge_ending(facts, p.s.restarts, p.c, p.wall());
+  json evidence = json::object();
+  auto exclusions = blamed(p, a, job, v, evidence);
+  if (!exclusions.empty() && !facts.new_exclusion) {  // judged again: a newly excluded node needs no backoff
+    facts.new_exclusion = true;
+    v = decide::judge_ending(facts, p.s.restarts, p.c, p.wall());
   }
+  lifecycle_decision(p.s, a, v.cls, v.decision);
+  json fields = ended_fields(a, job, v.cls, {v.step, facts.checkpoint_step, v.progressed}, v.decision);
+  fields.update(evidence);
+  fields["new_exclusion"] = facts.new_exclusion;
+  if (!source.empty()) fields["end_source"] = std::string(source);
+  for (auto& e : exclusions) p.add(std::move(e));
   p.add(intent::End{std::move(fields), job.std_out});
+  if (v.decision.action == decide::Action::Pause) return;
   if (v.decision.action != decide::Action::Resubmit) return finish(p, v.decision.exit_code, v.decision.reason, &a, true);
+  warn_budget(p, a, v.cls);
   start_wait(p.m.resubmit, a.number, 0, v.decision.delay_seconds, p.mono());
 }
 
@@ -124,12 +192,14 @@ namespace mlsup::engine {
 
 std::vector<intent::Exclude> blame_exclusions(const CampaignState& s, int attempt, decide::EndClass cls,
                                               std::vector<decide::NodeEvidence> evidence, const config::Config& c,
-                                              double now) {
-  const decide::BlameInput in{cls, std::move(evidence), s.failures, now,
-                              static_cast<double>(c.policy.budgets.at("failed").window.count()), 2};
+                                              double now, const std::optional<FirstWeighed>& first) {
+  decide::BlameInput in{cls, std::move(evidence), s.failures, now,
+                        static_cast<double>(c.policy.budgets.at("failed").window.count()), 2};
+  in.first_evidence = first && first->verdict.apply;
+  in.follows_training = first && first->verdict.follows_training;
   const double until = now + static_cast<double>(c.policy.exclusion_ttl.count());
   std::vector<intent::Exclude> out;
-  for (auto& b : decide::blame(in)) out.push_back({attempt, std::move(b), until});
+  for (auto& b : decide::blame(in)) out.push_back({attempt, std::move(b), until, first ? first->end : decide::FirstEnd{}});
   return out;
 }
 

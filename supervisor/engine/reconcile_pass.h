@@ -54,6 +54,13 @@ void forgotten(Pass& p, const AttemptState& a, slurm::JobId id);
 // Chain mode: an attempt handed to the array that no task has claimed yet (reconcile_chain.cpp).
 void watch_chain(Pass& p, const AttemptState& a, const std::vector<slurm::Job>& jobs);
 
+// The lifecycle verbs' pause or cancel, when one is asked for (reconcile_lifecycle.cpp): true when it
+// decided the pass (the phases below are not looked at).
+bool lifecycle(Pass& p, const AttemptState* a);
+// An ending's decision d under a pause (a resubmission, or the kill switch a pause --now set, waits
+// for `mlsup resume`) or a cancel (anything short of completion ends the campaign as cancelled).
+void lifecycle_decision(const CampaignState& s, const AttemptState& a, decide::EndClass cls, decide::Decision& d);
+
 // True once attempt a's resubmission (after its ending) may go ahead.
 bool submit_due(const CampaignState& s, Memory& m, const Clocks& now);
 

@@ -1,16 +1,20 @@
 // A submitted attempt's job as the query shows it: gone or ended (reconcile_ending.cpp), suspended,
 // cancelled and still there, pending (wait, relax an exclusion, alert) or running (its heartbeat,
 // judged on mlsup's clock). Pure (engine/reconcile.h).
+#include <algorithm>
+
 #include "decide/pending.h"
 #include "engine/reconcile_pass.h"
 #include "render/contract.h"
+#include "util/strings.h"
 
 namespace mlsup::engine::reconcile_parts {
 using nlohmann::json;
 
 namespace {
 
-// A suspended job is not silent: when it runs again, its heartbeat's times move by the time it was suspended.
+// A suspended job is not silent: when it runs again, its heartbeat's times (and the steps the rate is
+// taken over) move by the time it was suspended.
 void note_suspension(Pass& p, slurm::JobState state) {
   auto& m = p.m;
   const double now = p.mono();
@@ -21,6 +25,7 @@ void note_suspension(Pass& p, slurm::JobState state) {
   if (state != slurm::JobState::Running) return;
   if (m.suspended_at > 0) {
     shift(m.heartbeat, now - m.suspended_at);
+    for (auto& s : m.steps) s.at += now - m.suspended_at;  // the step rate counts the time it ran
     p.report("resumed", {{"attempt", m.attempt}, {"suspended_for", now - m.suspended_at},
                          {"reason", "the job was suspended; its heartbeat's silence counts from now on"}});
     m.suspended_at = 0;
@@ -48,6 +53,34 @@ void refresh_chain_fallback(Pass& p, const AttemptState& a) {
   if (const auto newest = checkpoint::newest_complete(*p.w.checkpoints)) p.add(intent::ChainValues{a, newest->path});
 }
 
+// The heartbeat's stale-first nodes as blame weighs them.
+std::vector<decide::StaleNode> as_stale(const std::vector<StaleFirst>& nodes) {
+  std::vector<decide::StaleNode> out;
+  for (const auto& st : nodes) out.push_back({st.node, st.lead});
+  return out;
+}
+
+// The steady timeout in force is the calibrated one, not the configured one.
+bool calibrated(const Pass& p, const config::HeartbeatSettings& settings) {
+  return settings.steady_timeout != p.c.heartbeat.steady_timeout;
+}
+
+// Before the timeout: the nodes the other ranks wait on, handed to act to be probed (one look per
+// max(margin, 30 s)): a node proven silent makes it a hang at once.
+void look_at_waited_on(Pass& p, const AttemptState& a, const slurm::Job& job, const config::HeartbeatSettings& settings) {
+  const double now = p.mono();
+  const double margin = stale_margin(settings);
+  const auto suspects = waited_on(p.m.heartbeat, margin);
+  if (suspects.empty() || (p.m.waited_on_probed_at > 0 && now < p.m.waited_on_probed_at + std::max(margin, 30.0))) return;
+  p.m.waited_on_probed_at = now;
+  std::vector<std::string> names;
+  for (const auto& st : suspects) names.push_back(st.node);
+  const std::string why = "the other ranks wait on " + util::join(names, ", ") + ", whose heartbeat stopped " +
+                          std::to_string(static_cast<long long>(suspects.front().lead)) + " s before theirs";
+  p.add(intent::Hang{a, job, why, static_cast<long long>(settings.steady_timeout.count()), calibrated(p, settings),
+                     as_stale(suspects), true});
+}
+
 // A running job: its heartbeat files judged on mlsup's clock; a hang is handed to act.
 void running(Pass& p, const AttemptState& a, const slurm::Job& job) {
   const double now = p.mono();
@@ -57,15 +90,17 @@ void running(Pass& p, const AttemptState& a, const slurm::Job& job) {
   if (p.w.heartbeat) observe(seen, *p.w.heartbeat, now);
   report_empty_reads(p, a, before);
   learn(p.m.calibration, combined(before), combined(seen));
+  note_step(p.m, combined(seen).step, now);
   if (a.chain) refresh_chain_fallback(p, a);
   auto settings = p.c.heartbeat;
-  settings.steady_timeout = steady_timeout(p.c.heartbeat, p.m.calibration);
+  settings.calibrate_min = std::max(settings.calibrate_min, calibrate_floor(p.c.poll_interval));
+  settings.steady_timeout = steady_timeout(settings, p.m.calibration);
   const std::string hung = hang_reason(seen, settings, now);
-  if (hung.empty()) return;
-  std::vector<decide::StaleNode> stale;
-  for (const auto& st : stale_first(seen, stale_margin(settings))) stale.push_back({st.node, st.lead});
-  p.add(intent::Hang{a, job, hung, static_cast<long long>(settings.steady_timeout.count()),
-                     settings.steady_timeout != p.c.heartbeat.steady_timeout, std::move(stale)});
+  if (hung.empty()) return look_at_waited_on(p, a, job, settings);
+  auto stale = as_stale(stale_first(seen, stale_margin(settings)));
+  if (calibrated(p, settings) && stale.empty() && combined(seen).phase.empty()) doubt(p.m.calibration, a.number);
+  p.add(intent::Hang{a, job, hung, static_cast<long long>(settings.steady_timeout.count()), calibrated(p, settings),
+                     std::move(stale)});
 }
 
 // Slurm's reason for a pending job, told once per change (not every pass); "None" (not yet looked at) is not told.

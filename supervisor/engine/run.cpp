@@ -8,15 +8,21 @@
 #include <csignal>
 #include <filesystem>
 #include <malloc.h>
+#include <map>
 #include <memory>
+#include <set>
+#include <string>
 #include <utility>  // Boost 1.74's asio needs std::exchange declared before it under C++23
 
 #include <boost/asio.hpp>
 
+#include "config/campaign_set.h"
 #include "config/diff.h"
 #include "decide/exit_codes.h"
 #include "engine/loop.h"
 #include "engine/loop_parts.h"
+#include "engine/set_runs.h"
+#include "edges/metrics_server.h"
 #include "util/elastic_pool.h"
 #include "util/mailbox.h"
 
@@ -27,6 +33,15 @@ namespace asio = boost::asio;
 using namespace loop_parts;
 using Clock = std::chrono::steady_clock;
 
+// A campaign whose job only waits in the queue passes again pending_poll_interval after its pass
+// (next: the pass's start plus poll_interval), rounded up to a multiple of it on the steady clock: such
+// campaigns share their rounds, and the rounds between ask Slurm nothing.
+Clock::time_point queued_next(Clock::time_point next, const config::Config& c) {
+  const auto every = std::chrono::duration_cast<Clock::duration>(std::max(c.pending_poll_interval, c.poll_interval));
+  const auto earliest = (next - c.poll_interval + every).time_since_epoch();
+  return Clock::time_point(((earliest + every - Clock::duration(1)) / every) * every);
+}
+
 // One campaign under supervision.
 struct Slot {
   std::string file;
@@ -35,6 +50,7 @@ struct Slot {
   std::optional<config::Config> reloaded;      // a config read on SIGHUP, applied before its next pass
   std::optional<RunResult> result;             // its supervision is over (ended, a bad config, ...)
   std::string held;                            // why it waits: another supervisor holds it ("" = not waiting)
+  std::string gated;                           // why its set's gate holds it back ("" = not held back)
   bool in_flight = false;
   bool passed = false;                         // it made a pass since it was opened
   bool leaving = false;                        // no longer named by the sources (SIGHUP): let go
@@ -47,7 +63,7 @@ struct Slot {
 class Supervisor {
  public:
   explicit Supervisor(const Supervise& what)
-      : sources_(what.sources), submits_(submit_pacer(what)), signals_(io_, SIGINT, SIGTERM, SIGHUP), timer_(io_) {
+      : sources_(what.sources), metrics_(what.metrics), submits_(submit_pacer(what)), signals_(io_, SIGINT, SIGTERM, SIGHUP), timer_(io_) {
     signals_.add(SIGUSR1);
   }
 
@@ -55,6 +71,7 @@ class Supervisor {
     // The allocator's arena per thread would keep what each campaign's first pass read (its whole
     // journal) long after: two arenas, trimmed after first passes.
     ::mallopt(M_ARENA_MAX, 2);
+    if (auto failed = serve_metrics()) return *failed;
     join_sources();
     wait_for_signal();
     asio::post(io_, [this] { round(); });
@@ -121,15 +138,45 @@ class Supervisor {
     if (!stop_signal_.empty()) return;
     clients_.new_pass();
     ++rounds_;
+    expose();
     const auto now = Clock::now();
+    std::map<std::string, std::map<std::string, GateDecision>> gates;  // by set file, read once a round when asked
     for (auto& s : slots_)
-      if (!s->result && !s->in_flight && !s->leaving && now >= s->next) start(*s, now);
+      if (!s->result && !s->in_flight && !s->leaving && now >= s->next && !held_back(*s, gates, now)) start(*s, now);
     pool_->post_all(std::exchange(starting_, {}));  // the round's passes at once: a few wake-ups, not one each
     if (done()) return finish();
     timer_.expires_after(period());
     timer_.async_wait([this](const boost::system::error_code& ec) {
       if (!ec) round();
     });
+  }
+
+  // True when s is a run of a set that its set's gate holds back (a blocked one gets its result);
+  // gates: the gates read this round, by set file.
+  bool held_back(Slot& s, std::map<std::string, std::map<std::string, GateDecision>>& gates, Clock::time_point now) {
+    if (s.opened.campaign || !s.config || s.config->set_file.empty()) return false;
+    const auto& file = s.config->set_file;
+    if (!gates.contains(file)) {
+      std::set<std::string> opened;  // begun here, whatever their journals say yet
+      for (const auto& o : slots_)
+        if (o->config && o->config->set_file == file && (o->opened.campaign || o->in_flight)) opened.insert(o->config->set_run);
+      const auto set = config::load_set_file(file, {.template_file = false});
+      gates[file] = set ? set_gates(*set, opened) : std::map<std::string, GateDecision>{};
+    }
+    const auto it = gates[file].find(s.config->set_run);
+    if (it == gates[file].end() || it->second.gate == Gate::Start || it->second.gate == Gate::Started) {
+      s.gated.clear();
+      return false;
+    }
+    if (it->second.gate == Gate::Blocked) {
+      s.result = RunResult{it->second.exit_code, "blocked: " + it->second.reason};
+      print_line("mlsup: " + s.file + ": blocked: " + it->second.reason);
+      return true;
+    }
+    if (s.gated != it->second.reason) print_line("mlsup: " + s.file + ": waiting: " + it->second.reason);
+    s.gated = it->second.reason;
+    s.next = now + s.config->poll_interval;
+    return true;
   }
 
   // The rounds' period: the shortest poll interval of the campaigns supervised.
@@ -169,6 +216,11 @@ class Supervisor {
       results_.put([this, &s, r, held, took, work = std::move(work)] {  // the work held until the result is in
         ++passes_;
         pass_seconds_ += took;
+        if (s.opened.campaign && s.config) {
+          auto& p = passes_by_[s.config->name];
+          ++p.count;
+          p.seconds += took;
+        }
         longest_pass_ = std::max(longest_pass_, took);
         pass_done(s, r, held);
       });
@@ -177,6 +229,7 @@ class Supervisor {
 
   void pass_done(Slot& s, const std::optional<RunResult>& r, const std::string& held) {
     s.in_flight = false;
+    if (s.opened.campaign && s.opened.campaign->queued()) s.next = queued_next(s.next, *s.config);
     if (!s.passed && s.opened.campaign) {  // its journal was read: give back what reading it took
       s.passed = true;
       ::malloc_trim(0);
@@ -208,6 +261,49 @@ class Supervisor {
   void finish() {
     signals_.cancel();
     timer_.cancel();
+    if (server_) server_->close();
+  }
+
+  // --metrics-listen: the endpoint, before anything else; a RunResult when the address cannot be bound.
+  std::optional<RunResult> serve_metrics() {
+    if (metrics_.listen.empty() || !metrics_.text) return std::nullopt;
+    const auto where = edges::parse_listen(metrics_.listen);
+    if (!where) return RunResult{decide::kUsage, "--metrics-listen " + where.error().str()};
+    auto server = edges::MetricsServer::listen(io_, *where);
+    if (!server) return RunResult{decide::kRuntimeFailure, server.error().str()};
+    server_ = std::move(*server);
+    return std::nullopt;
+  }
+
+  // The configs and figures the metrics show now (on the loop).
+  std::pair<std::vector<config::Config>, PassFigures> metrics_inputs() {
+    std::vector<config::Config> configs;
+    for (const auto& s : slots_)
+      if (s->config && !s->leaving) configs.push_back(*s->config);
+    return {std::move(configs), PassFigures{passes_by_, rounds_, clients_.loads(), clients_.errors()}};
+  }
+
+  // The exposition made again on the pool (it reads every campaign's journal) once metrics_.every has passed
+  // since the last, then handed to the endpoint; the textfile is replaced when its text changed.
+  void expose() {
+    if (!metrics_.wanted() || exposing_ || Clock::now() < exposed_ + std::chrono::duration<double>(metrics_.every)) return;
+    exposing_ = true;
+    exposed_ = Clock::now();
+    auto work = asio::make_work_guard(io_);
+    pool_->post([this, in = metrics_inputs(), work = std::move(work)]() mutable {
+      auto text = std::make_shared<const std::string>(metrics_.text(in.first, in.second));
+      write_metrics(*text);
+      results_.put([this, text, work = std::move(work)] {
+        exposing_ = false;
+        if (server_) server_->set_text(*text);
+      });
+    });
+  }
+
+  // The textfile replaced with text when it changed (one exposition at a time writes it).
+  void write_metrics(const std::string& text) {
+    if (metrics_.textfile.empty() || text == written_) return;
+    if (write_textfile(metrics_.textfile, text)) written_ = text;
   }
 
   void wait_for_signal() {
@@ -243,12 +339,21 @@ class Supervisor {
       release(*s);
     }
     results.insert(results.end(), unreadable_.begin(), unreadable_.end());
+    if (metrics_.wanted() && !metrics_.textfile.empty()) {  // the end as the textfile keeps it
+      auto in = metrics_inputs();
+      write_metrics(metrics_.text(in.first, in.second));
+    }
     if (results.empty()) return {decide::kBadInput, "no config to supervise"};
     if (results.size() > 1) print_line("mlsup: stats: " + stats());
     return combine(results);
   }
 
   std::vector<std::string> sources_;
+  MetricsOut metrics_;
+  std::map<std::string, PassFigures::Passes> passes_by_;  // the passes' count and time, by campaign
+  bool exposing_ = false;                                 // an exposition is being made on the pool
+  Clock::time_point exposed_{};                           // when the last one began
+  std::string written_;                                   // the textfile's text as last written
   Clients clients_;  // before the slots: their engines use it until they are gone
   std::unique_ptr<util::Pacer> submits_;  // likewise
   // The passes; their results go to the loop together whenever the pool's queue runs empty.
@@ -259,6 +364,7 @@ class Supervisor {
   asio::io_context io_;
   asio::signal_set signals_;
   asio::steady_timer timer_;
+  std::unique_ptr<edges::MetricsServer> server_;  // --metrics-listen (on io_)
   util::Mailbox results_{[this](std::function<void()> f) { asio::post(io_, std::move(f)); }};  // the passes' results, to the loop
   // "R passes, Q Slurm job queries, C campaign passes (T ms in all, longest L ms)": SIGUSR1 prints it.
   std::string stats() {

@@ -31,6 +31,7 @@ void on_submit_intent(CampaignState& s, const JournalRecord& r) {
   if (const auto chain_job = r.data.value("chain_job", 0u)) a.job_id = chain_job;  // the next task of a queued chain
   s.attempts.push_back(std::move(a));
   s.awaiting_submit = false;
+  s.resume_point.clear();  // taken by this submission
 }
 
 void on_submitted(CampaignState& s, const JournalRecord& r) {
@@ -84,12 +85,13 @@ void on_ended(CampaignState& s, const JournalRecord& r) {
   a->end_class = decide::class_from_name(r.data.value("class", ""));
   a->end_step = r.data.value("step", -1LL);
   note_proven(s, *a, r);
-  if (a->end_class && decide::row(*a->end_class).counts_for_blame) {
+  if (a->end_class && decide::row(*a->end_class).counts_for_blame && !r.data.value("follows_training", false)) {
     auto suspects = r.data.value("suspects", std::vector<std::string>{});
     s.failures.push_back({r.time, suspects.empty() ? slurm::expand_hostlist(r.data.value("nodes", "")) : suspects});
   }
   if (r.data.value("action", "") != "resubmit") return;
-  s.restarts.push_back({r.time, a->end_class.value_or(decide::EndClass::Failed), r.data.value("progressed", false)});
+  s.restarts.push_back({r.time, a->end_class.value_or(decide::EndClass::Failed), r.data.value("progressed", false),
+                        r.data.value("new_exclusion", false)});
   s.next_submit_at = r.time + r.data.value("delay", 0.0);
   s.awaiting_submit = true;
 }
@@ -106,10 +108,66 @@ void on_relaxed(CampaignState& s, const JournalRecord& r) {
     if (e.node == node) e.until = std::min(e.until, r.time);
 }
 
+void on_exclude(CampaignState& s, const JournalRecord& r) {
+  const auto at = r.data.find("attempt");  // for status only, so a bad one is no problem: 0
+  const int number = at != r.data.end() && at->is_number_integer() ? at->get<int>() : 0;
+  s.ledger.push_back({r.data.value("node", ""), r.data.value("reason", ""), r.time, r.data.value("until", 0.0)});
+  s.ledger_attempts.push_back(number);
+  if (r.data.value("rule", "") == "first_evidence")
+    s.rule_exclusions.push_back({s.ledger.size() - 1, {r.data.value("node", ""), r.data.value("rank", -1),
+                                                       r.data.value("step", 0LL)}});
+}
+
+// A failure found to follow the training: the rule's exclusions of the nodes named end now.
+void on_exclusion_lifted(CampaignState& s, const JournalRecord& r) {
+  s.training_faults.push_back({r.data.value("rank", -1), r.data.value("step", 0LL), r.data.value("tolerance", 0LL)});
+  const auto nodes = r.data.value("lifted", std::vector<std::string>{});
+  for (const auto& m : s.rule_exclusions)
+    if (std::find(nodes.begin(), nodes.end(), m.failure.node) != nodes.end())
+      s.ledger[m.entry].until = std::min(s.ledger[m.entry].until, r.time);
+}
+
 void on_finished(CampaignState& s, const JournalRecord& r) {
   s.finished_code = r.data.value("code", 0);
   s.finished_reason = r.data.value("reason", "");
   s.awaiting_submit = false;
+}
+
+// `mlsup resume`: the campaign reopened; budgets and the crash-loop count start afresh from here, and
+// a submission that kept failing is tried again.
+void on_resumed(CampaignState& s, const JournalRecord& r) {
+  s.requests_done.insert(r.data.value("request", ""));
+  s.finished_code.reset();
+  s.finished_reason.clear();
+  s.paused = s.pause_now = s.cancel_requested = false;
+  s.restarts.clear();
+  s.resume_point = r.data.value("from", "");
+  s.resume_point_step = r.data.value("from_step", 0LL);
+  auto* a = s.attempts.empty() ? nullptr : &s.attempts.back();
+  if (a && a->ended) {
+    s.awaiting_submit = true;
+    s.next_submit_at = r.time;
+  }
+  if (a && !a->ended && !a->job_id) a->submit_failures.clear();
+}
+
+void on_paused(CampaignState& s, const JournalRecord& r) {
+  s.requests_done.insert(r.data.value("request", ""));
+  s.paused = true;
+  s.pause_now = s.pause_now || r.data.value("now", false);
+}
+
+void on_cancel_requested(CampaignState& s, const JournalRecord& r) {
+  s.requests_done.insert(r.data.value("request", ""));
+  s.cancel_requested = true;
+}
+
+void on_held(CampaignState& s, const JournalRecord& r) {
+  if (auto* a = attempt(s, r.data)) a->held = r.type == "held";
+}
+
+void on_switch_set(CampaignState& s, const JournalRecord& r) {
+  if (auto* a = attempt(s, r.data)) a->switch_set_at = r.time;
 }
 
 const std::map<std::string, Apply>& appliers() {
@@ -129,13 +187,16 @@ const std::map<std::string, Apply>& appliers() {
       {"relaxed", on_relaxed},
       {"claimed", on_claimed},
       {"chain-exhausted", on_chain_exhausted},
-      {"exclude",
-       [](CampaignState& s, const JournalRecord& r) {
-         const auto at = r.data.find("attempt");  // for status only, so a bad one is no problem: 0
-         const int number = at != r.data.end() && at->is_number_integer() ? at->get<int>() : 0;
-         s.ledger.push_back({r.data.value("node", ""), r.data.value("reason", ""), r.time, r.data.value("until", 0.0)});
-         s.ledger_attempts.push_back(number);
-       }},
+      {"resumed", on_resumed},
+      {"paused", on_paused},
+      {"cancel-requested", on_cancel_requested},
+      {"request-refused",
+       [](CampaignState& s, const JournalRecord& r) { s.requests_done.insert(r.data.value("request", "")); }},
+      {"held", on_held},
+      {"released", on_held},
+      {"switch-set", on_switch_set},
+      {"exclude", on_exclude},
+      {"exclusion-lifted", on_exclusion_lifted},
   };
   return table;
 }

@@ -2,6 +2,7 @@
 // The campaign as its journal tells it: rebuilt from the records on every pass (level-based), so a
 // restarted supervisor knows exactly what the one before it did and intended.
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,7 @@
 
 #include "decide/blame.h"
 #include "decide/classify.h"
+#include "decide/first_evidence.h"
 #include "decide/ledger.h"
 #include "decide/policy.h"
 #include "decide/submit_retry.h"
@@ -34,6 +36,8 @@ struct AttemptState {
   std::optional<slurm::JobId> task_job_id;  // chain mode: the task that claimed the attempt
   std::optional<decide::EndClass> cancel_reason;  // mlsup asked Slurm to cancel it, and why
   bool pending_alerted = false;                   // people were told it is stuck pending
+  bool held = false;                    // mlsup holds its pending job (a pause)
+  double switch_set_at = 0;             // when mlsup set the kill switch for it (a pause --now, a cancel); 0: not
   bool ended = false;
   std::optional<decide::EndClass> end_class;
   long long end_step = -1;
@@ -46,6 +50,8 @@ struct CampaignState {
   std::vector<decide::Exclusion> ledger;  // every node exclusion recorded, expired ones included
   std::vector<int> ledger_attempts;       // per ledger entry: the attempt it was recorded for (0: not said)
   std::vector<decide::PastFailure> failures;  // attempts that failed or hung, with their nodes
+  std::vector<decide::RuleExclusion> rule_exclusions;  // ledger entries the first-evidence rule made
+  std::vector<decide::TrainingFault> training_faults;  // failures found to follow the training, not a node
   double next_submit_at = 0;              // backoff: no submission before this time
   // The newest checkpoint an attempt resumed from and got past (its heartbeat or a newer checkpoint):
   // known good, so retention keeps it until a newer one is shown good the same way. "" = none yet.
@@ -54,6 +60,13 @@ struct CampaignState {
   bool awaiting_submit = false;           // the last attempt ended and a resubmission was decided
   std::optional<int> finished_code;       // the campaign ended with this exit code
   std::string finished_reason;
+  // The lifecycle verbs (engine/lifecycle.h): the requests journaled, and what they left standing.
+  std::set<std::string> requests_done;    // ids of the request files already journaled
+  bool paused = false;                    // `mlsup pause`: nothing new starts until `mlsup resume`
+  bool pause_now = false;                 // ... and the training is asked to save and exit
+  bool cancel_requested = false;          // `mlsup cancel`: the campaign ends as soon as its job is gone
+  std::string resume_point;               // `mlsup resume --from`: the next submission's checkpoint; "" = newest
+  long long resume_point_step = 0;
   // Records that could not be applied (a field of the wrong type), each as file:line and what to do.
   // While there is one, the state above is incomplete and nothing may be decided from it.
   std::vector<util::Error> problems;

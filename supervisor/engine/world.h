@@ -8,6 +8,7 @@
 
 #include "checkpoint/checkpoints.h"
 #include "engine/chain.h"
+#include "engine/check.h"
 #include "engine/memory.h"
 #include "observe/node_records.h"
 #include "slurm/accounting.h"
@@ -37,6 +38,7 @@ struct World {
   std::optional<checkpoint::Scan> checkpoints;
   std::optional<slurm::Result<std::vector<slurm::Node>>> nodes;
   std::optional<EndingOutput> ending;          // read once the watched job has ended
+  std::optional<DiskUse> disk;                 // the checkpoint folder's file system, when it was looked at
   std::optional<Claim> claim;                  // chain mode: the task that claimed the attempt
   bool claim_read = false;
   // Accounting's records: of the watched job once the controller has forgotten it, or (no job yet,

@@ -17,6 +17,8 @@ struct ContractValue {
 // The contract table: one row per value handed to the training (see the README's contract section).
 const ContractValue kContract[] = {
     {"run", "MLSUP_RUN", [](const config::Config& c, const Attempt&) { return c.name; }},
+    {"campaign_id", "MLSUP_CAMPAIGN_ID",
+     [](const config::Config&, const Attempt& a) { return a.campaign_id.empty() ? std::string(kUnstarted) : a.campaign_id; }},
     {"attempt", "MLSUP_ATTEMPT", [](const config::Config&, const Attempt& a) { return std::to_string(a.number); }, true},
     {"state_dir", "MLSUP_STATE_DIR", [](const config::Config& c, const Attempt&) { return c.state_dir; }},
     {"checkpoint_dir", "MLSUP_CHECKPOINT_DIR", [](const config::Config& c, const Attempt&) { return c.checkpoint.dir; }},
@@ -57,6 +59,12 @@ Variables template_variables(const config::Config& config, const Attempt& attemp
   vars["slurm.array"] = s.array;
   for (const auto& [key, value] : config.vars) vars["vars." + key] = value;
   return vars;
+}
+
+std::vector<std::pair<std::string, std::string>> contract_variables() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& row : kContract) out.emplace_back(row.variable, row.env);
+  return out;
 }
 
 std::vector<std::pair<std::string, std::string>> per_attempt_variables() {

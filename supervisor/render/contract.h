@@ -16,6 +16,7 @@ struct Attempt {
   std::string resume_from;           // newest complete checkpoint; "" = fresh start
   std::vector<std::string> exclude;  // nodes kept out of this attempt
   std::string tag;                   // the job's tag; "" = job_tag(name, kUnstarted, number)
+  std::string campaign_id;           // the journal's campaign id, the same for every attempt; "" = kUnstarted
 };
 
 // The heartbeat file of one attempt.
@@ -30,6 +31,9 @@ std::string job_tag(const std::string& name, const std::string& campaign_id, int
 
 // Every template variable: the contract values, the Slurm settings (slurm.*) and the user's (vars.*).
 Variables template_variables(const config::Config& config, const Attempt& attempt);
+
+// Every contract value in the table's order, as (template name, environment name).
+std::vector<std::pair<std::string, std::string>> contract_variables();
 
 // The contract values that differ from one attempt to the next, as (template name, environment name).
 std::vector<std::pair<std::string, std::string>> per_attempt_variables();

@@ -12,11 +12,26 @@ long long SharedQuery::loads() const {
   return loads_;
 }
 
+std::map<ErrorKind, long long> SharedQuery::errors() const {
+  std::lock_guard lock(mutex_);
+  return errors_;
+}
+
+template <typename T>
+T SharedQuery::counted(T result) {
+  if (!result) {
+    std::lock_guard lock(mutex_);
+    ++errors_[result.error().kind];
+  }
+  return result;
+}
+
 SharedQuery::Loaded SharedQuery::user_jobs() {
   std::lock_guard lock(mutex_);  // held through the load: the others of the pass wait for its answer
   if (!loaded_) {
     loaded_ = std::make_shared<const Result<std::vector<Job>>>(inner_.find_by_tag(""));
     ++loads_;
+    if (!*loaded_) ++errors_[loaded_->error().kind];
   }
   return loaded_;
 }
@@ -25,6 +40,7 @@ template <typename T>
 T SharedQuery::changed(T result) {
   std::lock_guard lock(mutex_);
   loaded_.reset();
+  if (!result) ++errors_[result.error().kind];
   return result;
 }
 
@@ -39,6 +55,12 @@ Result<std::vector<Job>> SharedQuery::find_by_tag(const std::string& tag_prefix)
   if (!*all) return std::unexpected(all->error());
   return with_tag(**all, tag_prefix);
 }
+
+Result<Accounting> SharedQuery::accounted(const std::vector<JobId>& ids) { return counted(inner_.accounted(ids)); }
+Result<Accounting> SharedQuery::accounted_by_tag(const std::string& tag_prefix, std::time_t since) {
+  return counted(inner_.accounted_by_tag(tag_prefix, since));
+}
+Result<std::vector<Node>> SharedQuery::nodes() { return counted(inner_.nodes()); }
 
 Result<JobId> SharedQuery::submit(const SubmitRequest& request) { return changed(inner_.submit(request)); }
 Result<void> SharedQuery::cancel(JobId id) { return changed(inner_.cancel(id)); }

@@ -2,6 +2,7 @@
 // One job query per pass for every campaign of a supervisor: a Client over another whose jobs() and
 // find_by_tag() are answered from one load of the user's jobs per pass. A call that changes a job
 // (submit, cancel, an update) drops the load, so what is asked after it is asked of Slurm again.
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -18,15 +19,15 @@ class SharedQuery final : public Client {
   void new_pass();
   // Job queries sent to Slurm so far.
   long long loads() const;
+  // Calls to Slurm that failed so far, by kind (a failed load counts once, however many asked it).
+  std::map<ErrorKind, long long> errors() const;
 
   Result<JobId> submit(const SubmitRequest& request) override;
   Result<std::vector<Job>> jobs(const std::vector<JobId>& ids) override;
   Result<std::vector<Job>> find_by_tag(const std::string& tag_prefix) override;
-  Result<Accounting> accounted(const std::vector<JobId>& ids) override { return inner_.accounted(ids); }
-  Result<Accounting> accounted_by_tag(const std::string& tag_prefix, std::time_t since) override {
-    return inner_.accounted_by_tag(tag_prefix, since);
-  }
-  Result<std::vector<Node>> nodes() override { return inner_.nodes(); }
+  Result<Accounting> accounted(const std::vector<JobId>& ids) override;
+  Result<Accounting> accounted_by_tag(const std::string& tag_prefix, std::time_t since) override;
+  Result<std::vector<Node>> nodes() override;
   Result<void> cancel(JobId id) override;
   Result<void> signal(JobId id, int signal, bool batch_only) override;
   Result<void> kill_steps(JobId id) override;
@@ -41,11 +42,14 @@ class SharedQuery final : public Client {
   Loaded user_jobs();
   template <typename T>
   T changed(T result);
+  template <typename T>
+  T counted(T result);  // result, its failure counted
 
   Client& inner_;
   mutable std::mutex mutex_;
   Loaded loaded_;
   long long loads_ = 0;
+  std::map<ErrorKind, long long> errors_;
 };
 
 }  // namespace mlsup::slurm

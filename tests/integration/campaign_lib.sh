@@ -30,7 +30,7 @@ heartbeat:
   dir: "${HB_DIR:-}"
   startup_timeout: 2m
   steady_timeout: ${STEADY_TIMEOUT:-1m}
-  save_timeout: 2m
+  save_timeout: ${SAVE_TIMEOUT:-2m}
 policy:
   backoff_initial: 1s
   backoff_max: 2s

@@ -107,7 +107,7 @@ scancel --quiet "$(cd "$T/big" && "$MLSUP" status big.yaml --json | python3 -c '
 cd "$T" || exit 1
 scenario_done
 
-scenario "fixed: the campaign runs, fails once, render shows the next submission exactly, then completes"
+scenario "fixed: the campaign runs, fails once after saving, render shows the next submission exactly, then completes"
 cat > train.sbatch <<'EOF'
 #!/bin/bash
 #SBATCH --nodes=1
@@ -130,12 +130,15 @@ STATE=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["state_dir"])' <
 said tick "$CONF"
 check "fixed: attempt 1 submitted, fresh start, nothing excluded" says "submitted attempt=1"
 check "fixed: the submitted line shows exclusions and resume point" says "exclude=none resume_from=none resume_step=0"
-for _ in $(seq 1 60); do
-  [ "$(attempt_field 1 ended)" = True ] && break
-  timeout 60 "$MLSUP" tick "$CONF" >/dev/null 2>&1
-  sleep 0.5
+# Attempt 1 saves step 20 and fails at 25: having made progress, it is resubmitted at once by the
+# pass that sees its end. render is asked before that pass, once Slurm shows the job failed.
+job1=$(job_of_attempt 1)
+for _ in $(seq 1 120); do
+  slurm_state=$(scontrol -o show job "$job1" 2>/dev/null | grep -o 'JobState=[A-Z_]*' | cut -d= -f2)
+  case $slurm_state in PENDING | RUNNING | CONFIGURING | COMPLETING | "") sleep 0.5 ;; *) break ;; esac
 done
-check "fixed: attempt 1 failed and a resubmission waits for its backoff" [ "$(attempt_field 1 class)" = failed ]
+check "fixed: attempt 1's job failed ($slurm_state), and mlsup has not seen it yet" \
+  bash -c "[ '$slurm_state' = FAILED ] && [ '$(attempt_field 1 ended)' = False ]"
 RENDER=$(timeout 60 "$MLSUP" render "$CONF" --json 2>"$T/render.err")
 check "render: exit 0" [ $? -eq 0 ]
 rfield() { python3 -c 'import json,sys; v = json.loads(sys.argv[1])[sys.argv[2]]; print(",".join(v) if isinstance(v, list) else v)' "$RENDER" "$1"; }
@@ -148,6 +151,7 @@ for _ in $(seq 1 40); do
   sleep 1
 done
 check "attempt 2 submitted" [ -n "$(job_of_attempt 2)" ]
+check "fixed: attempt 1 failed after saving, so attempt 2 followed without a backoff" has_event attempt-ended attempt=1 class=failed delay=0.0
 check "attempt 2's console line: exclusions and resume point" grep -q "submitted attempt=2 job_id=[0-9]* exclude=none resume_from=.*step_20 resume_step=20" <<<"$SUBMIT"
 check "render = submission: tag" [ "$(rfield tag)" = "$(attempt_field 2 tag)" ]
 check "render = submission: resume point" [ "$(rfield resume_from)" = "$(attempt_field 2 resume_from)" ]

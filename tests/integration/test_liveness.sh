@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Liveness for a plain sbatch script that never writes a heartbeat (heartbeat.source auto): one that
 # prints a line every second runs to completion under start-up and steady timeouts of a few seconds;
-# the same script made to stop printing is found hung within those timeouts, by its output.
+# the same script made to stop printing is found hung within those timeouts, by its output. The
+# alerts chosen (hang, stopped, completed) are told through notify.command.
 # Hard timeout 150 s; prints its wall time.
 set -uo pipefail
 if [ -z "${LIVENESS_TIMED:-}" ]; then
@@ -39,8 +40,10 @@ vars: {lines: "$2", silence: "$3"}
 heartbeat: {startup_timeout: 8s, steady_timeout: 6s}
 policy: {budgets: {hang: 0/6h}}
 poll_interval: 500ms
+notify: {command: 'echo "\$MLSUP_ALERT_KIND" >> $1.alerts', on: [hang, stopped, completed], cooldown: 0s}
 EOF
 }
+alerts_of() { tr '\n' ' ' < "$1.alerts" 2>/dev/null; }
 event_of() { "$MLSUP" events "$1.yaml" --json | count_where "event=$2" "${@:3}"; }
 
 scenario "a script that prints every second and never writes a heartbeat completes"
@@ -55,6 +58,7 @@ echo "run exited $RC after $(( $(date +%s) - t0 ))s: $(tail -n 1 printing.out)"
 check "printing: the campaign completed (exit 0), past the 8 s start-up and 6 s steady timeouts" [ "$RC" -eq 0 ]
 check "printing: one attempt" [ "$(event_of printing submitted)" -eq 1 ]
 check "printing: no hang was found" [ "$(event_of printing hang-detected)" -eq 0 ]
+check "printing: the alerts told: completed only" [ "$(alerts_of printing)" = "completed " ]
 
 scenario "the same script stops printing: found hung by its output within the steady timeout"
 campaign silent 5 100
@@ -69,4 +73,5 @@ check "silent: by the output that stopped growing" [ "$(event_of silent hang-det
 check "silent: the attempt ended as a hang" [ "$(event_of silent attempt-ended class=hang)" -ge 1 ]
 check "silent: found well before the script's own end (100 s of silence), in ${took}s" [ "$took" -lt 60 ]
 check "silent: the hang budget of 0 stopped the campaign (exit 11)" [ "$RC" -eq 11 ]
+check "silent: the alerts told: the hang, then the stop ($(alerts_of silent))" grep -Eqx '(hang )+stopped ' <<<"$(alerts_of silent)"
 finish

@@ -27,12 +27,12 @@ check "torn: result equals a failure-free run's" result_is_exact
 scenario_done
 
 scenario "an sbatch that takes longer than the lease's TTL (30 s) and a cron tick beside the run -> the tick finds the lease held, one job"
-new_campaign slow-sbatch "--steps 40 --step-seconds 0.05 --ckpt-every 10"
+new_campaign slow-sbatch "--steps 40 --step-seconds 0.05 --ckpt-every 10" "lease_ttl: 30s"
 make_sbatch_wrapper "sleep 36" ""
 PATH="$shim/bin:$PATH" "$MLSUP" run "$CONF" > "$CDIR/run.out" 2>&1 &
 RUNNER=$!
 sleep 33
-"$MLSUP" tick "$CONF" > "$CDIR/tick.out" 2>&1
+"$MLSUP" tick --verbose "$CONF" > "$CDIR/tick.out" 2>&1
 echo "tick at 33 s: $(tail -1 "$CDIR/tick.out")"
 check "slow sbatch: the tick did nothing, the lease being held" grep -q "nothing done" "$CDIR/tick.out"
 wait_campaign 180

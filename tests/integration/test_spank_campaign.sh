@@ -2,8 +2,8 @@
 # The supervisor with the SPANK plugin, end to end: a cluster of its own (4 nodes, SlurmdTimeout=300)
 # with the plugin loaded `optional` and a health check, the supervisor and its jobs running as an
 # ordinary user (so the records really are written as the job's user). A sticky bad node (its rank
-# exits 1: weak evidence) is named by the task-exit records as each failure's one suspect and
-# excluded when named a second time, the other node's task a victim; a node failing its health check is
+# exits 1: weak evidence) is named by the task-exit records as the failure's first and excluded at
+# once (the first-evidence rule), the other node's task a victim; a node failing its health check is
 # excluded before the training ever ran there; a frozen node (power loss) is named by the per-task
 # heartbeats and replaced while Slurm still calls it up; in chain mode, the next task's per-task
 # heartbeats go under its own attempt's path.
@@ -71,22 +71,22 @@ per_task_named() { [ "$(ls "$STATE/heartbeats/attempt-$1.d" 2>/dev/null | grep -
 
 NODES=($(all_nodes))
 
-scenario "sticky bad node (the trainer exits 1 on rank 1's node) -> the records name it first twice, then it is excluded"
+scenario "sticky bad node (the trainer exits 1 on rank 1's node) -> the records name it first, it is excluded at once"
 NODE=${NODES[1]}  # Slurm fills the lowest nodes first: rank 1 runs on the second
 fault sticky-bad "$NODE"
 user_campaign sticky "--steps 60 --step-seconds 0.05 --ckpt-every 10"
 run_campaign 120
 fault sticky-clear "$NODE"
-J1=$(job_of_attempt 1) J2=$(job_of_attempt 2) J3=$(job_of_attempt 3)
-echo "attempts: $(attempts); attempt 1 (job $J1) on $(nodes_of "$J1" | tr '\n' ' '); attempt 2 (job $J2) on $(nodes_of "$J2" | tr '\n' ' '); attempt 3 (job $J3) on $(nodes_of "$J3" | tr '\n' ' ')"
+J1=$(job_of_attempt 1) J2=$(job_of_attempt 2)
+echo "attempts: $(attempts); attempt 1 (job $J1) on $(nodes_of "$J1" | tr '\n' ' '); attempt 2 (job $J2) on $(nodes_of "$J2" | tr '\n' ' ')"
 check "sticky: campaign completed" [ "$RC" -eq 0 ]
-check "sticky: three attempts, the third after the second failure" [ "$(attempts)" = "1 2 3 " ]
+check "sticky: two attempts, the second after the first failure" [ "$(attempts)" = "1 2 " ]
 check "sticky: one exclusion, naming $NODE" [ "$(exclusion_count):$(excluded_nodes)" = "1:$NODE" ]
-check "sticky: its reason is the repeated first failure" [ "$(exclusion_count node="$NODE" reason~'suspect in 2 failed attempts')" -eq 1 ]
+check "sticky: its reason is the first failure in the plugin's records" [ "$(exclusion_count node="$NODE" reason~"the plugin's records")" -eq 1 ]
 check "sticky: attempt-ended names the first failing task (rank 1 on $NODE, exit 1)" \
   has_event attempt-ended attempt=1 first_failure.exit_code=1 first_failure.node="$NODE" first_failure.rank=1 first_failure.signal=0
 check "sticky: attempt 1 had $NODE as its one suspect" has_event attempt-ended attempt=1 suspects="[\"$NODE\"]"
-check "sticky: attempt 3 avoids it" job_avoids "$J3" "$NODE"
+check "sticky: attempt 2 avoids it" job_avoids "$J2" "$NODE"
 check "sticky: the records were written as the user" owned_by_user "$STATE/nodes"
 check "sticky: result equals a failure-free run's" result_is_exact
 scenario_done
@@ -112,7 +112,9 @@ check "health: result equals a failure-free run's" result_is_exact
 scenario_done
 
 scenario "power loss (node frozen), SlurmdTimeout=300, per-task heartbeats -> the heartbeats name the node; replaced while Slurm calls it up"
-STEADY_TIMEOUT=5s user_campaign powerloss "--steps 150 --step-seconds 0.1 --ckpt-every 10"
+# The freeze may land in a save (rank 1 says "saving" until rank 0 has written), where save_timeout
+# applies: it is short here so that either phase names the node within the bound.
+STEADY_TIMEOUT=5s SAVE_TIMEOUT=8s user_campaign powerloss "--steps 150 --step-seconds 0.1 --ckpt-every 10"
 start_campaign
 wait_until 90 per_task_step_at_least 30
 J1=$(job_of_attempt 1)

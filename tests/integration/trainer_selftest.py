@@ -401,9 +401,12 @@ class TrainerSelfTest(unittest.TestCase):
     def test_slow_save_heartbeat_says_saving(self):
         """During a slow save the heartbeat reads "<step> saving" and only a hidden folder exists."""
         t = self.start(["--steps", 5, "--step-seconds", 0, "--ckpt-every", 5, "--slow-save-seconds", 1.0], self.env())
-        self.wait_for("heartbeat '5 saving'", lambda: read_text(t.heartbeat_file) == "5 saving\n")
+        # The heartbeat says "saving" before the save makes its folders, so wait for both.
+        hidden = lambda: [e for e in os.listdir(self.ckpt) if e.endswith(".saving")] if os.path.isdir(self.ckpt) else []
+        self.wait_for("heartbeat '5 saving' and a hidden folder",
+                      lambda: read_text(t.heartbeat_file) == "5 saving\n" and hidden())
         self.assertEqual(self.checkpoints(), [])
-        self.assertEqual(len([e for e in os.listdir(self.ckpt) if e.endswith(".saving")]), 1)
+        self.assertEqual(len(hidden()), 1)
         self.assertEqual(t.wait(), 0, t.stderr())
         self.assertEqual(self.complete_steps(), [5])
         self.assertEqual(read_text(t.heartbeat_file), "5\n")

@@ -38,12 +38,14 @@ struct EngineFixture {
   std::string clock_id = "host-a/boot-1";  // the monotonic clock's identity
   bool lease_lost = false;          // another supervisor took the campaign over
   std::vector<double> held_for;     // every hold() the engine asked for, in seconds
+  double disk_percent = 10;         // how full the checkpoint folder's file system is (bytes)
 
   std::unique_ptr<engine::Campaign> open() {
     auto probe = [this](slurm::JobId, const std::vector<std::string>&, std::chrono::seconds) { return silent; };
     engine::Edges edges{&fake, [this] { return clock; }, nullptr, probe};
     edges.mono = [this] { return mono(); };
     edges.clock_id = clock_id;
+    edges.disk = [this](const std::string& folder) { return engine::DiskUse{folder, disk_percent, 1}; };
     edges.hold = [this](double seconds) -> util::Result<void> {
       held_for.push_back(seconds);
       if (lease_lost) return std::unexpected(util::Error{.kind = util::ErrorKind::Superseded, .message = "lease lost"});

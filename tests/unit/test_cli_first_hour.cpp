@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "capture.h"
+#include "cli_run.h"
 #include "cli/app.h"
 #include "cli/campaign_verbs.h"
 #include "cli/exit_codes.h"
@@ -16,32 +16,14 @@
 
 using namespace mlsup;
 
-namespace {
-
-struct Said {
-  int code = 0;
-  std::string out, err;
-};
-
-// `mlsup ARGS...` in this process: its exit code, stdout and stderr.
-Said mlsup_cli(std::vector<std::string> args) {
-  args.insert(args.begin(), "mlsup");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  std::ostringstream err;
-  auto* saved = std::cerr.rdbuf(err.rdbuf());
-  const auto out = test::capture([&] { return cli::run(static_cast<int>(argv.size()), argv.data()); });
-  std::cerr.rdbuf(saved);
-  return {out.code, out.out, err.str()};
-}
-
-}  // namespace
+using test::mlsup_cli;
 
 TEST_CASE("first hour: a mistyped command gets the command it was meant to be and the list") {
   const auto said = mlsup_cli({"statsu", "c.yaml"});
   CHECK(said.code == cli::kUsage);
   CHECK(said.err.find("no command \"statsu\" (did you mean \"status\"?)") != std::string::npos);
-  CHECK(said.err.find("the commands are validate, render, run, tick, status, stop, save, events") != std::string::npos);
+  CHECK(said.err.find("the commands are validate, render, run, tick, status, stop, save, events, resume, pause, "
+                      "cancel") != std::string::npos);
 }
 
 TEST_CASE("first hour: validate given a folder says it wants a config file, not that the config is empty") {

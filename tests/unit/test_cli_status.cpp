@@ -141,7 +141,8 @@ TEST_CASE("status --json: the history of every attempt and the exclusion ledger,
   CHECK(x[1]["until"].get<double>() > static_cast<double>(std::time(nullptr)));
 
   const auto text = status_text(f);
-  CHECK(text.starts_with("attempt: 3\n"));
+  CHECK(text.starts_with("campaign: t (id "));
+  CHECK(text.find("\nattempt: 3, job " + std::to_string(job3)) != std::string::npos);
   CHECK(text.find("\nhistory:\n  #1 job " + std::to_string(job1) + ", fresh start, sbatch failed 1x, cancelled by mlsup "
                   "(hang): ended hang at step 60\n  #2 job " + std::to_string(job2) + ", from step 50, 1 exclusion(s) "
                   "relaxed, cancelled by mlsup (hang): ended hang at step 70\n  #3 job " + std::to_string(job3) +

@@ -162,6 +162,7 @@ TEST_CASE("missing requirements and impossible combinations") {
   check_error("name: demo\ntemplate: nope.sbatch\n", "2:1: template: ", "does not exist");
   check_error("name: demo\ntemplate: .\n", "2:1: template: ", "is not a regular file");
   check_error(m + "poll_interval: 0s\n", "3:1: poll_interval: ", "must be at least \"100ms\"");
+  check_error(m + "lease_ttl: 5s\n", "3:1: lease_ttl: ", "must be at least \"10s\"");
   check_error(m + "heartbeat:\n  steady_timeout: 1500ms\n", "4:19: heartbeat.steady_timeout: ", "is not a whole number of seconds");
   check_error(m + "poll_interval: 1m\nheartbeat:\n  startup_timeout: 30s\n", "5:3: heartbeat.startup_timeout: ",
               "\"30s\" is shorter than poll_interval \"1m\"");
@@ -177,8 +178,8 @@ TEST_CASE("missing requirements and impossible combinations") {
   check_error(m + "checkpoint:\n  step_regex: \"\\\\d+\"\n", "4:3: checkpoint.step_regex: ", "has no group");
   check_error(m + "checkpoint:\n  glob: \"\"\n", "4:3: checkpoint.glob: ", "must not be empty");
   check_error(m + "checkpoint:\n  keep: 2\n", "4:3: checkpoint.keep: ", "needs checkpoint.complete_marker with the glob layout");
-  check_error(m + "notify:\n  webhook: ftp://x\n", "4:3: notify.webhook: ", "is not an http:// URL");
-  check_error(m + "notify:\n  webhook: https://x\n", "4:3: notify.webhook: ", "https webhooks are not supported");
+  check_error(m + "notify:\n  webhook: ftp://x\n", "4:3: notify.webhook: ", "is not an http:// or https:// URL");
+  check_error(m + "notify:\n  budget_warn_at: 120\n", "4:3: notify.budget_warn_at: ", "is more than 100");
   check_error(m + "state_dir: s\ncheckpoint:\n  dir: s\n", "3:1: state_dir: ", "same folder as checkpoint.dir");
 }
 

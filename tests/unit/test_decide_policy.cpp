@@ -35,18 +35,50 @@ TEST_CASE("endings that stop or finish the campaign, with their exit codes") {
   }
 }
 
-TEST_CASE("time limit and preemption are resubmitted at once; failures back off, doubling up to the cap") {
-  const auto c = config();
-  CHECK(decide(EndClass::Timeout, true, {}, c, 0).action == Action::Resubmit);
-  CHECK(decide(EndClass::Timeout, true, {}, c, 0).delay_seconds == 0);
-  CHECK(decide(EndClass::Preempted, true, {}, c, 0).delay_seconds == 0);
-  CHECK(decide(EndClass::Failed, true, {}, c, 0).delay_seconds == 10);
-  const std::vector<Restart> one{{.time = 0, .cls = EndClass::Hang, .progressed = true}};
-  CHECK(decide(EndClass::NodeFail, true, one, c, 10).delay_seconds == 20);
-  const std::vector<Restart> three{{0, EndClass::Hang, true}, {1, EndClass::NodeFail, true}, {2, EndClass::OutOfMemory, true}};
-  CHECK(decide(EndClass::NodeFail, true, three, c, 10).delay_seconds == 35);
-  const std::vector<Restart> after_timeout{{0, EndClass::Failed, true}, {1, EndClass::Timeout, true}};
-  CHECK(decide(EndClass::Failed, true, after_timeout, c, 10).delay_seconds == 10);
+TEST_CASE("the wait after an ending, as a table: class, progress, new exclusion, endings before -> delay") {
+  auto c = config();  // backoff 10 s initial, 35 s at most
+  c.policy.budgets["failed"].count = 100;  // neither the budget nor the crash loop stops these rows
+  c.policy.crash_loop_restarts = 100;
+  const Restart fruitless{0, EndClass::Failed, false, false};
+  const Restart progressed{0, EndClass::Failed, true, false};
+  const Restart excluded{0, EndClass::Hang, false, true};
+  const Restart hung{0, EndClass::Hang, false, false};
+  const Restart timed_out{0, EndClass::Timeout, false, false};
+  struct Row {
+    const char* what;
+    EndClass cls;
+    bool progressed, new_exclusion;
+    std::vector<Restart> before;
+    double delay;
+  };
+  const Row rows[] = {
+      {"a time limit goes on at once", EndClass::Timeout, false, false, {}, 0},
+      {"a preemption goes on at once", EndClass::Preempted, false, false, {}, 0},
+      {"a failure that saved a newer checkpoint goes on at once", EndClass::Failed, true, false, {}, 0},
+      {"a failure whose node was excluded goes on at once", EndClass::Failed, false, true, {}, 0},
+      {"a hang whose silent node was excluded goes on at once", EndClass::Hang, false, true, {}, 0},
+      {"a node failure that made progress goes on at once", EndClass::NodeFail, true, false, {fruitless}, 0},
+      {"a fruitless failure waits the initial backoff", EndClass::Failed, false, false, {}, 10},
+      {"a fruitless failure after one that made progress waits the initial backoff", EndClass::Failed, false, false,
+       {fruitless, progressed}, 10},
+      {"a fruitless failure after one that excluded a node waits the initial backoff", EndClass::Failed, false, false,
+       {fruitless, excluded}, 10},
+      {"a fruitless failure after a time limit waits the initial backoff", EndClass::Failed, false, false,
+       {fruitless, timed_out}, 10},
+      {"the second fruitless ending in a row waits twice as long", EndClass::Failed, false, false, {fruitless}, 20},
+      {"fruitless endings of other classes count in the row", EndClass::NodeFail, false, false, {hung}, 20},
+      {"the third in a row would wait 40 s: capped at 35", EndClass::OutOfMemory, false, false, {hung, fruitless}, 35},
+      {"progress in the row's middle starts it again", EndClass::Failed, false, false, {fruitless, progressed, hung}, 20},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.what);
+    const auto d = decide(r.cls, r.progressed, r.before, c, 10, r.new_exclusion);
+    CHECK(d.action == Action::Resubmit);
+    CHECK(d.delay_seconds == r.delay);
+  }
+  CHECK(decide(EndClass::Failed, true, {}, c, 0).reason.find("resubmitted at once: the attempt saved a newer checkpoint") !=
+        std::string::npos);
+  CHECK(decide(EndClass::Failed, false, {}, c, 0, true).reason.find("a node was excluded for it") != std::string::npos);
 }
 
 TEST_CASE("a budget counts restarts of its own class within its window") {
@@ -73,4 +105,14 @@ TEST_CASE("restarts without step progress stop the campaign as a crash loop") {
   CHECK(decide(EndClass::Timeout, true, stalled, c, 2).action == Action::Resubmit);
   const std::vector<Restart> broken{{0, EndClass::Timeout, false}, {1, EndClass::Timeout, true}};
   CHECK(decide(EndClass::Timeout, false, broken, c, 2).action == Action::Resubmit);
+}
+
+TEST_CASE("a new exclusion skips the wait, not the crash-loop stop or the budget") {
+  const auto c = config();
+  const std::vector<Restart> stalled{{0, EndClass::Failed, false, true}, {1, EndClass::Hang, false, true}};
+  const auto loop = decide(EndClass::Failed, false, stalled, c, 2, true);
+  CHECK(loop.action == Action::Stop);
+  CHECK(loop.reason.find("3 attempts in a row made no step progress") != std::string::npos);
+  const std::vector<Restart> two{{100, EndClass::Failed, true, true}, {200, EndClass::Failed, true, true}};
+  CHECK(decide(EndClass::Failed, true, two, c, 300, true).exit_code == kBudgetSpent);
 }

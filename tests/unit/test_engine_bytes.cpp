@@ -19,6 +19,7 @@
 
 #include "cli/campaign_verbs.h"
 #include "cli/exit_codes.h"
+#include "edges/http_post.h"
 #include "engine/campaign.h"
 #include "engine/notify.h"
 #include "capture.h"
@@ -247,7 +248,7 @@ TEST_CASE("an alert whose event holds bytes that are not UTF-8 is still sent") {
 TEST_CASE("a webhook server that accepts and never answers does not hold the supervisor past the timeout") {
   SilentServer server;
   const auto start = std::chrono::steady_clock::now();
-  const std::string outcome = engine::post_json(server.url(), "{}", std::chrono::milliseconds(500));
+  const std::string outcome = edges::post({.url = server.url(), .body = "{}", .timeout = std::chrono::milliseconds(500)});
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   CHECK(took < 2.0);
   CHECK(outcome.find("timed out") != std::string::npos);

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "config/load.h"
 #include "engine/campaign.h"
@@ -317,21 +318,74 @@ void fail_with_output(EngineFixture& f, engine::Campaign& c, const std::string& 
 
 }  // namespace
 
-TEST_CASE("a node srun names in two failures is kept out; the ones killed after it are not") {
+TEST_CASE("the node srun names first is kept out after its first failure, and resubmitted at once; the ones killed after it are not") {
   EngineFixture f("", "slurm: {nodes: 2}\n");
   f.fake.node_table = {{"n1", "MIXED"}, {"n2", "MIXED"}, {"n3", "IDLE"}, {"n4", "IDLE"}};
   auto c = f.open();
   f.pass(*c);
-  const std::string srun_says = "srun: error: n1: task 0: Exited with exit code 1\nsrun: error: n2: task 1: Terminated\n";
-  fail_with_output(f, *c, "n[1-2]", srun_says);
+  const auto id = f.fake.next_id - 1;
+  f.fake.table[id].std_out =
+      f.dir.write("job.out", "srun: error: n1: task 0: Exited with exit code 1\nsrun: error: n2: task 1: Terminated\n");
+  f.fake.set_state(id, JobState::Failed, 1, "n[1-2]");
+  f.pass(*c);  // no backoff: a node was excluded for it
   REQUIRE(f.submits() == 2);
-  CHECK_FALSE(has_exclude(f.fake.submitted[1]));  // once is not a pattern
-  fail_with_output(f, *c, "n[1-2]", srun_says);
-  REQUIRE(f.submits() == 3);
-  CHECK(excludes(f.fake.submitted[2], "n1"));
+  CHECK(excludes(f.fake.submitted[1], "n1"));
+  const std::string journal = slurp(f.config.state_dir + "/journal.jsonl");
+  CHECK(journal.find("\"rule\":\"first_evidence\"") != std::string::npos);
+  CHECK(journal.find("\"new_exclusion\":true") != std::string::npos);
+  CHECK(journal.find("\"delay\":0") != std::string::npos);
 }
 
-TEST_CASE("srun's victims are not suspects: a later, unrelated error on the victim's node does not exclude it") {
+namespace {
+
+// Fails the current job (attempt) on nodes with rank's task on first named first by srun, its
+// heartbeat at step, then passes until the next attempt is submitted (after a backoff, if any).
+void fail_rank(EngineFixture& f, engine::Campaign& c, int attempt, const std::string& nodes, const std::string& first,
+               int rank, int step) {
+  f.heartbeat(std::to_string(step) + "\n", attempt);
+  f.pass(c);  // the heartbeat is seen
+  const auto id = f.fake.next_id - 1;
+  const std::string out = f.dir.write("job-" + std::to_string(id) + ".out",
+                                      "srun: error: " + first + ": task " + std::to_string(rank) +
+                                          ": Exited with exit code 1\n");
+  f.fake.table[id].std_out = out;
+  f.fake.set_state(id, JobState::Failed, 1, nodes);
+  const auto before = f.submits();
+  f.pass(c);
+  for (int i = 0; i < 200 && f.submits() == before; ++i) {
+    f.clock += 5;
+    f.pass(c);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a failure that follows the training to another node: the rule's exclusion is lifted, and it excludes no node again") {
+  EngineFixture f(", crash_loop_restarts: 9", "slurm: {nodes: 2}\n");
+  f.fake.node_table = {{"n1", "MIXED"}, {"n2", "MIXED"}, {"n3", "IDLE"}, {"n4", "IDLE"}};
+  auto c = f.open();
+  f.pass(*c);
+  fail_rank(f, *c, 1, "n[1-2]", "n2", 1, 30);
+  REQUIRE(f.submits() == 2);
+  CHECK(excludes(f.fake.submitted[1], "n2"));
+  fail_rank(f, *c, 2, "n[1,3]", "n3", 1, 30);  // rank 1 fails at the same step on another node
+  REQUIRE(f.submits() == 3);
+  CHECK_FALSE(has_exclude(f.fake.submitted[2]));  // n2's exclusion lifted, n3 not excluded
+  const std::string journal = slurp(f.config.state_dir + "/journal.jsonl");
+  CHECK(journal.find("\"type\":\"exclusion-lifted\"") != std::string::npos);
+  CHECK(journal.find("\"lifted\":[\"n2\"]") != std::string::npos);
+  CHECK(f.events().find("\"event\":\"exclusion-lifted\"") != std::string::npos);
+  fail_rank(f, *c, 3, "n[1-2]", "n2", 1, 30);  // and again on n2: it follows the training, no node is named
+  fail_rank(f, *c, 4, "n[2,4]", "n2", 1, 30);  // n2 named a third time: still no exclusion
+  REQUIRE(f.submits() == 5);
+  CHECK_FALSE(has_exclude(f.fake.submitted[3]));
+  CHECK_FALSE(has_exclude(f.fake.submitted[4]));
+  fail_rank(f, *c, 5, "n[1-2]", "n1", 0, 70);  // another rank far from that step: the rule applies again
+  REQUIRE(f.submits() == 6);
+  CHECK(excludes(f.fake.submitted[5], "n1"));
+}
+
+TEST_CASE("srun's victims are not suspects: the node whose task was killed first is excluded, not the one failing after it") {
   EngineFixture f("", "slurm: {nodes: 2}\n");
   f.fake.node_table = {{"n1", "MIXED"}, {"n2", "MIXED"}, {"n3", "IDLE"}, {"n4", "IDLE"}};
   auto c = f.open();
@@ -345,10 +399,8 @@ TEST_CASE("srun's victims are not suspects: a later, unrelated error on the vict
   const std::string first = slurp(f.config.state_dir + "/events.jsonl");
   CHECK(first.find("\"suspects\":[\"n2\"]") != std::string::npos);
   CHECK(first.find("\"victims\":[\"n1\"]") != std::string::npos);
-  // An unrelated Python error on n1 alone: an ordinary exit, the first time n1 is named.
-  fail_with_output(f, *c, "n[1-2]", "srun: error: n1: task 0: Exited with exit code 1\n");
-  REQUIRE(f.submits() == 3);
-  CHECK_FALSE(has_exclude(f.fake.submitted[2]));
+  CHECK(excludes(f.fake.submitted[1], "n2"));  // the first end's node, at once; not its victim n1
+  CHECK_FALSE(excludes(f.fake.submitted[1], "n1"));
 }
 
 TEST_CASE("a job pending on ReqNodeNotAvail because of mlsup's exclusions gets the oldest dropped, in place") {
@@ -511,22 +563,20 @@ TEST_CASE("with the plugin's records, the node whose task failed first by a mach
   CHECK(events.find(R"("event":"node-records-problems")") != std::string::npos);
 }
 
-TEST_CASE("with the plugin's records, a first failure by an exit code names the one suspect, excluded when named again") {
+TEST_CASE("with the plugin's records, a first failure by an exit code names the one suspect, excluded at once by the first-evidence rule") {
   EngineFixture f("", "slurm: {nodes: 2}\n");
   f.fake.node_table = {{"n1", "MIXED"}, {"n2", "MIXED"}, {"n3", "IDLE"}, {"n4", "IDLE"}};
   auto c = f.open();
   f.pass(*c);
-  for (int round = 0; round < 2; ++round) {
-    const auto id = f.fake.next_id - 1;
-    // n2's rank 1 exits 3; n1's rank 0 exits 1 seconds later (its collective lost a peer).
-    node_records(f, id, "n1", task_exit(id, 0, "n1", 0, 1, 0, 1004.0));
-    node_records(f, id, "n2", task_exit(id, 0, "n2", 1, 3, 0, 1000.3));
-    fail_with_output(f, *c, "n[1-2]", "");
-  }
-  REQUIRE(f.submits() == 3);
-  CHECK_FALSE(has_exclude(f.fake.submitted[1]));
-  CHECK(excludes(f.fake.submitted[2], "n2"));
-  CHECK_FALSE(excludes(f.fake.submitted[2], "n1"));
+  const auto id = f.fake.next_id - 1;
+  // n2's rank 1 exits 3; n1's rank 0 exits 1 seconds later (its collective lost a peer).
+  node_records(f, id, "n1", task_exit(id, 0, "n1", 0, 1, 0, 1004.0));
+  node_records(f, id, "n2", task_exit(id, 0, "n2", 1, 3, 0, 1000.3));
+  fail_with_output(f, *c, "n[1-2]", "");
+  REQUIRE(f.submits() == 2);
+  CHECK(excludes(f.fake.submitted[1], "n2"));
+  CHECK_FALSE(excludes(f.fake.submitted[1], "n1"));
+  CHECK(events_of(f).find("(the plugin's records)") != std::string::npos);
   CHECK(events_of(f).find(R"("suspects":["n2"])") != std::string::npos);
 }
 
@@ -558,15 +608,25 @@ TEST_CASE("without the plugin's records a single failure of a multi-node job exc
   CHECK_FALSE(has_exclude(f.fake.submitted[1]));
 }
 
-TEST_CASE("per-task heartbeats: a hang names the node whose heartbeat stopped first, across separate ticks") {
-  EngineFixture f("", "slurm: {nodes: 2}\n");
+namespace {
+
+// Submits the campaign's 2-node job and shows it running on n[1-2]; returns a writer of its
+// per-task heartbeat files (name, content).
+std::function<void(const std::string&, const std::string&)> two_node_job(EngineFixture& f, engine::Campaign& c) {
   f.fake.node_table = {{"n1", "MIXED"}, {"n2", "MIXED"}, {"n3", "IDLE"}, {"n4", "IDLE"}};
-  f.pass(*f.open());
-  const auto id = f.fake.table.begin()->first;
-  f.fake.set_state(id, JobState::Running, 0, "n[1-2]");
+  f.pass(c);
+  f.fake.set_state(f.fake.table.begin()->first, JobState::Running, 0, "n[1-2]");
   const std::string dir = f.config.heartbeat.dir + "/attempt-1.d";
   std::filesystem::create_directories(dir);
-  auto beat = [&](const std::string& name, const std::string& text) { std::ofstream(dir + "/" + name) << text << "\n"; };
+  return [dir](const std::string& name, const std::string& text) { std::ofstream(dir + "/" + name) << text << "\n"; };
+}
+
+}  // namespace
+
+TEST_CASE("per-task heartbeats: a hang names the node whose heartbeat stopped first, across separate ticks") {
+  EngineFixture f("", "slurm: {nodes: 2}\n");
+  const auto beat = two_node_job(f, *f.open());
+  const auto id = f.fake.table.begin()->first;
   beat("n1.0", "5");
   beat("n2.1", "5");
   beat(".n1.0.host.123.tmp", "garbage");  // a writer's temporary file is no heartbeat
@@ -593,6 +653,57 @@ TEST_CASE("per-task heartbeats: a hang names the node whose heartbeat stopped fi
   f.pass(*c);
   REQUIRE(f.submits() == 2);
   CHECK(excludes(f.fake.submitted[1], "n2"));
+}
+
+TEST_CASE("per-task heartbeats: the node the other ranks wait on is probed before the timeout; proven silent, it is a hang at once") {
+  EngineFixture f("", "slurm: {nodes: 2}\n");
+  f.silent = {"n2"};
+  auto c = f.open();
+  const auto beat = two_node_job(f, *c);
+  beat("n1.0", "5");
+  beat("n2.1", "5 saving");  // frozen in a save: the save timeout (100 s here) would be its limit
+  f.pass(*c);
+  f.clock += 2;
+  beat("n1.0", "5 saving waiting 1");  // n1's rank is done and waits on n2's
+  f.pass(*c);
+  CHECK_FALSE(std::filesystem::exists(f.config.state_dir + "/fenced/1"));  // 2 s: within the margin (2.5 s)
+  f.clock += 1;
+  beat("n1.0", "5 saving waiting 2");
+  f.pass(*c);  // n2 silent 3 s before n1's last change, n1 waiting: probed, silent, a hang 3 s after the freeze
+  CHECK(std::filesystem::exists(f.config.state_dir + "/fenced/1"));
+  const auto events = events_of(f);
+  CHECK(events.find("the other ranks wait on n2") != std::string::npos);
+  CHECK(events.find("n2 did not answer a probe in 5s") != std::string::npos);
+  f.pass(*c);
+  f.clock += 6;
+  f.pass(*c);
+  REQUIRE(f.submits() == 2);
+  CHECK(excludes(f.fake.submitted[1], "n2"));
+}
+
+TEST_CASE("per-task heartbeats: a node the other ranks wait on that answers its probe is left to the timeout, probed again after 30 s") {
+  EngineFixture f("", "slurm: {nodes: 2}\n");
+  f.config.heartbeat.steady_timeout = std::chrono::seconds(60);
+  auto c = f.open();
+  const auto beat = two_node_job(f, *c);
+  const auto id = f.fake.table.begin()->first;
+  beat("n1.0", "5");
+  beat("n2.1", "5");  // a slow rank (a long data load), its node alive
+  f.pass(*c);
+  auto answered = [&] {
+    const auto all = events_of(f);
+    std::size_t n = 0;
+    for (auto at = all.find("\"probe-answered\""); at != std::string::npos; at = all.find("\"probe-answered\"", at + 1)) ++n;
+    return n;
+  };
+  for (int i = 1; i <= 50; ++i) {  // 50 s of n1 waiting on n2
+    f.clock += 1;
+    beat("n1.0", "5 waiting " + std::to_string(i));
+    f.pass(*c);
+  }
+  CHECK(answered() == 2);  // at 15 s (the margin) and 30 s later
+  CHECK_FALSE(std::filesystem::exists(f.config.state_dir + "/fenced/1"));
+  CHECK(f.fake.table[id].state == JobState::Running);
 }
 
 TEST_CASE("heartbeat.json of an older mlsup (one file, no per-file entries) still counts") {

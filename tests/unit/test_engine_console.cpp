@@ -35,3 +35,11 @@ TEST_CASE("console: a submission shows its exclusions and resume point") {
                       {"exclude", json::array()}, {"resume_from", ""}, {"resume_step", 0}, {"reason", "first attempt"}};
   CHECK(has(console_line(fresh, true), "[?] submitted attempt=1 job_id=43 exclude=none resume_from=none resume_step=0"));
 }
+
+TEST_CASE("console: a lifted exclusion names the nodes given back, the rank and the step of the failure") {
+  const json e = {{"event", "exclusion-lifted"}, {"time", 1.7e9}, {"attempt", 3}, {"lifted", json::array({"n2"})},
+                  {"rank", 1}, {"step", 300}, {"tolerance", 20}, {"reason", "rank 1 failed first near step 300 again"}};
+  const std::string line = console_line(e, false);
+  CAPTURE(line);
+  CHECK(has(line, "exclusion-lifted attempt=3 step=300 lifted=n2 rank=1: rank 1 failed first near step 300 again"));
+}

@@ -19,8 +19,8 @@ mlsup::config::HeartbeatSettings settings() {
 
 TEST_CASE("heartbeat content: a step, an optional saving flag, garbage tolerated") {
   CHECK(parse_heartbeat("120\n").step == 120);
-  CHECK_FALSE(parse_heartbeat("120\n").saving);
-  CHECK(parse_heartbeat("121 saving").saving);
+  CHECK(parse_heartbeat("120\n").phase.empty());
+  CHECK(parse_heartbeat("121 saving").phase == "saving");
   CHECK(parse_heartbeat("x\x01garbage").step == -1);
   CHECK(parse_heartbeat("-5").step == -1);
   CHECK(parse_heartbeat("").step == -1);
@@ -59,8 +59,25 @@ TEST_CASE("heartbeat content: extra words are ignored; \"waiting\" marks a rank 
   CHECK_FALSE(parse_heartbeat("120 loss=2.31").waiting);
   CHECK(parse_heartbeat("120 waiting 3").waiting);
   CHECK(parse_heartbeat("120 waiting 3").step == 120);
-  CHECK(parse_heartbeat("120 saving waiting 3").saving);
+  CHECK(parse_heartbeat("120 saving waiting 3").phase == "saving");
   CHECK(parse_heartbeat("120 saving waiting 3").waiting);
+}
+
+TEST_CASE("heartbeat content: any lowercase word after the step is a phase with the save timeout (an evaluation pass)") {
+  CHECK(parse_heartbeat("120 eval").phase == "eval");
+  CHECK(parse_heartbeat("120 data-loading").phase == "data-loading");
+  CHECK(parse_heartbeat("120 eval saving").phase == "eval");  // the outer phase names it
+  CHECK(parse_heartbeat("120 eval waiting 4").waiting);
+  CHECK(parse_heartbeat("120 eval waiting 4").phase == "eval");
+  CHECK(parse_heartbeat("120 loss=2.31 eval").phase.empty());  // another shape ends the reading
+  CHECK(parse_heartbeat("120 Eval").phase.empty());
+  CHECK_FALSE(parse_heartbeat("120 loss=2.31 waiting").waiting);
+  HeartbeatSeen seen{.running_since = 100};
+  seen = observe(seen, std::string("5"), 100);
+  seen = observe(seen, std::string("5 eval"), 105);
+  CHECK(hang_reason(seen, settings(), 200).empty());  // an evaluation longer than the steady timeout
+  const auto why = hang_reason(seen, settings(), 205);
+  CHECK(why.find("at \"5 eval\" (heartbeat.save_timeout") != std::string::npos);
 }
 
 TEST_CASE("a heartbeat that changes only by \"waiting\" shows life, not progress") {
@@ -137,6 +154,7 @@ TEST_CASE("calibration: the steady timeout follows the campaign's pace, within i
   }
   CHECK(c.steps == 25);
   CHECK(c.longest == doctest::Approx(4.5));
+  s.calibrate = false;
   CHECK(steady_timeout(s, c).count() == 300);  // calibration off
   s.calibrate = true;
   CHECK(steady_timeout(s, c).count() == 45);
@@ -148,6 +166,47 @@ TEST_CASE("calibration: the steady timeout follows the campaign's pace, within i
   CHECK(steady_timeout(s, c).count() == 300);  // too few steps seen
 }
 
+TEST_CASE("calibration by default: a training that steps every 2 s is hung after at most 30 s of silence") {
+  const mlsup::config::HeartbeatSettings s;  // the defaults
+  CHECK(s.calibrate);
+  Calibration c;
+  HeartbeatSeen before, after;
+  before.step = 1;
+  before.progress_at = 100;
+  for (int i = 0; i < 20; ++i) {
+    after = before;
+    after.step = before.step + 1;
+    after.progress_at = before.progress_at + (i % 2 ? 2.0 : 2.5);  // 2 s steps seen through a 500 ms poll
+    learn(c, before, after);
+    before = after;
+  }
+  CHECK(steady_timeout(s, c).count() == 25);
+  HeartbeatSeen seen{.running_since = 100};
+  seen = observe(seen, std::string("41"), 145);
+  auto in_force = s;
+  in_force.steady_timeout = steady_timeout(s, c);
+  CHECK(hang_reason(seen, in_force, 169).empty());
+  CHECK_FALSE(hang_reason(seen, in_force, 170).empty());
+}
+
+TEST_CASE("calibration: a calibrated hang that no heartbeat explains doubles the factor, once per attempt") {
+  mlsup::config::HeartbeatSettings s;
+  s.steady_timeout = Seconds(300);
+  Calibration c{.longest = 2, .steps = 40};
+  CHECK(steady_timeout(s, c).count() == 20);
+  doubt(c, 3);
+  CHECK(steady_timeout(s, c).count() == 40);
+  doubt(c, 3);  // the same attempt's hang seen again (its cancel not yet through)
+  CHECK(steady_timeout(s, c).count() == 40);
+  doubt(c, 4);
+  doubt(c, 5);
+  CHECK(steady_timeout(s, c).count() == 160);
+  doubt(c, 6);
+  CHECK(steady_timeout(s, c).count() == 300);  // never above the configured timeout
+  for (int attempt = 7; attempt < 200; ++attempt) doubt(c, attempt);
+  CHECK(steady_timeout(s, c).count() == 300);
+}
+
 TEST_CASE("calibration: start-up and saves are not the pace") {
   Calibration c;
   HeartbeatSeen first, next;
@@ -156,7 +215,7 @@ TEST_CASE("calibration: start-up and saves are not the pace") {
   learn(c, first, next);  // nothing seen before: the job's start-up
   CHECK(c.steps == 0);
   HeartbeatSeen saving = next;
-  saving.saving = true;
+  saving.phase = "saving";
   HeartbeatSeen after = next;
   after.step = 6;
   after.progress_at = 260;
@@ -167,6 +226,18 @@ TEST_CASE("calibration: start-up and saves are not the pace") {
   CHECK(c.longest == doctest::Approx(60));
 }
 
+TEST_CASE("calibration: the job's output (no heartbeat written) is not the pace") {
+  Calibration c;
+  HeartbeatSeen before, after;
+  before.step = after.step = -1;
+  before.content = output_content(10);
+  before.progress_at = 100;
+  after.content = output_content(20);
+  after.progress_at = 101;
+  learn(c, before, after);
+  CHECK(c.steps == 0);
+}
+
 TEST_CASE("per-task heartbeats: ranks that say saving but wait on their peers are not a save under way") {
   HeartbeatSet set;
   set.running_since = 100;
@@ -175,11 +246,11 @@ TEST_CASE("per-task heartbeats: ranks that say saving but wait on their peers ar
   // got there: the steady timeout applies, not the save timeout.
   observe(set, {{"n1.0", "40 saving waiting 1"}, {"n2.1", "40"}}, 101);
   observe(set, {{"n1.0", "40 saving waiting 9"}, {"n2.1", "40"}}, 109);
-  CHECK_FALSE(combined(set).saving);
+  CHECK(combined(set).phase.empty());
   CHECK(hang_reason(set, settings(), 111).find("heartbeat without progress") == 0);
   // A rank that is writing its shard (saving, not waiting) makes it a save.
   observe(set, {{"n1.0", "40 saving waiting 9"}, {"n2.1", "40 saving"}}, 112);
-  CHECK(combined(set).saving);
+  CHECK(combined(set).phase == "saving");
   CHECK(hang_reason(set, settings(), 125).empty());
 }
 
@@ -211,4 +282,27 @@ TEST_CASE("the start-up message names what was awaited: heartbeat, output, or bo
   CHECK(hang_reason(seen, s, 160).find("no heartbeat 1m") == 0);
   s.source = "output";
   CHECK(hang_reason(seen, s, 160).find("no output 1m") == 0);
+}
+
+TEST_CASE("waited_on: the stale node while every rank on the other nodes says it waits") {
+  HeartbeatSet set;
+  set.running_since = 100;
+  observe(set, {{"n1.0", "40"}, {"n1.1", "40"}, {"n2.2", "40"}}, 100);
+  observe(set, {{"n1.0", "40 waiting 1"}, {"n1.1", "40 waiting 1"}}, 104);
+  REQUIRE(waited_on(set, 3).size() == 1);
+  CHECK(waited_on(set, 3)[0].node == "n2");
+  CHECK(waited_on(set, 3)[0].lead == doctest::Approx(4));
+  CHECK(waited_on(set, 5).empty());  // not yet past the margin
+  observe(set, {{"n1.1", "41"}}, 105);  // a rank on n1 still steps: nobody is known to wait on n2
+  CHECK(waited_on(set, 3).empty());
+  HeartbeatSet alone;
+  alone.running_since = 100;
+  observe(alone, {{"n1.0", "40"}}, 100);
+  observe(alone, {{"n1.0", "40 waiting 1"}}, 110);
+  CHECK(waited_on(alone, 3).empty());  // one node: nobody to wait on
+}
+
+TEST_CASE("calibration: never below three poll intervals") {
+  CHECK(calibrate_floor(std::chrono::milliseconds(500)).count() == 2);
+  CHECK(calibrate_floor(std::chrono::milliseconds(60'000)).count() == 180);
 }

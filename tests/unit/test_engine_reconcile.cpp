@@ -8,6 +8,7 @@
 #include "decide/exit_codes.h"
 #include "engine/reconcile.h"
 #include "engine_fixture.h"
+#include "intent_names.h"
 
 namespace mlsup::test {
 namespace {
@@ -16,18 +17,6 @@ using engine::AttemptState;
 using engine::CampaignState;
 using engine::Intent;
 using engine::World;
-
-constexpr const char* kIntentNames[] = {"Report", "Prune", "Submit", "Send", "Adopt", "Exclude", "End", "Finish", "Hang",
-                                        "Cancel", "ResendCancel", "Relax", "PendingAlert", "Claimed", "PatchQueued",
-                                        "ChainExhausted", "ChainValues", "Status"};
-static_assert(std::size(kIntentNames) == std::variant_size_v<Intent>);
-
-// The intents' kinds, in order, as one string: "Status Hang".
-std::string kinds(const std::vector<Intent>& intents) {
-  std::string out;
-  for (const auto& i : intents) out += (out.empty() ? "" : " ") + std::string(kIntentNames[i.index()]);
-  return out;
-}
 
 // A world at wall time 1000, mono 500, with a template that renders.
 World world() {
@@ -387,6 +376,55 @@ TEST_CASE("reconcile: an attempt that did not get past its checkpoint proves not
       rec("ended", {{"attempt", 2}, {"class", "failed"}, {"step", 50}, {"progressed", true}, {"action", "resubmit"}}),
   });
   CHECK(s.proven_checkpoint.empty());  // attempt 2 got past nothing: it started fresh
+}
+
+}  // namespace mlsup::test
+
+namespace mlsup::test {
+
+TEST_CASE("reconcile: a pass that saw only a job waiting in the queue says so, and no other does") {
+  EngineFixture f;
+  auto answered = [](std::vector<slurm::Job> jobs, bool kill = false) {
+    World w = world();
+    w.jobs = engine::JobsAnswer(std::move(jobs));
+    w.kill_switch = kill;
+    return w;
+  };
+  auto paused = with({submitted(1, 42)});
+  paused.paused = true;
+  auto chain = submitted(1, 42);
+  chain.chain = true;
+  slurm::Job pending = job(42, slurm::JobState::Pending, "Priority");
+  engine::Memory told;  // the pending reason already told
+  told.pending_reason = "Priority";
+  told.attempt = 1;
+  struct Row {
+    std::string what;
+    CampaignState s;
+    World w;
+    bool queued;
+  };
+  const std::vector<Row> rows = {
+      {"a pending job, nothing decided", with({submitted(1, 42)}), answered({pending}), true},
+      {"a running job", with({submitted(1, 42)}), answered({job(42, slurm::JobState::Running)}), false},
+      {"a pending job and the kill switch: cancelled", with({submitted(1, 42)}), answered({pending}, true), false},
+      {"a pending job of a paused campaign", paused, answered({pending}), false},
+      {"chain mode", with({chain}), answered({pending}), false},
+      {"the query failed", with({submitted(1, 42)}),
+       [] {
+         World w = world();
+         w.jobs = engine::JobsAnswer(std::unexpected(slurm::Error{slurm::ErrorKind::Timeout, 0, "timeout"}));
+         return w;
+       }(),
+       false},
+      {"nothing submitted yet", with({}), world(), false},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.what);
+    const auto out = decide(row.s, row.w, f.config, told);
+    CAPTURE(kinds(out.intents));
+    CHECK(out.queued == row.queued);
+  }
 }
 
 }  // namespace mlsup::test

@@ -1,9 +1,13 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <map>
+#include <regex>
 
 #include "config/load.h"
 #include "render/chain.h"
+#include "render/contract.h"
 #include "render/end_record.h"
 #include "render/submission.h"
 #include "support.h"
@@ -110,7 +114,7 @@ TEST_CASE("the MLSUP_ environment reaches the job even when the script narrows -
   const auto none = Campaign("", "#!/bin/bash\n#SBATCH --export=NONE\nsrun true\n").plan().value();
   REQUIRE(count_prefix(none.options, "--export=") == 1);
   CHECK(has(none.options,
-            "--export=MLSUP_RUN,MLSUP_ATTEMPT,MLSUP_STATE_DIR,MLSUP_CHECKPOINT_DIR,MLSUP_RESUME_FROM,MLSUP_KILL_SWITCH,"
+            "--export=MLSUP_RUN,MLSUP_CAMPAIGN_ID,MLSUP_ATTEMPT,MLSUP_STATE_DIR,MLSUP_CHECKPOINT_DIR,MLSUP_RESUME_FROM,MLSUP_KILL_SWITCH,"
             "MLSUP_SAVE_SWITCH,MLSUP_HEARTBEAT_FILE,MLSUP_EXCLUDE,MLSUP_NO_RETRY_EXIT_CODE"));
   const auto some = Campaign("", "#!/bin/bash\n#SBATCH --export=PATH,HOME\nsrun true\n").plan().value();
   const auto it = std::find_if(some.options.begin(), some.options.end(), [](auto& o) { return o.rfind("--export=", 0) == 0; });
@@ -160,4 +164,34 @@ TEST_CASE("sbatch_argv puts the script last") {
   CHECK(argv.front() == "sbatch");
   CHECK(argv.back() == "/x/job.sbatch");
   CHECK(argv.size() == s.options.size() + 2);
+}
+
+TEST_CASE("the campaign id is a contract value: MLSUP_CAMPAIGN_ID and {{campaign_id}}, the same for every attempt") {
+  Campaign c("", "#!/bin/bash\necho {{campaign_id}} {{attempt}}\n");
+  const auto first = c.plan({.number = 1, .tag = "mlsup:demo:5e1f0a2c:1", .campaign_id = "5e1f0a2c"}).value();
+  const auto later = c.plan({.number = 7, .resume_from = "/ck/7", .tag = "mlsup:demo:5e1f0a2c:7", .campaign_id = "5e1f0a2c"}).value();
+  for (const auto* s : {&first, &later}) {
+    std::map<std::string, std::string> env(s->environment.begin(), s->environment.end());
+    CHECK(env.at("MLSUP_CAMPAIGN_ID") == "5e1f0a2c");
+  }
+  CHECK(first.script.ends_with("echo 5e1f0a2c 1\n"));
+  CHECK(later.script.ends_with("echo 5e1f0a2c 7\n"));
+  // Another campaign of the same name has its own id; one that has not started renders the tag's placeholder.
+  const auto other = c.plan({.number = 1, .campaign_id = "99aa00bb"}).value();
+  CHECK(std::map<std::string, std::string>(other.environment.begin(), other.environment.end()).at("MLSUP_CAMPAIGN_ID") ==
+        "99aa00bb");
+  const auto unstarted = c.plan().value();
+  CHECK(std::map<std::string, std::string>(unstarted.environment.begin(), unstarted.environment.end()).at("MLSUP_CAMPAIGN_ID") ==
+        render::kUnstarted);
+}
+
+TEST_CASE("README's contract table has a row for every contract value, in the table's order") {
+  std::ifstream in(test::source_dir() + "/README.md");
+  static const std::regex row(R"(^\| `(MLSUP_[A-Z_]+)` \| `([a-z_]+)` \| .*\|$)");
+  std::vector<std::pair<std::string, std::string>> readme;
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (std::regex_match(line, m, row)) readme.emplace_back(m[2].str(), m[1].str());
+  }
+  CHECK(readme == render::contract_variables());
 }

@@ -56,3 +56,23 @@ TEST_CASE("shared query: every campaign's job questions of one pass cost one loa
     CHECK(shared.jobs({ids[0]}).has_value());
   }
 }
+
+TEST_CASE("shared query: failed calls to Slurm are counted by kind, a failed load once for all who asked it") {
+  FakeClient fake;
+  SharedQuery shared(fake);
+  const JobId id = shared.submit({.options = {"--comment=mlsup:c:x:1"}, .script_path = "/x"}).value();
+  CHECK(shared.errors().empty());
+  shared.new_pass();
+  fake.next_errors.push_back(Error{ErrorKind::Unreachable, 0, "down"});
+  CHECK(!shared.jobs({id}));
+  CHECK(!shared.find_by_tag("mlsup:c:"));
+  fake.next_errors.push_back(Error{ErrorKind::Busy, 0, "later"});
+  CHECK(!shared.cancel(id));
+  fake.next_errors.push_back(Error{ErrorKind::Timeout, 0, "slow"});
+  CHECK(!shared.nodes());
+  const auto errors = shared.errors();
+  CHECK(errors.at(ErrorKind::Unreachable) == 1);
+  CHECK(errors.at(ErrorKind::Busy) == 1);
+  CHECK(errors.at(ErrorKind::Timeout) == 1);
+  CHECK(errors.size() == 3);
+}

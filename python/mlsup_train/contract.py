@@ -1,0 +1,82 @@
+"""What mlsup hands the training job: the MLSUP_* environment, read once into a Contract.
+
+The table follows mlsup's own contract table (supervisor/render/contract.cpp and the README's
+"contract with the training job" section); the SPANK plugin adds MLSUP_NODE and, when it gives each
+task its own heartbeat file, MLSUP_ATTEMPT_HEARTBEAT_FILE.
+"""
+
+import dataclasses
+import os
+
+# Where mlsup marks an attempt it has given up on: <state_dir>/<FENCE_DIR>/<attempt>.
+FENCE_DIR = "fenced"
+DEFAULT_NO_RETRY_EXIT_CODE = 78
+
+
+@dataclasses.dataclass(frozen=True)
+class Contract:
+    """The values of one attempt, as the job's environment gives them ("" when not set)."""
+
+    run: str = ""
+    attempt: int = 0
+    state_dir: str = ""
+    checkpoint_dir: str = ""
+    resume_from: str = ""
+    kill_switch: str = ""
+    save_switch: str = ""
+    heartbeat_file: str = ""
+    exclude: str = ""
+    no_retry_exit_code: int = DEFAULT_NO_RETRY_EXIT_CODE
+    node: str = ""
+    attempt_heartbeat_file: str = ""
+
+    @property
+    def supervised(self):
+        """Tells whether the job runs under mlsup (it was handed a state folder)."""
+        return bool(self.state_dir)
+
+    @property
+    def heartbeat_per_task(self):
+        """Tells whether every task has a heartbeat file of its own (the SPANK plugin gave one)."""
+        return bool(self.attempt_heartbeat_file) and self.attempt_heartbeat_file != self.heartbeat_file
+
+    @property
+    def fence_file(self):
+        """The file whose existence says mlsup gave up on this attempt ("" outside mlsup)."""
+        if not self.state_dir or not self.attempt:
+            return ""
+        return os.path.join(self.state_dir, FENCE_DIR, str(self.attempt))
+
+
+# (field, environment variable, parser): every value the helper reads from the environment.
+_ENVIRONMENT = (
+    ("run", "MLSUP_RUN", str),
+    ("attempt", "MLSUP_ATTEMPT", int),
+    ("state_dir", "MLSUP_STATE_DIR", str),
+    ("checkpoint_dir", "MLSUP_CHECKPOINT_DIR", str),
+    ("resume_from", "MLSUP_RESUME_FROM", str),
+    ("kill_switch", "MLSUP_KILL_SWITCH", str),
+    ("save_switch", "MLSUP_SAVE_SWITCH", str),
+    ("heartbeat_file", "MLSUP_HEARTBEAT_FILE", str),
+    ("exclude", "MLSUP_EXCLUDE", str),
+    ("no_retry_exit_code", "MLSUP_NO_RETRY_EXIT_CODE", int),
+    ("node", "MLSUP_NODE", str),
+    ("attempt_heartbeat_file", "MLSUP_ATTEMPT_HEARTBEAT_FILE", str),
+)
+
+
+def from_environment(environ=None):
+    """Reads the Contract from `environ` (default os.environ); a malformed number is a ValueError naming it."""
+    environ = os.environ if environ is None else environ
+    values = {}
+    for field, name, parse in _ENVIRONMENT:
+        text = environ.get(name, "")
+        if parse is int:
+            text = text.strip()
+        if not text:
+            continue
+        try:
+            values[field] = parse(text)
+        except ValueError:
+            raise ValueError(f"{name}={text!r} is not an integer") from None
+    return Contract(**values)

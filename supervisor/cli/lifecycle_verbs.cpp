@@ -1,0 +1,131 @@
+#include "cli/lifecycle_verbs.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include "cli/exit_codes.h"
+#include "checkpoint/checkpoints.h"
+#include "engine/campaign.h"
+#include "engine/loop.h"
+#include "engine/template_snapshot.h"
+#include "journal/atomic_file.h"
+#include "journal/journal.h"
+#include "journal/lease.h"
+#include "slurm/config_check.h"
+#include "util/json.h"
+
+namespace mlsup::cli {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// The campaign as its journal tells it, read without changing it; the records too (for a refusal
+// the holder journaled). False when the journal has problems (printed).
+bool read_state(const config::Config& c, engine::CampaignState& s, std::vector<engine::JournalRecord>& records) {
+  const std::string path = c.state_dir + "/journal.jsonl";
+  auto [read, problems] = journal::Journal::read_only(path, c.name);
+  for (auto& r : read) records.push_back({r.time, r.type, std::move(r.data), r.line});
+  s = engine::replay(records, path);
+  problems.insert(problems.end(), s.problems.begin(), s.problems.end());
+  for (const auto& p : problems) std::cerr << p.str() << "\n";
+  return problems.empty();
+}
+
+// resume --from: the checkpoint named must be a complete one of the campaign's; its step.
+std::optional<long long> checkpoint_step(const config::Config& c, const std::string& from) {
+  std::error_code ec;
+  for (const auto& k : checkpoint::scan(c.checkpoint).checkpoints)
+    if (k.complete && (k.path == from || fs::equivalent(k.path, from, ec))) return k.step;
+  return std::nullopt;
+}
+
+// A new request's id: the time in microseconds (requests sort by it) and this process.
+std::string request_id(double now) {
+  return std::to_string(static_cast<long long>(now * 1e6)) + "-" + std::to_string(::getpid());
+}
+
+double wall_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// The refusal the supervisor journaled for request id, if it refused it.
+std::optional<engine::Refusal> refused(const config::Config& c, const std::string& id) {
+  engine::CampaignState s;
+  std::vector<engine::JournalRecord> records;
+  (void)read_state(c, s, records);
+  for (const auto& r : records)
+    if (r.type == "request-refused" && util::string_field(r.data, "request") == id)
+      return engine::Refusal{static_cast<int>(util::number_field(r.data, "code", kRuntimeFailure)),
+                             util::string_field(r.data, "reason")};
+  return std::nullopt;
+}
+
+}  // namespace
+
+int lifecycle_verb(const std::string& config_path, engine::Request r) {
+  const std::string verb(engine::verb_name(r.verb));
+  auto loaded = engine::load_config_to_supervise(config_path);  // as run loads it (a template gone is no error)
+  if (!loaded) {
+    for (const auto& e : loaded.error()) std::cerr << e.str() << "\n";
+    return kBadInput;
+  }
+  const auto& c = *loaded;
+  engine::CampaignState s;
+  std::vector<engine::JournalRecord> records;
+  if (!read_state(c, s, records)) return kRuntimeFailure;
+  if (const auto no = engine::refuse(s, r)) {
+    (no->code == kOk ? std::cout : std::cerr) << "mlsup " << verb << ": campaign " << c.name << ": " << no->message << "\n";
+    return no->code;
+  }
+  if (!r.from.empty()) {
+    const auto step = checkpoint_step(c, r.from);
+    if (!step) {
+      std::cerr << "mlsup resume: --from " << r.from << " is not a complete checkpoint of campaign " << c.name << " (in "
+                << c.checkpoint.dir << "); `mlsup status` and the checkpoint folder show which there are\n";
+      return kUsage;
+    }
+    r.from_step = *step;
+  }
+  if (const auto problem = slurm::config_problem()) {  // a wrong use is told without Slurm; carrying out needs it
+    std::cerr << "mlsup " << verb << ": " << *problem << "\n";
+    return kRuntimeFailure;
+  }
+  const char* user = std::getenv("USER");
+  r.time = wall_now();
+  r.id = request_id(r.time);
+  r.by = std::string(user ? user : "?") + "@" + journal::current_identity().host;
+  const std::string dir = engine::requests_dir(c), file = dir + "/" + r.id + ".json";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (auto ok = journal::write_atomically(file, util::dump_json(engine::to_json(r)) + "\n"); !ok) {
+    std::cerr << "mlsup " << verb << ": " << ok.error().str() << "\n";
+    return kRuntimeFailure;
+  }
+  const auto done = engine::carry_out(c, r);
+  if (done.exit_code == decide::kLeaseHeld) {
+    std::cout << verb << " requested: " << engine::what_happens(s, r) << "\n"
+              << "a supervisor holds campaign " << c.name << " (" << done.reason
+              << "): it carries this out at its next pass\n";
+    return kOk;
+  }
+  if (const auto no = refused(c, r.id)) {
+    std::cerr << "mlsup " << verb << ": campaign " << c.name << ": " << no->message << "\n";
+    return no->code;
+  }
+  if (fs::exists(file, ec)) {  // not journaled: nothing of it stays behind to be carried out later
+    fs::remove(file, ec);
+    std::cerr << "mlsup " << verb << ": " << done.reason << "; nothing was changed\n";
+    return done.exit_code == kOk ? kRuntimeFailure : done.exit_code;
+  }
+  std::cout << verb << " done: " << engine::what_happens(s, r) << "\n";
+  if (!done.reason.empty()) std::cout << "mlsup: " << done.reason << "\n";
+  if (r.verb == engine::Verb::Cancel && done.exit_code != decide::kCancelled) return done.exit_code;
+  return kOk;
+}
+
+}  // namespace mlsup::cli

@@ -1,0 +1,123 @@
+#include "cli/status_text.h"
+
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
+#include "engine/status_view.h"
+#include "util/json.h"
+
+namespace mlsup::cli {
+namespace {
+
+using nlohmann::json;
+using engine::human_duration;
+
+bool has(const json& j, const char* key) { return j.is_object() && j.contains(key) && !j[key].is_null(); }
+
+// A number with the given digits after the point.
+std::string fixed(double v, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", digits, v);
+  return text;
+}
+
+std::string local_time(double t) {
+  const std::time_t s = static_cast<std::time_t>(t);
+  std::tm tm{};
+  char text[32];
+  if (!(std::fabs(t) < 1e12) || !::localtime_r(&s, &tm) || std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+    return "?";
+  return text;
+}
+
+std::string state_line(const json& v) {
+  std::string line = "state: " + util::string_field(v, "state", "?");
+  if (has(v, "exit_code")) line += " (exit " + util::json_text(v["exit_code"]) + ": " + util::string_field(v, "reason") + ")";
+  if (has(v, "supervisor"))
+    line += ", supervised by pid " + util::json_text(v["supervisor"]["pid"]) + " on " +
+            util::string_field(v["supervisor"], "host", "?");
+  else if (!has(v, "exit_code") && util::string_field(v, "state") != "not started")
+    line += ", no supervisor holds it now (`mlsup run` or `tick` carries it on)";
+  return line;
+}
+
+std::string attempt_line(const json& v) {
+  if (!has(v, "attempt")) return "attempt: none yet";
+  std::string line = "attempt: " + util::json_text(v["attempt"]);
+  line += has(v, "job_id") ? ", job " + util::json_text(v["job_id"]) : std::string(", not submitted");
+  if (has(v, "job_state")) line += " " + util::json_text(v["job_state"]);
+  if (has(v, "nodes") && !util::string_field(v, "nodes").empty()) line += " on " + util::json_text(v["nodes"]);
+  if (has(v, "last_end")) line += "; last ending: " + util::json_text(v["last_end"]);
+  return line;
+}
+
+std::string step_line(const json& v) {
+  if (!has(v, "step")) return "step: none yet";
+  std::string line = "step: " + util::json_text(v["step"]);
+  if (has(v, "target_steps")) line += " of " + util::json_text(v["target_steps"]);
+  const auto source = util::string_field(v, "step_source");
+  if (source == "ended") return line + " (where the last attempt ended)";
+  if (source != "heartbeat") return line + " (the attempt's resume point; no heartbeat step yet)";
+  return line + (has(v, "heartbeat_age") ? " (heartbeat " + human_duration(v["heartbeat_age"].get<double>()) + " ago)"
+                                         : std::string(" (heartbeat)"));
+}
+
+std::string rate_line(const json& v) {
+  if (!has(v, "step_rate"))
+    return util::string_field(v, "step_source") == "ended" ? "rate: none (no attempt is running)"
+                                                           : "rate: not known yet (two heartbeat steps of the running attempt are needed)";
+  std::string line = "rate: " + fixed(v["step_rate"].get<double>(), 2) + " steps/s over the last " +
+                     human_duration(v["step_rate_window"].get<double>());
+  if (has(v, "eta")) line += "; ETA " + human_duration(v["eta"].get<double>()) + " (" + local_time(v["eta_at"].get<double>()) + ")";
+  return line;
+}
+
+std::string checkpoint_line(const json& v) {
+  if (!has(v, "checkpoint")) return "checkpoint: none complete";
+  const auto& c = v["checkpoint"];
+  return "checkpoint: " + util::string_field(c, "path") + " (step " + util::json_text(c["step"]) +
+         (has(c, "age") ? ", written " + human_duration(c["age"].get<double>()) + " ago)" : std::string(")"));
+}
+
+std::string restarts_line(const json& v) {
+  std::string line = "restarts: " + util::json_text(v.value("restarts", json(0)));
+  std::string by;
+  if (v.contains("restarts_by_class"))
+    for (const auto& [cls, n] : v["restarts_by_class"].items()) by += (by.empty() ? "" : ", ") + cls + " " + util::json_text(n);
+  return by.empty() ? line : line + " (" + by + ")";
+}
+
+std::string time_line(const json& v) {
+  if (!has(v, "time") || !has(v["time"], "elapsed")) return "time: the campaign has not begun";
+  const auto& t = v["time"];
+  std::string line = "time: " + human_duration(t["elapsed"].get<double>()) + " since the campaign began; lost to failures " +
+                     human_duration(t.value("lost_to_failures", 0.0)) + " (" + util::json_text(t.value("recomputed_steps", json(0))) +
+                     " steps recomputed)";
+  if (has(t, "goodput")) line += "; goodput " + fixed(100 * t["goodput"].get<double>(), 1) + "%";
+  return line;
+}
+
+}  // namespace
+
+std::vector<std::string> status_lines(const json& v) {
+  std::vector<std::string> lines = {"campaign: " + util::string_field(v, "campaign", "?") +
+                                        (has(v, "campaign_id") ? " (id " + util::json_text(v["campaign_id"]) + ")" : std::string()) +
+                                        ", state in " + util::string_field(v, "state_dir"),
+                                    state_line(v), attempt_line(v), step_line(v), rate_line(v), checkpoint_line(v),
+                                    restarts_line(v), time_line(v)};
+  if (v.contains("problems"))
+    for (const auto& p : v["problems"]) lines.push_back("problem: " + util::json_text(p));
+  return lines;
+}
+
+std::string status_brief(const json& v) {
+  std::string out;
+  if (has(v, "step")) out += "  step " + util::json_text(v["step"]) + (has(v, "target_steps") ? "/" + util::json_text(v["target_steps"]) : "");
+  if (has(v, "step_rate")) out += " " + fixed(v["step_rate"].get<double>(), 2) + "/s";
+  if (has(v, "eta")) out += " ETA " + human_duration(v["eta"].get<double>());
+  if (v.value("restarts", json(0)) != 0) out += "  restarts " + util::json_text(v["restarts"]);
+  return out;
+}
+
+}  // namespace mlsup::cli

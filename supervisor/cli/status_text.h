@@ -1,0 +1,17 @@
+#pragma once
+// `mlsup status` for people: the figures of status --json (engine/status_view.h) as lines.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace mlsup::cli {
+
+// The full view's lines before the history: state, attempt and job, step, rate and ETA, checkpoint,
+// heartbeat, restarts, live exclusions, time lost and goodput, problems (view: one status --json object).
+std::vector<std::string> status_lines(const nlohmann::json& view);
+
+// The figures in a few words for one campaign's line among several: "step 120/500 1.5/s ETA 4m12s restarts 2".
+std::string status_brief(const nlohmann::json& view);
+
+}  // namespace mlsup::cli

@@ -1,0 +1,28 @@
+#include "config/alert_kinds.h"
+
+#include <array>
+
+namespace mlsup::config {
+
+std::span<const AlertKind> alert_kinds() {
+  static constexpr std::array<AlertKind, 9> kinds{{
+      {"stopped", "the campaign stopped short of its end (a budget spent, a crash loop, the kill switch, an unknown end)", true},
+      {"completed", "the campaign completed", true},
+      {"pending", "a job stuck pending for a reason only a person ends, or one that can never start as asked", true},
+      {"budget", "a restart budget is nearly spent (notify.budget_warn_at percent of it used in its window)", true},
+      {"trouble", "the supervisor's own trouble: Slurm unanswered for notify.unreachable_after, sbatch failing "
+                  "repeatedly, the template unusable, a cancel that does not take", true},
+      {"hang", "a running job was found hung (its liveness went silent)", false},
+      {"restart", "an attempt failed and the next is submitted (not after a time limit, a preemption or a planned exit)", false},
+      {"exclusion", "a node was excluded for a failure", false},
+      {"disk", "the checkpoint folder's file system reached 80% used, or 95% (bytes or inodes); once per rise", true},
+  }};
+  return kinds;
+}
+
+std::span<const std::string_view> default_alert_kinds() {
+  static constexpr std::array<std::string_view, 6> names{"stopped", "completed", "pending", "budget", "trouble", "disk"};
+  return names;
+}
+
+}  // namespace mlsup::config

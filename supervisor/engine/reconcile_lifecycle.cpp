@@ -1,0 +1,138 @@
+// The lifecycle verbs inside reconcile: which request is taken next, and what a pause or a cancel
+// asked for calls for in each phase of the campaign (hold, release, ask the training to stop, cancel,
+// end). Pure (engine/reconcile.h).
+#include <algorithm>
+
+#include "decide/exit_codes.h"
+#include "engine/reconcile_pass.h"
+
+namespace mlsup::engine {
+using namespace reconcile_parts;
+
+std::optional<intent::TakeRequest> next_request(const CampaignState& s, const std::vector<Request>& requests) {
+  const Request* oldest = nullptr;
+  for (const auto& r : requests)
+    if (!oldest || r.id < oldest->id) oldest = &r;
+  if (!oldest) return std::nullopt;
+  if (s.requests_done.contains(oldest->id)) return intent::TakeRequest{*oldest, std::nullopt, true};
+  return intent::TakeRequest{*oldest, refuse(s, *oldest), false};
+}
+
+namespace reconcile_parts {
+namespace {
+
+constexpr const char* kCancelled = "cancelled with `mlsup cancel`";
+
+// The attempt's job as this pass's query shows it, while it is still there; nullptr otherwise.
+const slurm::Job* live_job(const Pass& p, const AttemptState& a) {
+  if (!a.job_id || a.ended || a.cancel_reason || !p.w.jobs || !*p.w.jobs) return nullptr;
+  const slurm::Job* job = watched_job(a, **p.w.jobs);
+  return job && !slurm::is_final(job->state) ? job : nullptr;
+}
+
+// `mlsup cancel`: no job, the end now; a queued job, cancelled at once; a running one, asked through
+// the kill switch, and cancelled once it has outlived the grace. Its ending ends the campaign.
+bool cancelling(Pass& p, const AttemptState* a) {
+  if (!a || a->ended || !a->job_id) {
+    finish(p, decide::kCancelled, std::string("the campaign was ") + kCancelled, a, false);
+    return true;
+  }
+  const slurm::Job* job = live_job(p, *a);
+  if (!job) return false;  // an ending to follow (its decision becomes the cancel), or a cancel in flight
+  p.add(intent::Status{*job});
+  if (job->state == slurm::JobState::Pending) {
+    p.add(intent::Cancel{*a, decide::EndClass::CancelRequested, "the campaign is " + std::string(kCancelled)});
+    return true;
+  }
+  if (a->switch_set_at <= 0) {
+    p.add(intent::AskToStop{*a, "cancel"});
+    return false;
+  }
+  if (p.wall() < a->switch_set_at + kCancelGrace) return false;
+  p.add(intent::Cancel{*a, decide::EndClass::CancelRequested,
+                       "the campaign is " + std::string(kCancelled) + " and the training did not exit within " +
+                           std::to_string(static_cast<int>(kCancelGrace)) + " s of the kill switch"});
+  return true;
+}
+
+// The kill switch is a person's `mlsup stop`, not the one pause --now set for this attempt.
+bool stop_asked(const Pass& p, const AttemptState* a) { return p.w.kill_switch && !(a && a->switch_set_at > 0); }
+
+// Chain mode: the queued tasks of the attempt's array (the ended attempt's, before the next one), as
+// this pass's query shows them; nullptr when they are not known or none is left.
+const slurm::Job* queued_tasks(const Pass& p, const AttemptState& a) {
+  if (!a.chain || !a.job_id) return nullptr;
+  const auto& answer = a.ended ? p.w.chain : p.w.jobs;
+  return answer && *answer ? queued_remainder(**answer) : nullptr;
+}
+
+bool held_in_slurm(const slurm::Job& j) { return j.reason.starts_with("JobHeld"); }
+
+// The chain's queued tasks were held by mlsup for a pause of one of the array's attempts.
+bool chain_held(const CampaignState& s, slurm::JobId array) {
+  return std::any_of(s.attempts.begin(), s.attempts.end(),
+                     [&](const AttemptState& q) { return q.chain && q.job_id == array && q.held; });
+}
+
+// A pause in chain mode holds the array's queued tasks, so that no task after the running one starts.
+void hold_chain(Pass& p, const AttemptState* a) {
+  const slurm::Job* rest = a ? queued_tasks(p, *a) : nullptr;
+  if (rest && !held_in_slurm(*rest) && !stop_asked(p, a)) p.add(intent::Hold{*a, rest->job_id});
+}
+
+// The pause is over: the chain's queued tasks that mlsup held are released.
+void release_chain(Pass& p, const AttemptState* a) {
+  const slurm::Job* rest = a ? queued_tasks(p, *a) : nullptr;
+  if (rest && held_in_slurm(*rest) && chain_held(p.s, *a->job_id)) p.add(intent::Release{*a, rest->job_id});
+}
+
+// `mlsup pause`: nothing new starts; a queued job is held (in chain mode, the queued tasks); with --now
+// a running one is asked to stop. A person's stop meanwhile still stops: a held job is cancelled, an
+// idle campaign ends stopped (and its chain is cancelled).
+bool pausing(Pass& p, const AttemptState* a) {
+  hold_chain(p, a);
+  if (a && !a->ended && a->chain && !a->task_job_id && p.w.jobs && *p.w.jobs && !task_running(**p.w.jobs))
+    return true;  // the attempt waits for a task of the held chain: nothing to watch, nothing new
+  if (!a || a->ended) {
+    if (stop_asked(p, a)) finish(p, decide::kStoppedBySwitch, "the kill switch was set while the campaign was paused", a, false);
+    return true;
+  }
+  const slurm::Job* job = live_job(p, *a);
+  if (!job) return false;  // a decided submission goes out (and is held next pass), an ending is followed
+  if (job->state == slurm::JobState::Pending) {
+    p.add(intent::Status{*job});
+    if (stop_asked(p, a))
+      p.add(intent::Cancel{*a, decide::EndClass::KillSwitch, "the kill switch was set while the job was held by a pause"});
+    else if (!a->held) p.add(intent::Hold{*a, job->job_id});
+    return true;
+  }
+  if (job->state == slurm::JobState::Running && p.s.pause_now && a->switch_set_at <= 0)
+    p.add(intent::AskToStop{*a, "pause"});
+  return false;
+}
+
+}  // namespace
+
+bool lifecycle(Pass& p, const AttemptState* a) {
+  if (p.s.cancel_requested) return cancelling(p, a);
+  if (p.s.paused) return pausing(p, a);
+  release_chain(p, a);
+  if (!a || !a->held || a->chain) return false;
+  if (const slurm::Job* job = live_job(p, *a); job && job->state == slurm::JobState::Pending)
+    p.add(intent::Release{*a, job->job_id});
+  return false;
+}
+
+void lifecycle_decision(const CampaignState& s, const AttemptState& a, decide::EndClass cls, decide::Decision& d) {
+  const bool completed = d.action == decide::Action::Finish && d.exit_code == decide::kCompleted;
+  if (s.cancel_requested && !completed) {
+    d = {decide::Action::Stop, decide::kCancelled, 0, "the campaign was " + std::string(kCancelled) + " (" + d.reason + ")"};
+    return;
+  }
+  const bool pause_switch = cls == decide::EndClass::KillSwitch && a.switch_set_at > 0;  // not a person's stop
+  if (s.paused && (d.action == decide::Action::Resubmit || pause_switch))
+    d = {decide::Action::Pause, 0, 0, d.reason + "; the campaign is paused: `mlsup resume` carries it on"};
+}
+
+}  // namespace reconcile_parts
+}  // namespace mlsup::engine

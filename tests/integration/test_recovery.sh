@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Recovery without waiting that buys nothing, on the live cluster without the SPANK plugin:
+# (a) a sticky bad node (the trainer crashes whenever rank 0 or 1 runs there) is excluded after its
+#     first failure, on srun's report alone, the next attempt is submitted at once, and the campaign
+#     completes with the exact result;
+# (b) the guard: the trainer crashes at step 30 on whichever node runs rank 1; the node excluded at
+#     the first failure gets its exclusion lifted when the failure shows on another node, no node is
+#     excluded after that, and the crash-loop rule stops the campaign (exit 11).
+# Each scenario has a hard limit; the suite prints its wall time (about 45 s here).
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+require_cluster
+source "$(dirname "$0")/campaign_lib.sh"
+
+faults=$(mktemp -d /tmp/mlsup-recovery-faults.XXXXXX)
+trap 'rm -rf "$faults"' EXIT
+export MLSUP_FAULT_DIR=$faults  # the trainer crashes on nodes marked in $faults/sticky-bad
+# The partition's nodes in order (Slurm fills the lowest first), one per line.
+all_nodes() { sinfo -h -N -o '%N' | sort -uV; }
+# The nodes of a job, one per line.
+nodes_of() { scontrol show hostnames "$(scontrol -o show job "$1" | grep -o ' NodeList=[^ ]*' | cut -d= -f2)"; }
+# Live exclusions (status --json), one per line, sorted.
+live_exclusions() { status_query 'sorted({x["node"] for x in s["exclusions"] if x["live"]})'; }
+# Seconds from attempt N's ending event to attempt N+1's submission (event log times).
+gap_after() {
+  "$MLSUP" events "$CONF" --json | /usr/bin/python3 -c 'import json, sys
+n = int(sys.argv[1])
+ev = [json.loads(l) for l in sys.stdin if l.strip()]
+end = next(e["time"] for e in ev if e.get("event") == "attempt-ended" and e.get("attempt") == n)
+sub = next(e["time"] for e in ev if e.get("event") == "submitted" and e.get("attempt") == n + 1)
+print(f"{sub - end:.1f}")' "$1"
+}
+two_nodes() { sed -i 's/^  nodes: 1$/  nodes: 2/' "$CONF"; }
+below() { /usr/bin/python3 -c 'import sys; sys.exit(not float(sys.argv[1]) < float(sys.argv[2]))' "$1" "$2"; }
+
+scenario "(a) sticky bad node, no plugin -> excluded after its first failure, resubmitted at once, exact result"
+NODE=$(all_nodes | head -1)
+mkdir -p "$faults/sticky-bad" && : > "$faults/sticky-bad/$NODE"
+new_campaign sticky-first "--steps 60 --step-seconds 0.05 --ckpt-every 10"
+two_nodes
+sed -i 's/^  backoff_initial: 1s$/  backoff_initial: 10s/; s/^  backoff_max: 2s$/  backoff_max: 20s/' "$CONF"  # a wait would show
+run_campaign 90
+rm -f "$faults/sticky-bad/$NODE"
+echo "attempts: $(attempt_numbers | tr '\n' ' '); exclusions: $(excluded_nodes | tr '\n' ' '); gap after attempt 1: $(gap_after 1)s"
+check "(a) campaign completed" [ "$RC" -eq 0 ]
+check "(a) two attempts: the node was excluded after its first failure" [ "$(attempt_numbers | tr '\n' ' ')" = "1 2 " ]
+check "(a) the ledger holds exactly the sticky node" [ "$(excluded_nodes)" = "$NODE" ]
+check "(a) by the first-evidence rule, on srun's report" has_event excluded node="$NODE" rule=first_evidence reason~"srun's report"
+check "(a) attempt 2 avoids it" sh -c "! { scontrol show hostnames \"\$(scontrol -o show job $(job_of_attempt 2) | grep -o ' NodeList=[^ ]*' | cut -d= -f2)\" | grep -qx '$NODE'; }"
+check "(a) attempt 1's ending waited for nothing (delay 0, new exclusion)" has_event attempt-ended attempt=1 delay=0.0 new_exclusion=true
+check "(a) attempt 2 was submitted within 3 s of attempt 1's end ($(gap_after 1)s)" below "$(gap_after 1)" 3
+check "(a) result equals a failure-free run's" result_is_exact
+scenario_done
+
+scenario "(b) a crash that follows rank 1 to another node -> the exclusion is lifted, no node excluded, crash loop stops"
+new_campaign follows "--steps 100 --step-seconds 0.05 --ckpt-every 10 --fail-at-step 30 --fault-ranks 1"
+two_nodes
+run_campaign 120
+echo "attempts: $(attempt_numbers | tr '\n' ' '); exclusions ever: $(excluded_nodes | tr '\n' ' '); live: $(live_exclusions | tr '\n' ' ')"
+"$MLSUP" events "$CONF" | grep -E 'excluded|exclusion-lifted|attempt-ended' | cut -c1-200
+check "(b) the crash loop stopped the campaign (exit 11)" [ "$RC" -eq 11 ]
+check "(b) the first failure's node was excluded by the first-evidence rule" has_event excluded attempt=1 rule=first_evidence
+check "(b) attempt 2's failure on another node lifted it" has_event exclusion-lifted attempt=2 rank=1
+check "(b) one node was ever excluded, and none is now" [ "$(excluded_nodes | wc -l):$(live_exclusions | wc -l)" = "1:0" ]
+check "(b) no exclusion after attempt 1" [ "$(event_count excluded)" -eq 1 ]
+check "(b) the failures after it follow the training" [ "$(event_count attempt-ended follows_training=true)" -ge 2 ]
+scenario_done
+
+finish

@@ -1,0 +1,242 @@
+// `mlsup status`'s figures against what was done to a campaign through the engine and the fake Slurm:
+// the steps the heartbeats said, the endings injected, the exclusion they caused, the checkpoints
+// written, each at a known time; and the campaign id every attempt's job gets.
+#include <doctest/doctest.h>
+
+#include <utime.h>
+
+#include <algorithm>
+#include <ctime>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/campaign_verbs.h"
+#include "cli/status_text.h"
+#include "engine/campaign.h"
+#include "engine/status_view.h"
+#include "capture.h"
+#include "engine_fixture.h"
+
+using namespace mlsup;
+using mlsup::test::EngineFixture;
+using nlohmann::json;
+using slurm::JobState;
+
+namespace {
+
+// A 2-node campaign with a target of 100 steps on a 4-node cluster.
+struct Figures : EngineFixture {
+  Figures() : EngineFixture("", "slurm: {nodes: 2}\ntarget: {steps: 100}\n") {
+    fake.node_table = {{"n1", "MIXED"}, {"n2", "MIXED"}, {"n3", "IDLE"}, {"n4", "IDLE"}};
+  }
+
+  // The newest job runs on nodes; each step is written to the attempt's heartbeat and seen by a pass, 10 s apart.
+  void run_steps(engine::Campaign& c, int attempt, const std::string& nodes, std::initializer_list<int> steps) {
+    fake.set_state(last_job(), JobState::Running, 0, nodes);
+    bool first = true;
+    for (const int step : steps) {
+      if (!first) clock += 10;
+      first = false;
+      heartbeat(std::to_string(step) + "\n", attempt);
+      pass(c);
+    }
+  }
+
+  // A complete checkpoint of step, last written at wall time at.
+  void checkpoint(int step, double at) {
+    const std::string path = ".mlsup/t/checkpoints/step-" + std::to_string(step);
+    dir.write(path + "/model.bin", "weights");
+    const utimbuf times{static_cast<std::time_t>(at), static_cast<std::time_t>(at)};
+    REQUIRE(::utime((dir.path() + "/" + path).c_str(), &times) == 0);
+  }
+
+  json status() const {
+    engine::CampaignState s;
+    return cli::status_json(config, s, {clock, mono(), clock_id});
+  }
+};
+
+// The environment the fake Slurm was given with submission i.
+std::map<std::string, std::string> environment(const EngineFixture& f, std::size_t i) {
+  const auto& env = f.fake.submitted.at(i).environment;
+  return {env.begin(), env.end()};
+}
+
+}  // namespace
+
+TEST_CASE("status: the time a job spent suspended is not in its step rate") {
+  Figures f;
+  auto c = f.open();
+  f.pass(*c);
+  f.run_steps(*c, 1, "n[1-2]", {10, 20, 30});  // 1 step/s for 20 s
+  f.fake.set_state(f.last_job(), JobState::Suspended, 0, "n[1-2]");
+  f.clock += 5;
+  f.pass(*c);
+  f.clock += 3600;  // an hour suspended (scontrol suspend)
+  f.pass(*c);
+  f.fake.set_state(f.last_job(), JobState::Running, 0, "n[1-2]");
+  f.pass(*c);
+  f.clock += 10;
+  f.heartbeat("40\n", 1);
+  f.pass(*c);
+  const json s = f.status();
+  CHECK(s["step"] == 40);
+  // 30 steps in the 30 s it ran (suspended from the last pass that saw it running, as the heartbeat's silence is)
+  CHECK(s["step_rate"].get<double>() == doctest::Approx(1.0));
+}
+
+TEST_CASE("status: step, rate, ETA, checkpoint and heartbeat ages, restarts by class, exclusions, time lost and goodput") {
+  Figures f;
+  auto c = f.open();
+  f.pass(*c);                                   // t=1000: attempt 1 submitted
+  f.run_steps(*c, 1, "n[1-2]", {10, 30, 50});   // t=1000..1020
+  f.checkpoint(40, 1015);
+  f.silent = {"n2"};
+  f.clock = 1031;
+  f.pass(*c);  // no heartbeat for 11 s: hung; n2 does not answer the probe
+  f.pass(*c);  // ended (hang, step 50); n2 excluded, so attempt 2 (from step 40) is submitted at once
+  f.silent.clear();
+  f.clock = 1037;
+  f.pass(*c);
+  f.run_steps(*c, 2, "n[3-4]", {45, 55});       // t=1037, 1047 (nodes apart from attempt 1's: no node is blamed twice)
+  f.checkpoint(50, 1045);
+  f.clock = 1050;
+  f.fake.set_state(f.last_job(), JobState::Failed, 1, "n[3-4]");
+  f.pass(*c);  // ended (failed, step 55, after a newer checkpoint): attempt 3 (from step 50) submitted at once
+  f.clock = 1056;
+  f.pass(*c);
+  f.run_steps(*c, 3, "n[3-4]", {60, 70, 80});   // t=1056..1076
+  f.clock = 1081;
+
+  const json s = f.status();
+  CHECK(s["state"] == "running");
+  CHECK(s["attempt"] == 3);
+  CHECK(s["job_id"] == f.last_job());
+  CHECK(s["job_state"] == "RUNNING");
+  CHECK(s["nodes"] == "n[3-4]");
+  CHECK(s["step"] == 80);
+  CHECK(s["step_source"] == "heartbeat");
+  CHECK(s["step_rate"].get<double>() == doctest::Approx(1.0));  // 20 steps in the 20 s seen
+  CHECK(s["step_rate_window"].get<double>() == doctest::Approx(20));
+  CHECK(s["target_steps"] == 100);
+  CHECK(s["eta"].get<double>() == doctest::Approx(20));
+  CHECK(s["eta_at"].get<double>() == doctest::Approx(1101));
+  CHECK(s["heartbeat_age"].get<double>() == doctest::Approx(5));
+  CHECK(s["checkpoint"]["path"] == f.config.checkpoint.dir + "/step-50");
+  CHECK(s["checkpoint"]["step"] == 50);
+  CHECK(s["checkpoint"]["age"].get<double>() == doctest::Approx(36));
+  CHECK(s["restarts"] == 2);
+  CHECK(s["restarts_by_class"] == json({{"hang", 1}, {"failed", 1}}));
+  REQUIRE(s["exclusions"].size() == 1);
+  CHECK(s["exclusions"][0]["node"] == "n2");
+  CHECK(s["exclusions"][0]["attempt"] == 1);
+  CHECK(s["exclusions"][0]["live"] == true);
+  CHECK(s["exclusions"][0]["until"].get<double>() ==
+        doctest::Approx(1031 + static_cast<double>(f.config.policy.exclusion_ttl.count())));
+  CHECK(s["exclusions"][0]["reason"].get<std::string>().find("did not respond") != std::string::npos);
+
+  // Attempt 1: 1000-1031, steps 0-50, the next resumed at 40: 31 s x 40/50 useful, the rest lost (no wait
+  // before attempt 2: a node was newly excluded). Attempt 2: 1031-1050, steps 40-55, the next resumed at 50:
+  // 19 s x 10/15 useful, the rest lost (no wait: it made progress). Attempt 3: 1050-1081, all 31 s useful.
+  // 81 s since the campaign began.
+  const auto& t = s["time"];
+  CHECK(t["began"] == 1000.0);
+  CHECK(t["elapsed"].get<double>() == doctest::Approx(81));
+  const double useful = 31 * 40.0 / 50 + 19 * 10.0 / 15 + 31;
+  CHECK(t["useful"].get<double>() == doctest::Approx(useful));
+  CHECK(t["lost_to_failures"].get<double>() == doctest::Approx(31 * 10.0 / 50 + 19 * 5.0 / 15));
+  CHECK(t["recomputed_steps"] == 15);
+  CHECK(t["goodput"].get<double>() == doctest::Approx(useful / 81));
+
+  const auto lines = cli::status_lines(s);
+  const auto text = [&] {
+    std::string all;
+    for (const auto& l : lines) all += l + "\n";
+    return all;
+  }();
+  CHECK(text.find("\nattempt: 3, job " + std::to_string(f.last_job()) + " RUNNING on n[3-4]\n") !=
+        std::string::npos);
+  CHECK(text.find("\nstep: 80 of 100 (heartbeat 5s ago)\n") != std::string::npos);
+  CHECK(text.find("\nrate: 1.00 steps/s over the last 20s; ETA 20s (") != std::string::npos);
+  CHECK(text.find("\ncheckpoint: " + f.config.checkpoint.dir + "/step-50 (step 50, written 36s ago)\n") != std::string::npos);
+  CHECK(text.find("\nrestarts: 2 (failed 1, hang 1)\n") != std::string::npos);
+  CHECK(text.find("\ntime: 1m21s since the campaign began; lost to failures 13s (15 steps recomputed); goodput 84.5%\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("status: a completed campaign stands at its last step, with no rate and no ETA") {
+  Figures f;
+  auto c = f.open();
+  f.pass(*c);
+  f.run_steps(*c, 1, "n[1-2]", {50, 100});
+  f.clock = 1015;
+  f.fake.set_state(f.last_job(), JobState::Completed, 0, "n[1-2]");
+  f.pass(*c);
+  f.clock = 2000;
+  const json s = f.status();
+  CHECK(s["state"] == "completed");
+  CHECK(s["step"] == 100);
+  CHECK(s["step_source"] == "ended");
+  CHECK(s["step_rate"].is_null());
+  CHECK(s["eta"] == 0.0);  // the target is reached
+  CHECK(s["heartbeat_age"].is_null());
+  CHECK(s["restarts"] == 0);
+  CHECK(s["restarts_by_class"] == json::object());
+  CHECK(s["time"]["elapsed"].get<double>() == doctest::Approx(15));  // up to the campaign's end
+  CHECK(s["time"]["goodput"].get<double>() == doctest::Approx(1.0));
+  CHECK(s["time"]["lost_to_failures"] == 0.0);
+}
+
+TEST_CASE("status before the first pass: every key there, null where nothing is known") {
+  Figures f;
+  const json s = f.status();
+  for (const char* key : {"step", "step_rate", "eta", "checkpoint", "heartbeat_age", "campaign_id", "job_state", "nodes"}) {
+    CAPTURE(key);
+    REQUIRE(s.contains(key));
+    CHECK(s[key].is_null());
+  }
+  CHECK(s["restarts"] == 0);
+  CHECK(s["time"]["elapsed"].is_null());
+}
+
+TEST_CASE("every attempt's job gets the journal's campaign id in MLSUP_CAMPAIGN_ID; another campaign of the name another") {
+  Figures f;
+  auto c = f.open();
+  f.pass(*c);
+  f.fake.set_state(f.last_job(), JobState::Failed, 1, "n[1-2]");
+  f.pass(*c);
+  f.clock += 6;
+  f.pass(*c);
+  REQUIRE(f.submits() == 2);
+  const std::string id = f.status()["campaign_id"];
+  CHECK(id.size() == 8);
+  CHECK(environment(f, 0).at("MLSUP_CAMPAIGN_ID") == id);
+  CHECK(environment(f, 1).at("MLSUP_CAMPAIGN_ID") == id);
+  CHECK(f.fake.submitted[1].options.end() !=
+        std::find(f.fake.submitted[1].options.begin(), f.fake.submitted[1].options.end(), "--comment=mlsup:t:" + id + ":2"));
+
+  Figures other;  // the same name, another state folder
+  auto oc = other.open();
+  other.pass(*oc);
+  REQUIRE(other.submits() == 1);
+  CHECK(environment(other, 0).at("MLSUP_CAMPAIGN_ID") != id);
+  CHECK(environment(other, 0).at("MLSUP_CAMPAIGN_ID") == other.status()["campaign_id"]);
+}
+
+TEST_CASE("memory keeps the heartbeat's steps as they changed, over the last 10 minutes and two at least") {
+  engine::Memory m;
+  engine::note_step(m, 5, 100);
+  engine::note_step(m, 5, 101);  // no change: not noted
+  engine::note_step(m, -1, 101);  // no step
+  engine::note_step(m, 6, 102);
+  CHECK(m.steps == std::vector<engine::StepSeen>{{100, 5}, {102, 6}});
+  engine::note_step(m, 7, 800);  // the two before are older than the window: the newer of them stays
+  CHECK(m.steps == std::vector<engine::StepSeen>{{102, 6}, {800, 7}});
+  engine::note_step(m, 8, 801);
+  CHECK(m.steps == std::vector<engine::StepSeen>{{800, 7}, {801, 8}});
+  CHECK(engine::memory_from_json(engine::to_json(m)).steps == m.steps);
+  engine::focus(m, m.attempt + 1);
+  CHECK(m.steps.empty());
+}

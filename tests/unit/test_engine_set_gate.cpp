@@ -1,0 +1,62 @@
+// The set's gate: which runs may start, by their dependencies, priorities and the set's limits.
+#include <doctest/doctest.h>
+
+#include "engine/set_gate.h"
+
+using namespace mlsup::engine;
+
+namespace {
+
+// Each run's gate as "name:gate".
+std::vector<std::string> gates(const std::vector<GateRun>& runs, int max_running = 0, int max_nodes = 0) {
+  const auto d = decide_starts(runs, max_running, max_nodes);
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < runs.size(); ++i) out.push_back(runs[i].name + ":" + gate_name(d[i].gate));
+  return out;
+}
+
+GateRun run(std::string name, RunPhase phase = RunPhase::NotStarted, std::vector<std::string> after = {}, int priority = 0,
+            int nodes = 1) {
+  return {std::move(name), std::move(after), priority, nodes, phase, 0};
+}
+
+}  // namespace
+
+TEST_CASE("gate: a run waits for the runs it comes after until they completed") {
+  CHECK(gates({run("a"), run("b", RunPhase::NotStarted, {"a"})}) == std::vector<std::string>{"a:may-start", "b:waiting"});
+  CHECK(gates({run("a", RunPhase::Active), run("b", RunPhase::NotStarted, {"a"})}) ==
+        std::vector<std::string>{"a:started", "b:waiting"});
+  CHECK(gates({run("a", RunPhase::Completed), run("b", RunPhase::NotStarted, {"a"}), run("c", RunPhase::NotStarted, {"a"})}) ==
+        std::vector<std::string>{"a:started", "b:may-start", "c:may-start"});
+  const auto d = decide_starts({run("a", RunPhase::Active), run("b", RunPhase::NotStarted, {"a"})}, 0, 0);
+  CHECK(d[1].reason == "after a (running)");
+}
+
+TEST_CASE("gate: a dependency that ended without completing blocks its dependents, and theirs, with its exit code") {
+  auto a = run("a", RunPhase::Ended);
+  a.exit_code = 7;
+  const auto d = decide_starts({a, run("b", RunPhase::NotStarted, {"a"}), run("c", RunPhase::NotStarted, {"b"})}, 0, 0);
+  CHECK(d[1].gate == Gate::Blocked);
+  CHECK(d[1].exit_code == 7);
+  CHECK(d[1].reason.find("after a, which ended with exit 7 (not completed)") == 0);
+  CHECK(d[2].gate == Gate::Blocked);
+  CHECK(d[2].exit_code == 7);
+  CHECK(d[2].reason.find("after b, which is blocked: after a") == 0);
+}
+
+TEST_CASE("gate: max_running lets the highest priorities start first; ties in the order given") {
+  CHECK(gates({run("a", RunPhase::NotStarted, {}, 1), run("b", RunPhase::NotStarted, {}, 5), run("c", RunPhase::NotStarted, {}, 1)}, 2) ==
+        std::vector<std::string>{"a:may-start", "b:may-start", "c:waiting"});
+  CHECK(gates({run("x", RunPhase::Active), run("a"), run("b")}, 2) == std::vector<std::string>{"x:started", "a:may-start", "b:waiting"});
+  const auto d = decide_starts({run("x", RunPhase::Active), run("a")}, 1, 0);
+  CHECK(d[1].reason == "max_running 1 reached (1 running)");
+  // Completed and ended runs hold no room.
+  CHECK(gates({run("x", RunPhase::Completed), run("a")}, 1) == std::vector<std::string>{"x:started", "a:may-start"});
+}
+
+TEST_CASE("gate: max_nodes counts the running runs' nodes; a run that does not fit holds back the lower priorities") {
+  CHECK(gates({run("big", RunPhase::NotStarted, {}, 9, 4), run("small", RunPhase::NotStarted, {}, 1, 1)}, 0, 4) ==
+        std::vector<std::string>{"big:may-start", "small:waiting"});
+  CHECK(gates({run("r", RunPhase::Active, {}, 0, 2), run("big", RunPhase::NotStarted, {}, 9, 4), run("small", RunPhase::NotStarted, {}, 1, 1)}, 0, 4) ==
+        std::vector<std::string>{"r:started", "big:waiting", "small:waiting"});
+}
