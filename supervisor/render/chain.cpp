@@ -21,6 +21,8 @@ mlsup_fail() {
 mlsup_claim() {
   mlsup_at=$mlsup_chain/claims/$1
   mlsup_err=$(mkdir "$mlsup_at" 2>&1) && return 0
+  # gone since: another task's takeover renamed it away just now; one more try tells
+  [ -d "$mlsup_at" ] || { mlsup_err=$(mkdir "$mlsup_at" 2>&1) && return 0; }
   [ -d "$mlsup_at" ] || mlsup_fail "$mlsup_err"
   mlsup_held=task
   [ -e "$mlsup_at/task" ] && return 1

@@ -235,6 +235,21 @@ TEST_CASE("a claim left without its task file is taken over once it is older tha
   CHECK(got == std::vector<std::string>{"2\n", "3\n"});
 }
 
+TEST_CASE("a claim renamed away by another task's takeover between the mkdir and the look is tried again, not a refusal") {
+  Chain c;
+  // the first claim's mkdir fails as if the folder were there, and it is gone when looked at
+  const auto fake = c.dir.write("bin/mkdir",
+                                "#!/bin/sh\n[ \"$1\" = -p ] && exec /bin/mkdir \"$@\"\n"
+                                "[ -e \"$0.once\" ] && exec /bin/mkdir \"$@\"\n: > \"$0.once\"\n"
+                                "echo \"mkdir: cannot create directory '$1': File exists\" >&2\nexit 1\n");
+  ::chmod(fake.c_str(), 0755);
+  c.prepare(2, "/ck/step 20");
+  const auto r = c.run();
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "2|/ck/step 20|" + c.config.heartbeat.dir + "/attempt-2\n");
+  CHECK(c.claim(2) == "42 3 prepared /ck/step 20\n");
+}
+
 TEST_CASE("a claim being made (no task file yet, recent) is waited for, not taken") {
   Chain c;
   c.prepare(2, "");
