@@ -7,34 +7,6 @@ source "$(dirname "$0")/lib.sh"
 require_cluster
 source "$(dirname "$0")/campaign_lib.sh"
 
-# The runs of the set at $SET as `mlsup status --json` shows them: a Python expression over the list
-# r (one view per run, each with its "set"), printed one item per line. set_query EXPR
-set_query() {
-  "$MLSUP" status --json "$SET" | /usr/bin/python3 -c 'import json,sys
-r = json.load(sys.stdin)
-v = eval(sys.argv[1])
-for x in v if isinstance(v, list) else [v]:
-    if x is not None: print(x)' "$1"
-}
-# The state of run $1 of the set.
-run_state() { set_query "next(x[\"state\"] for x in r if x[\"set\"][\"run\"] == \"$1\")"; }
-ticked_once() { [ "$N" -ge 1 ]; }
-starts_with() { [[ "$1" == "$2"* ]]; }
-all_ended() { [ "$(set_query '[x["state"] for x in r if x["state"] in ("completed", "stopped", "cancelled")]' | wc -l)" -eq "$1" ]; }
-
-# Calls `mlsup tick SET` every 2 s, as cron would, until CONDITION holds or LIMIT seconds passed;
-# each tick's output (stdout and stderr) is kept as $TICKS/N, its exit code in $TICKS/N.rc.
-# tick_until LIMIT CONDITION...
-tick_until() {
-  local deadline=$(( $(date +%s) + $1 )); shift
-  until "$@"; do
-    [ "$(date +%s)" -lt "$deadline" ] || return 1
-    N=$((N + 1))
-    timeout -s KILL 60 "$MLSUP" tick "$SET" > "$TICKS/$N" 2>&1; echo $? > "$TICKS/$N.rc"
-    sleep 2
-  done
-}
-
 scenario "a set of three runs, two after one, ticked every 2 s -> the two start after the first completed, all complete, an idle tick prints nothing"
 new_campaign set "--steps 16 --step-seconds 0.25 --ckpt-every 8"
 SET="$CDIR/night.yaml"

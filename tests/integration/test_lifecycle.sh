@@ -118,7 +118,7 @@ scenario_done
 
 scenario "chain mode: pause holds the array's queued tasks, the running one goes on; resume releases them -> completes"
 new_campaign chainpause "--steps 150 --step-seconds 0.1 --ckpt-every 10 --fail-at-step 60 --fail-attempts 1"
-sed -i 's/^  time: "00:10:00"$/  time: "00:10:00"\n  array: "1-8%1"/' "$CONF"
+as_chain
 start_campaign
 wait_until 90 heartbeat_at_least 10
 ARRAY=$(job_of_attempt 1)

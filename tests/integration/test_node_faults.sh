@@ -183,7 +183,6 @@ scenario_done
 
 # Chain mode (slurm.array N%1): the chain's array id.
 chain_of_campaign() { job_of_attempt 1; }
-as_chain() { sed -i 's/^  time: "00:10:00"$/  time: "00:10:00"\n  array: "1-8%1"/' "$CONF"; }
 
 scenario "chain mode (--array=1-8%1): sticky bad node -> kept out of the queued tasks, the ledger holds exactly it"
 sticky_campaign chain-sticky
