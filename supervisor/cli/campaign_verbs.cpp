@@ -28,6 +28,7 @@
 #include "engine/state.h"
 #include "engine/status_view.h"
 #include "engine/template_snapshot.h"
+#include "engine/window_now.h"
 #include "journal/atomic_file.h"
 #include "journal/journal.h"
 #include "journal/lease.h"
@@ -347,6 +348,7 @@ json status_json(const config::Config& c, engine::CampaignState& s, const engine
   j["history"] = history_json(s);
   j["exclusions"] = exclusions_json(s, now);
   if (!c.set_file.empty()) j["set"] = set_json(c);
+  j["window"] = engine::window_json(c, engine::window_now(c, now));
   const std::string lease_path = c.state_dir + "/lease.json";
   const auto lease = journal::read_lease(lease_path);
   j["supervisor"] = nullptr;  // none holds the campaign now (a lease released or run out)
@@ -370,6 +372,7 @@ std::string status_line(const json& j) {
   if (j.contains("exit_code")) line += "  exit " + util::json_text(j["exit_code"]);
   if (!j["supervisor"].is_null()) line += "  supervised by pid " + util::json_text(j["supervisor"]["pid"]);
   if (j.contains("problems")) line += "  (" + std::to_string(j["problems"].size()) + " journal problem(s))";
+  if (j["window"].is_object() && !j["window"].value("open", true)) line += "  outside its window";
   return line + gate_words(j);
 }
 

@@ -17,6 +17,7 @@
 #include "engine/loop.h"
 #include "engine/memory.h"
 #include "engine/set_runs.h"
+#include "engine/window_now.h"
 #include "journal/journal.h"
 #include "journal/lease.h"
 #include "slurm/client.h"
@@ -91,6 +92,7 @@ CheckFacts campaign_facts(const std::string& file, std::optional<double> stale_a
   std::error_code ec;
   f.stopping = s.cancel_requested || std::filesystem::exists(c->switches.kill, ec);
   if (const auto g = engine::gate_of(*c)) f.held_back = g->gate == engine::Gate::Wait || g->gate == engine::Gate::Blocked;
+  if (const auto w = engine::window_now(*c, now.wall); w && !w->open) f.held_back = true;  // not expected to run now
   attempt_facts(s, f);
   f.backing_off = f.phase == AttemptPhase::Ended && backing_off(*c, now);
   lease_facts(*c, now.wall, f);

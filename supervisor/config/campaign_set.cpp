@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // The keys a set and each of its runs may hold (README.md, "Campaign sets").
-const std::vector<std::string> kSetKeys = {"set", "runs", "max_running", "max_nodes", "state_root", "checkpoint_root"};
+const std::vector<std::string> kSetKeys = {"set", "runs", "max_running", "max_nodes", "state_root", "checkpoint_root", "window"};
 const std::vector<std::string> kRunKeys = {"name", "config", "overrides", "matrix", "after", "priority"};
 
 // The keys a set gives each run itself; an error about one is the set's.
@@ -168,6 +168,7 @@ YAML::Node derived(const std::string& run, const std::string& state_root, const 
 struct Head {
   std::string name, state_root, checkpoint_root;
   int max_running = 0, max_nodes = 0;
+  YAML::Node window;  // the set's `window:`, laid on every run's config before the run's own overrides
 };
 
 Head read_head(SetWalk& w, const YAML::Node& root) {
@@ -181,6 +182,10 @@ Head read_head(SetWalk& w, const YAML::Node& root) {
   if (const auto n = root["state_root"]) h.state_root = w.resolve(w.text(n, "state_root").value_or(".mlsup/" + h.name));
   if (const auto n = root["checkpoint_root"]) {
     if (auto t = w.text(n, "checkpoint_root")) h.checkpoint_root = w.resolve(*t);
+  }
+  if (const auto n = root["window"]) {
+    if (n.IsMap()) h.window["window"] = n;
+    else w.error_at(n.Mark(), "window", "expected a mapping such as {hours: \"20:00-07:00\", zone: Europe/Berlin}");
   }
   return h;
 }
@@ -220,7 +225,7 @@ void expand_entry(SetWalk& w, const Entry& e, const Head& h, const std::map<std:
   const auto cells = e.matrix.IsDefined() ? matrix_cells(e.matrix) : std::vector<MatrixCell>{{"", YAML::Node(YAML::NodeType::Map)}};
   for (const auto& cell : cells) {
     const std::string run = cell.suffix.empty() ? e.name : e.name + "." + cell.suffix;
-    const auto over = merge_nodes(e.overrides, cell.overrides);
+    const auto over = merge_nodes(merge_nodes(h.window, e.overrides), cell.overrides);
     std::vector<std::string> overridden;
     leaf_paths(over, "", overridden);
     const auto merged = merge_nodes(merge_nodes(base, derived(run, h.state_root, h.checkpoint_root)), over);

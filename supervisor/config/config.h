@@ -75,6 +75,14 @@ struct PolicySettings {
   Seconds pending_alert_after{3600};
 };
 
+// window: when the campaign's jobs may run. decide/window.h reads hours and days; the engine loads the zone.
+struct WindowSettings {
+  std::string hours;              // "20:00-07:00" (local, across midnight allowed); "" = no window: always open
+  std::vector<std::string> days;  // the days it opens on ("mon".."sun", "weekdays", "weekends", "mon-fri"); empty = every day
+  std::string zone;               // a tz database name; "" = the machine's own zone (/etc/localtime)
+  std::string at_end = "pause";   // at its end: pause (the training saves and exits) or finish (it goes on to its end)
+};
+
 struct NotifySettings {
   std::string command;  // run through /bin/sh with MLSUP_EVENT_* in its environment; "" = none
   std::string webhook;  // http:// or https:// URL that receives each alert as a POST; "" = none
@@ -110,6 +118,7 @@ struct Config {
   Millis pending_poll_interval{5000};  // the passes of a campaign whose job waits in the queue (never below poll_interval)
   Seconds lease_ttl{120};  // a supervisor's claim on the campaign, unrenewed (journal/lease.h)
   NotifySettings notify;
+  WindowSettings window;
 
   std::string set_file;  // a run of a campaign set: the set's file, as given ("" for a config of its own)
   std::string set_run;   // and the run's name in it

@@ -160,6 +160,15 @@ const std::vector<KeySpec>& table() {
        "Slurm's controller unanswered this long is a trouble alert"},
       {"notify.budget_warn_at", Kind::Int, [](Config& c) -> Field { return &c.notify.budget_warn_at; },
        "a budget alert when this percent of a restart budget is used within its window (1-100)", 1},
+      {"window.hours", Kind::String, [](Config& c) -> Field { return &c.window.hours; },
+       "when the campaign's jobs may run: local \"HH:MM-HH:MM\" (\"20:00-07:00\" runs past midnight); \"\" = always"},
+      {"window.days", Kind::StringList, [](Config& c) -> Field { return &c.window.days; },
+       "the days the window opens on (mon..sun, mon-fri, weekdays, weekends); [] = every day"},
+      {"window.zone", Kind::String, [](Config& c) -> Field { return &c.window.zone; },
+       "the time zone of hours and days, a tz database name (Europe/Berlin); \"\" = the machine's own"},
+      {"window.at_end", Kind::Choice, [](Config& c) -> Field { return &c.window.at_end; },
+       "at the window's end: pause (the training saves and exits; the next window carries it on) or finish (the "
+       "running job goes on to its end; nothing new starts)", 0, {"pause", "finish"}},
   };
   return keys;
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "config/duration.h"
+#include "decide/window.h"
 #include "util/files.h"
 #include "util/json.h"
 #include "util/strings.h"
@@ -127,6 +128,26 @@ const Collision* collision(std::string_view item) {
   return nullptr;
 }
 
+// window.hours and window.days as the window's own parser reads them (a problem blames the part it names).
+std::optional<std::string> check_window(const Config& c, std::string_view part) {
+  if (c.window.hours.empty()) {
+    if (part == "days" && !c.window.days.empty()) return "is set but window.hours is not: say when the window opens and closes";
+    return std::nullopt;
+  }
+  const auto w = decide::parse_window(c.window.hours, c.window.days);
+  if (w || !util::starts_with(w.error().message, part)) return std::nullopt;
+  std::string_view said = w.error().message;  // "hours \"x\": ..." or "days: ..."
+  said.remove_prefix(part.size());
+  if (util::starts_with(said, ":")) said.remove_prefix(1);
+  return std::string(util::trim(said));
+}
+
+std::optional<std::string> check_window_zone(const Config& c) {
+  if (c.window.hours.empty() && c.window.zone.empty()) return std::nullopt;
+  if (const auto z = util::load_zone(c.window.zone); !z) return z.error().message;
+  return std::nullopt;
+}
+
 std::optional<std::string> check_extra_args(const Config& c) {
   std::vector<std::string> problems;
   for (const auto& item : c.slurm.extra_args)
@@ -196,6 +217,9 @@ const std::vector<Rule>& rules() {
          if (c.notify.budget_warn_at <= 100) return std::nullopt;
          return std::to_string(c.notify.budget_warn_at) + " is more than 100 (it is a percent of the budget)";
        }},
+      {"window.hours", [](const Config& c) { return check_window(c, "hours"); }},
+      {"window.days", [](const Config& c) { return check_window(c, "days"); }},
+      {"window.zone", check_window_zone, true},
       {"state_dir",
        [](const Config& c) -> std::optional<std::string> {
          if (c.state_dir != c.checkpoint.dir) return std::nullopt;

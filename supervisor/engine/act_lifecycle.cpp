@@ -6,6 +6,7 @@
 #include "engine/campaign.h"
 #include "engine/reconcile.h"
 #include "journal/atomic_file.h"
+#include "util/files.h"
 #include "util/json.h"
 
 namespace mlsup::engine {
@@ -92,8 +93,10 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::Hold& i) {
                           {"decision", "tried again next pass"}});
     return {};
   }
-  return fact("held", {{"attempt", i.attempt.number}, {"job_id", i.job_id}}, "job-held",
-              {{"reason", "the campaign is paused: its queued job waits until `mlsup resume`"}});
+  const bool window = i.why == "window";
+  return fact("held", {{"attempt", i.attempt.number}, {"job_id", i.job_id}, {"for", i.why}}, "job-held",
+              {{"reason", window ? "outside the campaign's window: its queued job waits for the next opening"
+                                 : "the campaign is paused: its queued job waits until `mlsup resume`"}});
 }
 
 util::Result<void> Campaign::act(const CampaignState&, const intent::Release& i) {
@@ -107,6 +110,17 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::Release& i)
               {{"reason", "the pause is over: the job may start"}});
 }
 
+namespace {
+
+// Why the training is asked to save and exit, as the kill-switch-set event says it.
+std::string stop_reason(const std::string& why) {
+  if (why == "pause") return "`mlsup pause --now`: the training saves and exits; the campaign is paused, not stopped";
+  if (why == "window") return "the campaign's window closed: the training saves and exits; the next window carries it on";
+  return "`mlsup cancel`: the training saves and exits, then its job is cancelled";
+}
+
+}  // namespace
+
 util::Result<void> Campaign::act(const CampaignState&, const intent::AskToStop& i) {
   if (auto held = hold(0); !held) return held;
   const std::string path = config_.switches.kill;
@@ -118,10 +132,22 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::AskToStop& 
     return {};
   }
   return fact("switch-set", {{"attempt", i.attempt.number}, {"for", i.why}}, "kill-switch-set",
-              {{"switch", path}, {"reason", i.why == "pause" ? "`mlsup pause --now`: the training saves and exits; "
-                                                                "the campaign is paused, not stopped"
-                                                              : "`mlsup cancel`: the training saves and exits, then "
-                                                                "its job is cancelled"}});
+              {{"switch", path}, {"reason", stop_reason(i.why)}});
+}
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::ClearSwitch& i) {
+  const std::string path = config_.switches.kill;
+  const bool ours = util::read_file(path).value_or("").starts_with("window requested");
+  std::error_code ec;
+  if (ours && !fs::remove(path, ec) && ec) {
+    event("switch-failed", {{"attempt", i.attempt.number}, {"switch", path}, {"detail", "cannot remove it: " + ec.message()},
+                            {"decision", "tried again next pass"}});
+    return {};
+  }
+  return fact("switch-cleared", {{"attempt", i.attempt.number}, {"removed", ours}}, "kill-switch-cleared",
+              {{"switch", path},
+               {"reason", ours ? "the window opened: the kill switch set at its end is removed, and the next attempt goes on"
+                               : "the kill switch now holds a person's stop, not the window's: it is left, and followed"}});
 }
 
 }  // namespace mlsup::engine

@@ -58,6 +58,7 @@ util::Result<std::unique_ptr<Campaign>> Campaign::open(config::Config config, Ed
   fs::create_directories(config.state_dir + "/logs", ec);
   if (ec) return std::unexpected(error("cannot create the state directory " + config.state_dir + ": " + ec.message()));
   std::unique_ptr<Campaign> c(new Campaign(std::move(config), std::move(edges)));
+  if (auto zone = c->window_zone(); !zone) return std::unexpected(zone.error());
   const std::string path = c->config_.state_dir + "/journal.jsonl";
   Campaign* campaign = c.get();  // each record applied as it is read: the records are never all in memory
   auto j = journal::Journal::open(path, c->config_.name, [campaign, &path](journal::Record&& r) {
@@ -83,9 +84,25 @@ util::Result<std::unique_ptr<Campaign>> Campaign::open(config::Config config, Ed
 void Campaign::reload(config::Config config) {
   event("config-reloaded", {{"file", config.source_file}, {"changed", config::changed_keys(config_, config)}});
   config_ = std::move(config);
+  if (auto zone = window_zone(); !zone)
+    event("config-reloaded", {{"file", config_.source_file}, {"detail", zone.error().str()},
+                              {"decision", "the window is read in UTC until its zone can be loaded"}});
   notifier_ = Notifier(config_.notify, config_.state_dir, config_.base_dir);
   template_problem_.clear();  // asked for: a template that does not render is told again
   take_template();
+}
+
+util::Result<void> Campaign::window_zone() {
+  zone_.reset();
+  window_ = {};
+  if (config_.window.hours.empty()) return {};
+  auto z = util::load_zone(config_.window.zone);
+  if (z) {
+    zone_ = std::move(*z);
+    return {};
+  }
+  zone_ = util::Zone{"UTC", {}, {}, 0, std::nullopt};
+  return std::unexpected(util::Error{.file = config_.source_file, .subject = "window.zone", .message = z.error().message});
 }
 
 double Campaign::mono() const { return edges_.mono ? edges_.mono() : edges_.now(); }

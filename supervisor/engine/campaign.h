@@ -18,6 +18,7 @@
 #include "engine/world.h"
 #include "slurm/client.h"
 #include "util/error.h"
+#include "util/zone.h"
 
 namespace mlsup::journal {
 class Journal;
@@ -101,6 +102,10 @@ class Campaign {
   // The attempt's liveness files (heartbeat.source): its heartbeat files, and its output's size while
   // that is what shows life.
   std::map<std::string, std::string> read_liveness(const AttemptState& a, const World& w) const;
+  // The window at wall time now (nullopt: none), worked out again only once the last change it named has come.
+  std::optional<WindowNow> window_at(double now);
+  // Loads the window's time zone (nothing without a window); UTC, and the error, when it cannot be.
+  util::Result<void> window_zone();
   bool kill_switch() const;
   // The checkpoint folder's file system, when a look is due (kDiskLookEvery) and the campaign has not ended.
   std::optional<DiskUse> look_at_disk(const CampaignState& s);
@@ -135,6 +140,7 @@ class Campaign {
   util::Result<void> act(const CampaignState& s, const intent::TakeRequest& i);
   util::Result<void> act(const CampaignState& s, const intent::Hold& i);
   util::Result<void> act(const CampaignState& s, const intent::Release& i);
+  util::Result<void> act(const CampaignState& s, const intent::ClearSwitch& i);
   util::Result<void> act(const CampaignState& s, const intent::AskToStop& i);
   // Journals the requests waiting in the requests folder, oldest first (engine/act_lifecycle.cpp).
   util::Result<void> take_requests();
@@ -199,6 +205,8 @@ class Campaign {
   std::optional<Memory> memory_checked_;  // the memory whose text was last written or found unchanged
   std::optional<std::string> template_;  // what submissions render from: the last template that rendered
   int template_nodes_ = 1;               // its job's node count
+  std::optional<util::Zone> zone_;       // the window's time zone, once loaded
+  WindowNow window_;                     // the window as last worked out: open, and until when (UTC s)
   std::string template_problem_;         // why that is not the file as it is now, as last told
   double disk_looked_at_ = 0;            // mono: when look_at_disk last looked (0: not yet)
   Notifier notifier_;

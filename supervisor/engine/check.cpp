@@ -24,7 +24,7 @@ std::string duration_text(double seconds) {
 
 bool ended(const CheckFacts& f) { return f.state == "completed" || f.state == "stopped" || f.state == "cancelled"; }
 
-// A campaign that should run: not ended, paused, held back by its set, nor on its way out.
+// A campaign that should run: not ended, paused, held back by its set or its window, nor on its way out.
 bool should_run(const CheckFacts& f) {
   return (f.state == "running" || f.state == "not started") && !f.held_back && !f.stopping;
 }
@@ -142,7 +142,7 @@ std::string check_line(const std::vector<Finding>& findings, const std::vector<C
     return line;
   }
   std::map<std::string, int> states;
-  for (const auto& f : campaigns) ++states[f.held_back ? "held back by its set" : f.state];
+  for (const auto& f : campaigns) ++states[f.held_back ? "held back" : f.state];
   line += std::to_string(campaigns.size()) + (campaigns.size() == 1 ? " campaign:" : " campaigns:");
   bool first = true;
   for (const auto& [state, n] : states) line += (first ? " " : ", ") + std::to_string(n) + " " + state, first = false;

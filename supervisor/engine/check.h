@@ -33,7 +33,7 @@ struct CheckFacts {
   std::string name;           // the campaign (a set's run: the run's name)
   std::string state;          // engine::state_name: not started, running, paused, completed, stopped, cancelled
   std::string load_error;     // the config or journal could not be read ("" when it could): UNKNOWN
-  bool held_back = false;     // a set's gate waits or blocks it: it is not expected to run
+  bool held_back = false;     // a set's gate waits or blocks it, or its window is closed: it is not expected to run
   bool stopping = false;      // the kill switch is set or a cancel was asked: it is ending
   AttemptPhase phase = AttemptPhase::None;
   int attempt = 0;

@@ -164,10 +164,11 @@ struct TakeRequest {
   bool done = false;               // the journal has it already: only its file is removed
 };
 
-// A pause: hold the attempt's queued job.
+// A pause, or the window closed: hold the attempt's queued job.
 struct Hold {
   AttemptState attempt;
   slurm::JobId job_id = 0;
+  std::string why = "pause";  // "pause" or "window"
 };
 
 // The pause is over: release the attempt's held job.
@@ -176,10 +177,15 @@ struct Release {
   slurm::JobId job_id = 0;
 };
 
-// Ask the running training to save and exit through the kill switch (a pause --now, a cancel).
+// Ask the running training to save and exit through the kill switch (a pause --now, a cancel, the window's end).
 struct AskToStop {
   AttemptState attempt;
-  std::string why;  // "pause" or "cancel"
+  std::string why;  // "pause", "cancel" or "window"
+};
+
+// The window opened again: the kill switch mlsup set at its end is removed before the next attempt.
+struct ClearSwitch {
+  AttemptState attempt;
 };
 
 }  // namespace intent
@@ -188,6 +194,6 @@ using Intent = std::variant<intent::Report, intent::Prune, intent::Submit, inten
                             intent::End, intent::Finish, intent::Hang, intent::Cancel, intent::ResendCancel,
                             intent::Relax, intent::PendingAlert, intent::Claimed, intent::PatchQueued,
                             intent::ChainExhausted, intent::ChainValues, intent::Status, intent::TakeRequest,
-                            intent::Hold, intent::Release, intent::AskToStop, intent::Lift>;
+                            intent::Hold, intent::Release, intent::AskToStop, intent::Lift, intent::ClearSwitch>;
 
 }  // namespace mlsup::engine

@@ -136,7 +136,8 @@ json to_json(const Memory& m) {
           {"slurm_error", m.slurm_error},
           {"slurm_failing_since", m.slurm_failing_since},
           {"slurm_alerted", m.slurm_alerted},
-          {"disk_level", m.disk_level}};
+          {"disk_level", m.disk_level},
+          {"window_told", m.window_told}};
 }
 
 Memory memory_from_json(const json& j) {
@@ -177,6 +178,7 @@ Memory memory_from_json(const json& j) {
   m.slurm_failing_since = get(j, "slurm_failing_since", 0.0);
   m.slurm_alerted = get(j, "slurm_alerted", false);
   m.disk_level = get(j, "disk_level", 0);
+  m.window_told = get(j, "window_told", 0);
   return m;
 }
 

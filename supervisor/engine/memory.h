@@ -80,6 +80,7 @@ struct Memory {
   std::string slurm_error;     // the job query's failure as last told ("" while it answers)
   double slurm_failing_since = 0;  // mono: the first pass whose job query failed, of those in a row (0: it answers)
   bool slurm_alerted = false;  // people were told that Slurm has not answered for notify.unreachable_after
+  int window_told = 0;         // the window as last told: 1 open, 2 closed (0: not yet)
   int disk_level = 0;          // the checkpoint file system's severity last seen (engine::Severity): told on rising
   bool operator==(const Memory&) const = default;
 };

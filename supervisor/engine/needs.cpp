@@ -43,8 +43,9 @@ Needs needs(const CampaignState& s, const World& w, const Memory& m, const confi
   if (!a || a->ended) {
     Memory asked = m;  // submit_due may take a wait from the journal: the pass's memory is reconcile's to change
     const bool due = !a || (s.awaiting_submit && submit_due(s, asked, w.now));
-    if (due && !w.kill_switch) for_submission(n, s, w, a);
-    n.chain = n.chain || (a && a->chain && a->job_id && (s.paused || a->held));  // the queued tasks a pause holds
+    const bool closed = w.window && !w.window->open;  // nothing is submitted outside the window
+    if (due && !w.kill_switch && !closed) for_submission(n, s, w, a);
+    n.chain = n.chain || (a && a->chain && a->job_id && (s.paused || a->held || closed));  // the queued tasks a pause holds
     return n;
   }
   if (!a->job_id) {

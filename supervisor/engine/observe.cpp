@@ -6,9 +6,11 @@
 #include <filesystem>
 #include <map>
 
+#include "decide/window.h"
 #include "edges/disk_use.h"
 #include "engine/campaign.h"
 #include "engine/reconcile.h"
+#include "engine/window_now.h"
 #include "render/chain.h"
 #include "render/contract.h"
 #include "render/end_record.h"
@@ -80,10 +82,23 @@ World Campaign::observe(const CampaignState& s) {
   World w;
   w.now = clocks();
   w.kill_switch = kill_switch();
+  w.window = window_at(w.now.wall);
   w.disk = look_at_disk(s);
   for (int round = 0; round < 4 && read_sources(s, needs(s, w, memory_, config_), w); ++round) {
   }
   return w;
+}
+
+std::optional<WindowNow> Campaign::window_at(double now) {
+  const auto& cw = config_.window;
+  if (cw.hours.empty() || !zone_) return std::nullopt;
+  const auto window = decide::parse_window(cw.hours, cw.days);
+  if (!window) return std::nullopt;  // refused when the config was loaded
+  const auto t = static_cast<std::int64_t>(now);
+  const bool open = decide::window_open(*window, *zone_, t);
+  if (window_.changes_at == 0 || open != window_.open || t >= window_.changes_at)  // also after a clock step
+    window_ = *window_in(config_, *zone_, now);  // the minute-by-minute search, only when the answer changes
+  return window_;
 }
 
 std::optional<DiskUse> Campaign::look_at_disk(const CampaignState& s) {

@@ -1,6 +1,6 @@
 // The lifecycle verbs inside reconcile: which request is taken next, and what a pause or a cancel
-// asked for calls for in each phase of the campaign (hold, release, ask the training to stop, cancel,
-// end). Pure (engine/reconcile.h).
+// asked for, or the campaign's window, calls for in each phase of the campaign (hold, release, ask the
+// training to stop, cancel, end). Pure (engine/reconcile.h).
 #include <algorithm>
 
 #include "decide/exit_codes.h"
@@ -74,10 +74,11 @@ bool chain_held(const CampaignState& s, slurm::JobId array) {
                      [&](const AttemptState& q) { return q.chain && q.job_id == array && q.held; });
 }
 
-// A pause in chain mode holds the array's queued tasks, so that no task after the running one starts.
-void hold_chain(Pass& p, const AttemptState* a) {
+// A pause (or the window's end) in chain mode holds the array's queued tasks, so that no task after the
+// running one starts.
+void hold_chain(Pass& p, const AttemptState* a, const char* why) {
   const slurm::Job* rest = a ? queued_tasks(p, *a) : nullptr;
-  if (rest && !held_in_slurm(*rest) && !stop_asked(p, a)) p.add(intent::Hold{*a, rest->job_id});
+  if (rest && !held_in_slurm(*rest) && !stop_asked(p, a)) p.add(intent::Hold{*a, rest->job_id, why});
 }
 
 // The pause is over: the chain's queued tasks that mlsup held are released.
@@ -90,7 +91,7 @@ void release_chain(Pass& p, const AttemptState* a) {
 // a running one is asked to stop. A person's stop meanwhile still stops: a held job is cancelled, an
 // idle campaign ends stopped (and its chain is cancelled).
 bool pausing(Pass& p, const AttemptState* a) {
-  hold_chain(p, a);
+  hold_chain(p, a, "pause");
   if (a && !a->ended && a->chain && !a->task_job_id && p.w.jobs && *p.w.jobs && !task_running(**p.w.jobs))
     return true;  // the attempt waits for a task of the held chain: nothing to watch, nothing new
   if (!a || a->ended) {
@@ -111,11 +112,66 @@ bool pausing(Pass& p, const AttemptState* a) {
   return false;
 }
 
+bool window_closed(const Pass& p) { return p.w.window && !p.w.window->open; }
+
+// The kill switch is the one mlsup set at the window's end for attempt a.
+bool window_switch(const AttemptState* a) { return a && a->switch_set_at > 0 && a->switch_for == "window"; }
+
+// The window's opening and closing, told once each (the first look tells only a closed window).
+void tell_window(Pass& p) {
+  if (!p.w.window) return;
+  const bool open = p.w.window->open;
+  const int now = open ? 1 : 2;
+  if (p.m.window_told == now) return;
+  const bool first = p.m.window_told == 0;
+  p.m.window_told = now;
+  if (first && open) return;
+  const std::string end = p.c.window.at_end == "pause" ? "a running training is asked to save and exit"
+                                                       : "a running job goes on to its end";
+  p.report(open ? "window-opened" : "window-closed",
+           {{"hours", p.c.window.hours}, {"until", p.w.window->changes_at},
+            {"reason", open ? "the campaign's window opened: held jobs are released, the next attempt may start"
+                            : "outside the campaign's window nothing starts: a queued job is held, " + end}});
+}
+
+// Outside the window: nothing new starts. A queued job is held (in chain mode, the queued tasks); a
+// running training is asked to save and exit (at_end: pause), and its job cancelled as preempted once
+// it outlives kCancelGrace; with at_end: finish it goes on to its end. A person's stop still stops.
+bool outside_window(Pass& p, const AttemptState* a) {
+  hold_chain(p, a, "window");
+  if (a && !a->ended && a->chain && !a->task_job_id && p.w.jobs && *p.w.jobs && !task_running(**p.w.jobs))
+    return true;  // the attempt waits for a task of the held chain
+  if (!a || a->ended) return !p.w.kill_switch || window_switch(a);  // a person's stop is followed as usual
+  const slurm::Job* job = live_job(p, *a);
+  if (!job) return false;  // a decided submission goes out (and is held next pass), an ending is followed
+  if (job->state == slurm::JobState::Pending) {
+    p.add(intent::Status{*job});
+    if (stop_asked(p, a))
+      p.add(intent::Cancel{*a, decide::EndClass::KillSwitch, "the kill switch was set while the job was held outside its window"});
+    else if (!a->held) p.add(intent::Hold{*a, job->job_id, "window"});
+    return true;
+  }
+  if (job->state != slurm::JobState::Running || p.c.window.at_end != "pause") return false;
+  if (a->switch_set_at <= 0) p.add(intent::AskToStop{*a, "window"});
+  if (!window_switch(a) || p.wall() < a->switch_set_at + kCancelGrace) return false;  // watched as usual meanwhile
+  p.add(intent::Status{*job});
+  p.add(intent::Cancel{*a, decide::EndClass::Preempted,
+                       "the window closed and the training did not exit within " +
+                           std::to_string(static_cast<int>(kCancelGrace)) + " s of the kill switch"});
+  return true;
+}
+
 }  // namespace
 
 bool lifecycle(Pass& p, const AttemptState* a) {
+  tell_window(p);
   if (p.s.cancel_requested) return cancelling(p, a);
   if (p.s.paused) return pausing(p, a);
+  if (window_closed(p)) return outside_window(p, a);
+  if (window_switch(a) && a->ended && p.w.kill_switch) {  // the window is open again: its switch goes first
+    p.add(intent::ClearSwitch{*a});
+    return true;
+  }
   release_chain(p, a);
   if (!a || !a->held || a->chain) return false;
   if (const slurm::Job* job = live_job(p, *a); job && job->state == slurm::JobState::Pending)
@@ -132,6 +188,8 @@ void lifecycle_decision(const CampaignState& s, const AttemptState& a, decide::E
   const bool pause_switch = cls == decide::EndClass::KillSwitch && a.switch_set_at > 0;  // not a person's stop
   if (s.paused && (d.action == decide::Action::Resubmit || pause_switch))
     d = {decide::Action::Pause, 0, 0, d.reason + "; the campaign is paused: `mlsup resume` carries it on"};
+  else if (pause_switch && a.switch_for == "window")
+    d = {decide::Action::Resubmit, 0, 0, "the window closed: the training saved and exited; the next window carries it on"};
 }
 
 }  // namespace reconcile_parts

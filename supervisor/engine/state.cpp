@@ -167,7 +167,17 @@ void on_held(CampaignState& s, const JournalRecord& r) {
 }
 
 void on_switch_set(CampaignState& s, const JournalRecord& r) {
-  if (auto* a = attempt(s, r.data)) a->switch_set_at = r.time;
+  if (auto* a = attempt(s, r.data)) {
+    a->switch_set_at = r.time;
+    a->switch_for = r.data.value("for", "");
+  }
+}
+
+void on_switch_cleared(CampaignState& s, const JournalRecord& r) {
+  if (auto* a = attempt(s, r.data)) {
+    a->switch_set_at = 0;
+    a->switch_for.clear();
+  }
 }
 
 const std::map<std::string, Apply>& appliers() {
@@ -195,6 +205,7 @@ const std::map<std::string, Apply>& appliers() {
       {"held", on_held},
       {"released", on_held},
       {"switch-set", on_switch_set},
+      {"switch-cleared", on_switch_cleared},
       {"exclude", on_exclude},
       {"exclusion-lifted", on_exclusion_lifted},
   };

@@ -38,6 +38,7 @@ struct AttemptState {
   bool pending_alerted = false;                   // people were told it is stuck pending
   bool held = false;                    // mlsup holds its pending job (a pause)
   double switch_set_at = 0;             // when mlsup set the kill switch for it (a pause --now, a cancel); 0: not
+  std::string switch_for;               // and why: "pause", "cancel", "window"
   bool ended = false;
   std::optional<decide::EndClass> end_class;
   long long end_step = -1;

@@ -1,6 +1,7 @@
 #pragma once
 // What one pass saw outside the journal. observe.cpp fills it, each source read at most once and
 // only when needs() (engine/reconcile.h) says this pass's decisions use it; reconcile decides from it.
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -25,6 +26,12 @@ struct EndingOutput {
   observe::NodeRecords records;                // the SPANK plugin's per-node records
 };
 
+// The campaign's window at a pass: open or not, and when that changes next (UTC seconds).
+struct WindowNow {
+  bool open = true;
+  std::int64_t changes_at = 0;
+};
+
 struct World {
   Clocks now;
   bool kill_switch = false;                    // the kill switch file exists
@@ -46,6 +53,7 @@ struct World {
   std::optional<slurm::Result<slurm::Accounting>> accounting;
   std::optional<std::string> end_record;       // the forgotten job's end record, as its script wrote it
   bool end_record_read = false;
+  std::optional<WindowNow> window;             // nullopt: the campaign has no window
 };
 
 // The sources a pass reads (observe.cpp reads those not yet in the world).

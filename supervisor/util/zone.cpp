@@ -203,6 +203,13 @@ long utc_offset(const Zone& z, std::int64_t t) {
 }
 
 Result<Zone> load_zone(const std::string& name) {
+  if (name.empty()) {
+    const auto own = read_file("/etc/localtime");
+    if (!own) return Zone{"UTC", {}, {}, 0, std::nullopt};
+    auto z = parse_tzif(*own, "localtime");
+    if (!z) return fail("/etc/localtime: " + z.error().message);
+    return z;
+  }
   const bool safe = !name.empty() && name[0] != '/' && name.find("..") == std::string::npos &&
                     std::all_of(name.begin(), name.end(), [](char ch) {
                       return std::isalnum(static_cast<unsigned char>(ch)) || ch == '/' || ch == '_' || ch == '-' || ch == '+';

@@ -43,7 +43,8 @@ Result<Zone> parse_tzif(std::string_view bytes, std::string name);
 long utc_offset(const Zone& z, std::int64_t t);
 
 // The zone named ("Europe/Berlin", "UTC") from /usr/share/zoneinfo (or $TZDIR); an error that says
-// what was looked for when it is missing or unreadable.
+// what was looked for when it is missing or unreadable. "" is the machine's own zone: /etc/localtime,
+// or UTC where there is none.
 Result<Zone> load_zone(const std::string& name);
 
 }  // namespace mlsup::util

@@ -230,3 +230,18 @@ TEST_CASE("the shipped example set is valid: four runs, the sweep's two after pr
   CHECK(set->max_running == 2);
   CHECK(set->max_nodes == 8);
 }
+
+TEST_CASE("set: its window applies to every run; a run's own overrides win, key by key") {
+  const auto set = expand("window: {hours: \"20:00-07:00\", zone: UTC}\nruns:\n"
+                          "  - {name: a, config: train.yaml}\n"
+                          "  - {name: b, config: train.yaml, overrides: {window: {hours: \"22:00-06:00\"}}}\n")
+                       .value();
+  REQUIRE(set.runs.size() == 2);
+  CHECK(set.runs[0].config.window.hours == "20:00-07:00");
+  CHECK(set.runs[0].config.window.zone == "UTC");
+  CHECK(set.runs[1].config.window.hours == "22:00-06:00");
+  CHECK(set.runs[1].config.window.zone == "UTC");
+  check_one("window: {hours: \"20:00-7:00\"}\nruns:\n  - {name: a, config: train.yaml}\n",
+            {"night.yaml:1:", "window.hours", "(run a)", "HH:MM-HH:MM"});
+  check_one("window: 20:00-07:00\nruns:\n  - {name: a, config: train.yaml}\n", {"night.yaml:1:9", "window", "mapping"});
+}

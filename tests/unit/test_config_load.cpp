@@ -267,3 +267,27 @@ TEST_CASE("a checkpoint.dir another campaign claimed is a config error at its ke
   dir.write("ck2/.mlsup-campaign", "{\"campaign_id\":\"x2\",\"name\":\"demo\",\"state_dir\":\"" + own->state_dir + "\"}\n");
   CHECK(load(dir, std::string(kMinimal) + "checkpoint:\n  dir: ck2\n").has_value());
 }
+
+TEST_CASE("window: hours, days, zone and at_end are read; a problem names its key at file:line:column") {
+  TempDir dir;
+  const auto c = load(dir, std::string(kMinimal) +
+                               "window:\n  hours: \"20:00-07:00\"\n  days: [mon-fri]\n  zone: Europe/Berlin\n  at_end: finish\n")
+                     .value();
+  CHECK(c.window.hours == "20:00-07:00");
+  CHECK(c.window.days == std::vector<std::string>{"mon-fri"});
+  CHECK(c.window.zone == "Europe/Berlin");
+  CHECK(c.window.at_end == "finish");
+  CHECK(load(dir, kMinimal).value().window.hours.empty());
+  CHECK(load(dir, kMinimal).value().window.at_end == "pause");
+  check_error(std::string(kMinimal) + "window:\n  hours: \"20:00-7:00\"\n", "4:3: window.hours:",
+              "write local opening and closing times as HH:MM-HH:MM");
+  check_error(std::string(kMinimal) + "window:\n  hours: \"20:00-07:00\"\n  days: [mon, fryday]\n", "5:3: window.days:",
+              "\"fryday\" is not a day");
+  check_error(std::string(kMinimal) + "window:\n  days: [mon]\n", "4:3: window.days:", "window.hours is not");
+  check_error(std::string(kMinimal) + "window:\n  hours: \"20:00-07:00\"\n  zone: Europe/Berln\n", "5:3: window.zone:",
+              "not found");
+  check_error(std::string(kMinimal) + "window:\n  hours: \"20:00-07:00\"\n  zone: ../etc/passwd\n", "5:3: window.zone:",
+              "not a tz database name");
+  check_error(std::string(kMinimal) + "window:\n  hours: \"20:00-07:00\"\n  at_end: stop\n", "5:11: window.at_end",
+              "pause");
+}

@@ -57,7 +57,7 @@ TEST_CASE("zone: the footer rule gives, hour by hour over a year, the offsets of
 }
 
 TEST_CASE("zone: a name outside the database, a missing zone and bytes that are not TZif are errors") {
-  for (const char* bad : {"../etc/passwd", "/etc/localtime", "", "Europe/Berlin;rm"}) {
+  for (const char* bad : {"../etc/passwd", "/etc/localtime", "Europe/Berlin;rm"}) {
     const auto z = util::load_zone(bad);
     REQUIRE(!z);
     CHECK(z.error().message.find("tz database name") != std::string::npos);
@@ -71,6 +71,18 @@ TEST_CASE("zone: a name outside the database, a missing zone and bytes that are 
   for (const std::size_t cut : {10u, 44u, 100u, 1200u}) {
     CAPTURE(cut);
     CHECK(!util::parse_tzif(bytes->substr(0, cut), "cut"));
+  }
+}
+
+TEST_CASE("zone: \"\" is the machine's own zone, /etc/localtime, or UTC where there is none") {
+  const auto own = util::load_zone("");
+  REQUIRE(own);
+  if (const auto bytes = util::read_file("/etc/localtime")) {
+    const auto same = util::parse_tzif(*bytes, "localtime");
+    REQUIRE(same);
+    for (const std::int64_t t : {0LL, 1700000000LL, 4102444800LL}) CHECK(util::utc_offset(*own, t) == util::utc_offset(*same, t));
+  } else {
+    CHECK(util::utc_offset(*own, 1700000000) == 0);
   }
 }
 
