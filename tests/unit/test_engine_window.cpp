@@ -152,6 +152,9 @@ TEST_CASE("window: its closing and its opening are told once each; a first look 
   CHECK(told(1, false) == std::pair{std::string("window-closed "), 2});
   CHECK(told(2, false) == std::pair{std::string(), 2});
   CHECK(told(2, true) == std::pair{std::string("window-opened "), 1});
+  engine::Memory m;  // kept in memory.json, so that each tick of cron tells it once too
+  m.window_told = 2;
+  CHECK(engine::memory_from_json(engine::to_json(m)).window_told == 2);
 }
 
 TEST_CASE("window: an ending on the window's switch is resubmitted at once, an ending on a person's stop stops") {
