@@ -1,7 +1,7 @@
 # Helpers for end-to-end campaign scenarios (sourced after lib.sh): a campaign folder with a config
 # that runs the test trainer through the shipped srun template on the live cluster.
 
-TRAINER="$REPO/examples/trainer/train.py"
+TRAINER="$REPO/examples/trainer/train.py"  # a suite whose jobs run as another user points it at a readable copy
 MLSUP=${MLSUP:?the test runner sets MLSUP}
 
 # Creates a campaign: new_campaign NAME "TRAINER ARGS" [extra YAML lines]; sets CDIR and CONF.
@@ -13,7 +13,7 @@ new_campaign() {
   cat > "$CONF" <<YAML
 name: $CNAME
 state_dir: "${STATE_DIR:-}"
-template: $REPO/templates/srun.sbatch.tmpl
+template: ${TEMPLATES:-$REPO/templates}/srun.sbatch.tmpl
 vars:
   script: $TRAINER
   script_args: $args

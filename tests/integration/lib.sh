@@ -47,3 +47,17 @@ job_state() { scontrol -o show job "$1" 2>/dev/null | grep -o 'JobState=[A-Z_]*'
 
 # The count of an RPC type in sdiag (0 when absent).
 rpc_count() { sdiag | awk -v t="$1" '$1 == t { sub("count:", "", $4); print $4; found=1 } END { if (!found) print 0 }'; }
+
+# Lays out what another user's jobs read under DIR (folders 0755) as an admin installs it, so that the
+# suites that run jobs as an ordinary user pass from a checkout others cannot read (a 0700 home):
+# DIR/lib/slurm/mlsup_spank.so, DIR/bin/mlsup, DIR/share/mlsup/templates/, DIR/share/mlsup/trainer/.
+# install_for_users DIR BUILD
+install_for_users() {
+  local dir=$1 build=$2
+  install -d -m 0755 "$dir" "$dir/bin" "$dir/lib" "$dir/lib/slurm" "$dir/share" "$dir/share/mlsup" \
+    "$dir/share/mlsup/templates" "$dir/share/mlsup/trainer" &&
+    install -m 0755 "$build/plugins/mlsup_spank.so" "$dir/lib/slurm/" &&
+    install -m 0755 "$build/mlsup" "$dir/bin/" &&
+    install -m 0644 "$REPO"/templates/*.tmpl "$dir/share/mlsup/templates/" &&
+    install -m 0755 "$REPO/examples/trainer/train.py" "$dir/share/mlsup/trainer/"
+}

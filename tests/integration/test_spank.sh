@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The SPANK plugin on a cluster of its own, loaded as `required` (under `optional` Slurm ignores a
-# plugin's errors, so fail-soft checks would prove nothing), with jobs of an ordinary user: options
+# plugin's errors, so fail-soft checks would prove nothing) from a folder every user reads, as an admin
+# installs it (not from the checkout, which may be unreadable to others), with jobs of an ordinary user: options
 # in srun and #SBATCH, task-exit records naming the failing rank's node, per-task environment, the
 # health check failing one node fast, and fail-soft behaviour (bad plugstack arguments, a missing
 # check, an unwritable state directory, planted symlinks) that never breaks a job or drains a node.
@@ -19,6 +20,8 @@ id "$USER_NAME" >/dev/null 2>&1 || useradd -m "$USER_NAME" || {
 
 T=$(mktemp -d /tmp/mlsup-spank.XXXXXX)
 chmod 0755 "$T"
+install_for_users "$T/opt" "$BUILD" || { echo "FAILED: cannot lay out the plugin in $T/opt"; echo "0 passed, 1 failed"; exit 1; }
+SO="$T/opt/lib/slurm/mlsup_spank.so"  # where an admin puts it: every user's srun reads it
 U="$T/user"  # the user's own directory: state dirs, heartbeats, job output
 install -d -o "$USER_NAME" -m 0755 "$U"
 PLUGSTACK="$T/plugstack.conf"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The supervisor with the SPANK plugin, end to end: a cluster of its own (4 nodes, SlurmdTimeout=300)
 # with the plugin loaded `optional` and a health check, the supervisor and its jobs running as an
-# ordinary user (so the records really are written as the job's user). A sticky bad node (its rank
+# ordinary user (so the records really are written as the job's user), mlsup, the plugin, the template
+# and the trainer laid out outside the checkout as installed (a checkout may be unreadable to others). A sticky bad node (its rank
 # exits 1: weak evidence) is named by the task-exit records as the failure's first and excluded at
 # once (the first-evidence rule), the other node's task a victim; a node failing its health check is
 # excluded before the training ever ran there; a frozen node (power loss) is named by the per-task
@@ -20,6 +21,10 @@ id "$USER_NAME" >/dev/null 2>&1 || useradd -m "$USER_NAME" || {
 
 T=$(mktemp -d /tmp/mlsup-spank-campaign.XXXXXX)
 chmod 0755 "$T"
+install_for_users "$T/opt" "$BUILD" || { echo "FAILED: cannot lay out mlsup in $T/opt"; echo "0 passed, 1 failed"; exit 1; }
+# The user runs mlsup, the plugin, the template and the trainer from there, as from an installation.
+SO="$T/opt/lib/slurm/mlsup_spank.so" MLSUP="$T/opt/bin/mlsup"
+TEMPLATES="$T/opt/share/mlsup/templates" TRAINER="$T/opt/share/mlsup/trainer/train.py"
 HEALTH="$T/health.sh"
 install -m 0755 "$REPO/tests/standins/health_fail_on.sh" "$HEALTH"
 : >"$HEALTH.bad-nodes"
