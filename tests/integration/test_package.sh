@@ -51,6 +51,7 @@ INST=${BIN%/bin/mlsup}
 SHARE="$INST/share/mlsup"
 SO="$INST/lib/slurm/mlsup_spank.so"
 echo "installed under $INST"
+check "the package installs under /usr, as Debian's policy asks (not /usr/local)" [ "$INST" = /usr ]
 check "the plugin is installed at $SO" [ -f "$SO" ]
 
 step "the installed mlsup"
