@@ -4,6 +4,8 @@
 
 #include "engine/state.h"
 #include "journal/journal.h"
+#include "render/submission.h"
+#include "util/files.h"
 
 namespace mlsup::engine {
 
@@ -20,12 +22,18 @@ std::pair<RunPhase, int> journal_phase(const config::Config& c) {
   return {RunPhase::Active, 0};
 }
 
+int run_nodes(const config::Config& c) {
+  if (const auto text = util::read_file(c.template_path))
+    if (const auto plan = render::plan_submission(c, *text, render::Attempt{})) return plan->nodes;
+  return c.slurm.nodes.value_or(1);
+}
+
 std::map<std::string, GateDecision> set_gates(const config::CampaignSet& set, const std::set<std::string>& opened) {
   std::vector<GateRun> runs;
   for (const auto& r : set.runs) {
     auto [phase, code] = journal_phase(r.config);
     if (phase == RunPhase::NotStarted && opened.contains(r.name)) phase = RunPhase::Active;
-    runs.push_back({r.name, r.after, r.priority, r.config.slurm.nodes.value_or(1), phase, code});
+    runs.push_back({r.name, r.after, r.priority, run_nodes(r.config), phase, code});
   }
   const auto decisions = decide_starts(runs, set.max_running, set.max_nodes);
   std::map<std::string, GateDecision> out;

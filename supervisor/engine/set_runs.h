@@ -14,6 +14,10 @@ namespace mlsup::engine {
 // Where the campaign c stands from its journal (read only): its phase, and for Ended its exit code.
 std::pair<RunPhase, int> journal_phase(const config::Config& c);
 
+// The nodes the run's job asks for, as max_nodes counts them: its template rendered with its config (so
+// an #SBATCH --nodes of a plain script counts), else slurm.nodes, else 1.
+int run_nodes(const config::Config& c);
+
 // The gate of every run of set, by name, from the runs' journals. opened: runs that a supervisor in
 // this process has begun, counted as running whatever their journals say yet.
 std::map<std::string, GateDecision> set_gates(const config::CampaignSet& set, const std::set<std::string>& opened = {});

@@ -2,6 +2,8 @@
 #include <doctest/doctest.h>
 
 #include "engine/set_gate.h"
+#include "engine/set_runs.h"
+#include "support.h"
 
 using namespace mlsup::engine;
 
@@ -59,4 +61,23 @@ TEST_CASE("gate: max_nodes counts the running runs' nodes; a run that does not f
         std::vector<std::string>{"big:may-start", "small:waiting"});
   CHECK(gates({run("r", RunPhase::Active, {}, 0, 2), run("big", RunPhase::NotStarted, {}, 9, 4), run("small", RunPhase::NotStarted, {}, 1, 1)}, 0, 4) ==
         std::vector<std::string>{"r:started", "big:waiting", "small:waiting"});
+}
+
+TEST_CASE("set: max_nodes counts the nodes each run's job asks for, an #SBATCH --nodes of a plain script too") {
+  mlsup::test::TempDir dir;
+  dir.write("plain.sbatch", "#!/bin/bash\n#SBATCH --nodes=3\nsrun true\n");
+  dir.write("job.sbatch", "#!/bin/bash\nsrun true\n");
+  dir.write("night.yaml", "max_nodes: 4\nruns:\n  - {name: a, config: a.yaml}\n  - {name: b, config: a.yaml}\n"
+                          "  - {name: c, config: c.yaml}\n");
+  dir.write("a.yaml", "name: a\ntemplate: plain.sbatch\n");
+  dir.write("c.yaml", "name: c\ntemplate: job.sbatch\nslurm: {nodes: 2}\n");
+  const auto set = mlsup::config::load_set_file(dir.path() + "/night.yaml");
+  REQUIRE(set);
+  CHECK(run_nodes(set->runs[0].config) == 3);
+  CHECK(run_nodes(set->runs[2].config) == 2);
+  const auto g = set_gates(*set);
+  CHECK(g.at("a").gate == Gate::Start);
+  CHECK(g.at("b").gate == Gate::Wait);  // 3 + 3 nodes would pass max_nodes 4
+  CHECK(g.at("b").reason.find("b needs 3") != std::string::npos);
+  CHECK(g.at("c").gate == Gate::Wait);  // once one does not fit, the runs after it wait too
 }
