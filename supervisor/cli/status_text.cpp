@@ -98,20 +98,6 @@ std::string time_line(const json& v) {
   return line;
 }
 
-// "window: 20:00-07:00 mon-fri (Europe/Berlin), closed until 2026-12-02 20:00:00; at its end: pause".
-std::string window_line(const json& v) {
-  const json& w = v["window"];
-  std::string line = "window: " + util::string_field(w, "hours");
-  if (!w["days"].empty()) {
-    std::string days;
-    for (const auto& d : w["days"]) days += (days.empty() ? "" : ",") + util::json_text(d);
-    line += " " + days;
-  }
-  line += " (" + (util::string_field(w, "zone").empty() ? std::string("local time") : util::string_field(w, "zone")) + ")";
-  if (w.contains("open"))
-    line += std::string(w["open"].get<bool>() ? ", open until " : ", closed until ") + local_time(w["until"].get<double>());
-  return line + "; at its end: " + util::string_field(w, "at_end");
-}
 
 }  // namespace
 
@@ -121,10 +107,23 @@ std::vector<std::string> status_lines(const json& v) {
                                         ", state in " + util::string_field(v, "state_dir"),
                                     state_line(v), attempt_line(v), step_line(v), rate_line(v), checkpoint_line(v),
                                     restarts_line(v), time_line(v)};
-  if (has(v, "window")) lines.insert(lines.begin() + 2, window_line(v));
+  if (has(v, "window")) lines.insert(lines.begin() + 2, window_line(v["window"]));
   if (v.contains("problems"))
     for (const auto& p : v["problems"]) lines.push_back("problem: " + util::json_text(p));
   return lines;
+}
+
+std::string window_line(const json& w) {
+  std::string line = "window: " + util::string_field(w, "hours");
+  if (const json days_given = w.value("days", json::array()); !days_given.empty()) {
+    std::string days;
+    for (const auto& d : days_given) days += (days.empty() ? "" : ",") + util::json_text(d);
+    line += " " + days;
+  }
+  line += " (" + (util::string_field(w, "zone").empty() ? std::string("local time") : util::string_field(w, "zone")) + ")";
+  if (w.contains("open"))
+    line += std::string(w["open"].get<bool>() ? ", open until " : ", closed until ") + local_time(w["until"].get<double>());
+  return line + "; at its end: " + util::string_field(w, "at_end");
 }
 
 std::string status_brief(const json& v) {

@@ -11,6 +11,10 @@ namespace mlsup::cli {
 // heartbeat, restarts, live exclusions, time lost and goodput, problems (view: one status --json object).
 std::vector<std::string> status_lines(const nlohmann::json& view);
 
+// The window (status --json's "window", not null) in a line: "window: 20:00-07:00 mon-fri (Europe/Berlin),
+// closed until 2026-12-03 20:00:00; at its end: pause".
+std::string window_line(const nlohmann::json& window);
+
 // The figures in a few words for one campaign's line among several: "step 120/500 1.5/s ETA 4m12s restarts 2".
 std::string status_brief(const nlohmann::json& view);
 

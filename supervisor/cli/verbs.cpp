@@ -14,7 +14,9 @@
 #include "config/campaign_set.h"
 #include "config/duration.h"
 #include "config/load.h"
+#include "cli/status_text.h"
 #include "engine/next_attempt.h"
+#include "engine/window_now.h"
 #include "render/submission.h"
 #include "slurm/config_check.h"
 #include "util/json.h"
@@ -218,6 +220,8 @@ int validate_verb(const std::string& config_path) {
   if (s.time_limit) std::cout << ", time limit " << config::format_duration(*s.time_limit);
   if (s.array) std::cout << ", array " << s.array->text << " (" << s.array->task_ids.size() << " tasks)";
   std::cout << ", state in " << c.state_dir << "\n" << liveness_line(c.heartbeat) << "\n";
+  if (!c.window.hours.empty())
+    std::cout << window_line(engine::window_json(c, engine::window_now(c, static_cast<double>(std::time(nullptr))))) << "\n";
   return kOk;
 }
 

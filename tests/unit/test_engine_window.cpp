@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/status_text.h"
 #include "decide/exit_codes.h"
 #include "engine/reconcile.h"
 #include "engine/window_now.h"
@@ -299,3 +300,12 @@ TEST_CASE("window: status's view of it, in its own zone") {
 }
 
 }  // namespace mlsup::test
+
+TEST_CASE("window: status's line for it, and none without one") {
+  const nlohmann::json w = {{"hours", "20:00-07:00"}, {"days", {"mon-fri"}}, {"zone", "Europe/Berlin"}, {"at_end", "finish"}};
+  CHECK(mlsup::cli::window_line(w) == "window: 20:00-07:00 mon-fri (Europe/Berlin); at its end: finish");
+  const nlohmann::json local = {{"hours", "22:00-06:00"}, {"days", nlohmann::json::array()}, {"zone", ""}, {"at_end", "pause"},
+                                {"open", false}, {"until", 0}};
+  CHECK(mlsup::cli::window_line(local).starts_with("window: 22:00-06:00 (local time), closed until 19"));
+  CHECK(mlsup::cli::window_line(local).ends_with("; at its end: pause"));
+}
