@@ -70,6 +70,19 @@ CampaignState journaled(const EngineFixture& f) {
   return engine::replay(out);
 }
 
+// The campaign's first job running 20 s before the window's close (00:30), then a pass 5 s after it;
+// the job's id. No heartbeat timeout runs out between the passes.
+slurm::JobId running_past_the_close(EngineFixture& f, engine::Campaign& c) {
+  f.clock = 1780;
+  f.pass(c);
+  const auto id = f.last_job();
+  f.fake.table[id].state = slurm::JobState::Running;
+  CHECK_FALSE(f.pass(c));
+  f.clock = 1805;
+  CHECK_FALSE(f.pass(c));
+  return id;
+}
+
 }  // namespace
 
 TEST_CASE("window: what a closed window, and its opening, call for in each phase") {
@@ -205,14 +218,8 @@ TEST_CASE("window: a queued job is held at the window's end and released at its 
 TEST_CASE("window: at its end the running training saves and exits; the next window submits the next attempt, no "
           "budget spent and the switch removed") {
   EngineFixture f("", kWindow);
-  f.clock = 1780;  // 20 s before the close: no heartbeat timeout runs out between the passes
   auto c = f.open();
-  f.pass(*c);
-  const auto id = f.last_job();
-  f.fake.table[id].state = slurm::JobState::Running;
-  CHECK_FALSE(f.pass(*c));
-  f.clock = 1805;
-  CHECK_FALSE(f.pass(*c));
+  const auto id = running_past_the_close(f, *c);
   CHECK(std::filesystem::exists(f.config.switches.kill));
   CHECK(slurp(f.config.switches.kill).starts_with("window requested"));
   f.fake.table[id].state = slurm::JobState::Completed;  // the training saved and exited 0
@@ -235,14 +242,8 @@ TEST_CASE("window: at its end the running training saves and exits; the next win
 
 TEST_CASE("window: with at_end finish the running job goes on past the end, and nothing new starts until the opening") {
   EngineFixture f("", "window: {hours: \"00:00-00:30\", zone: UTC, at_end: finish}\n");
-  f.clock = 1780;
   auto c = f.open();
-  f.pass(*c);
-  const auto id = f.last_job();
-  f.fake.table[id].state = slurm::JobState::Running;
-  CHECK_FALSE(f.pass(*c));
-  f.clock = 1805;
-  CHECK_FALSE(f.pass(*c));
+  const auto id = running_past_the_close(f, *c);
   CHECK_FALSE(std::filesystem::exists(f.config.switches.kill));
   f.fake.table[id].state = slurm::JobState::Failed;
   f.fake.table[id].exit_code = 1;
@@ -257,14 +258,8 @@ TEST_CASE("window: with at_end finish the running job goes on past the end, and 
 
 TEST_CASE("window: a person's stop while the window holds a saved training ends the campaign, the stop kept") {
   EngineFixture f("", kWindow);
-  f.clock = 1780;
   auto c = f.open();
-  f.pass(*c);
-  const auto id = f.last_job();
-  f.fake.table[id].state = slurm::JobState::Running;
-  CHECK_FALSE(f.pass(*c));
-  f.clock = 1805;
-  CHECK_FALSE(f.pass(*c));
+  const auto id = running_past_the_close(f, *c);
   f.fake.table[id].state = slurm::JobState::Completed;
   CHECK_FALSE(f.pass(*c));
   std::ofstream(f.config.switches.kill) << "stop requested 00:40:00\n";  // `mlsup stop` over the window's switch
