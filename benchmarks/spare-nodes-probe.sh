@@ -9,6 +9,9 @@
 #                                                         after a power loss: a new 2-node step on the
 #                                                         survivor + the spare, after each way of ending
 #                                                         the dead step
+#   rank-order                                            which rank runs on which node of a step
+#   step-scancel-long step-scancel-overlap-long           (not in the default list) the same, watched
+#                                                         for 150 s / with a step 1 that lives 60 s
 # Each job holds 3 nodes (2 CPUs each, all of them used by a step): the training's step runs on the
 # first two (the first is the batch host), the third is the spare. Uses the cluster named by
 # SLURM_CONF (a tests/cluster/cluster.sh cluster: fault.sh needs its folder), or starts (and stops)
@@ -63,11 +66,11 @@ while :; do
     wait "$s0"; log "step 0 ended, srun rc $?"; step0_done=1
   fi
   if [ -f "$d/$SLURM_JOB_ID.go" ]; then
-    read -r nodelist opts < "$d/$SLURM_JOB_ID.go"; rm -f "$d/$SLURM_JOB_ID.go"
+    read -r nodelist lasts opts < "$d/$SLURM_JOB_ID.go"; rm -f "$d/$SLURM_JOB_ID.go"
     log "step 1 requested on $nodelist ($opts)"
     # shellcheck disable=SC2086
-    srun -N2 -n2 -c2 -w "$nodelist" $opts bash -c 'echo "$(date +%s.%N) $SLURMD_NODENAME"' \
-      > "$d/$SLURM_JOB_ID.step1" 2>&1
+    srun -N2 -n2 -c2 -w "$nodelist" $opts bash -c 'echo "$(date +%s.%N) $SLURMD_NODENAME"; sleep $0' \
+      "$lasts" > "$d/$SLURM_JOB_ID.step1" 2>&1
     log "step 1 ended, srun rc $?"
   fi
   sleep 0.1
@@ -162,9 +165,10 @@ node_dies() {
 }
 
 # After a power loss of $n2 in a --no-kill job: $1 how the dead step is ended (wait|scancel|
-# killtasks), $2 extra srun options of the new step on the survivor and the spare.
+# killtasks), $2 extra srun options of the new step on the survivor and the spare, $3 how long the
+# new step's tasks live (0: the watch ends with the step, else it lasts $4 seconds whatever happens).
 new_step() {
-  local how=$1 opts=${2:-} j p
+  local how=$1 opts=${2:-} lasts=${3:-0} limit=${4:-60} j p until
   j=$(submit --no-kill) || return 1
   echo "job $j --no-kill; step 0 on $n1,$n2; freeze $n2, then end step 0 by: $how; step 1 on $n1,$n3 ${opts:-(no extra srun option)}"
   fault_at=$(now)
@@ -179,15 +183,29 @@ new_step() {
           tr '\0' '\n' < "/proc/$p/environ" | grep -qx "SLURMD_NODENAME=$n1" && kill -KILL "$p"
       done ;;
   esac
-  echo "$n1,$n3 $opts" > "$work/$j.go.tmp" && mv "$work/$j.go.tmp" "$work/$j.go"
+  echo "$n1,$n3 $lasts $opts" > "$work/$j.go.tmp" && mv "$work/$j.go.tmp" "$work/$j.go"
   echo "  fault and '$how' done after $(since "$fault_at" "$(now)")s; hand-over written"
-  watch_job "$j" "$n2" 60 "grep -q 'step 1 ended' '$work/$j.log' 2>/dev/null"
+  until="grep -q 'step 1 ended' '$work/$j.log' 2>/dev/null"
+  [ "$lasts" = 0 ] || until=false
+  watch_job "$j" "$n2" "$limit" "$until"
   batch_log "$j"
   while read -r t who; do echo "  step 1 task ran on $who at +$(since "$fault_at" "$t")s"; done \
     < <(grep -E '^[0-9]+\.[0-9]+ ' "$work/$j.step1" 2>/dev/null)
   final_views "$j"
   scancel "$j" 2>/dev/null
   restore "$n2"
+}
+
+# Which rank lands on which node: srun -w in either order, and a hostfile with arbitrary distribution.
+rank_order() {
+  local w
+  for w in "$n3,$n1" "$n1,$n3"; do
+    echo "srun -N2 -w $w:"
+    srun -N2 -n2 -w "$w" bash -c 'echo "  rank $SLURM_PROCID on $SLURMD_NODENAME, SLURM_STEP_NODELIST=$SLURM_STEP_NODELIST"' | sort
+  done
+  printf '%s\n' "$n3" "$n1" > "$work/hosts"
+  echo "SLURM_HOSTFILE=($n3 $n1) srun -n2 --distribution=arbitrary:"
+  SLURM_HOSTFILE=$work/hosts srun -n2 --distribution=arbitrary bash -c 'echo "  rank $SLURM_PROCID on $SLURMD_NODENAME"' | sort
 }
 
 run_one() {
@@ -204,12 +222,15 @@ run_one() {
     step-killtasks) new_step killtasks ;;
     step-overlap) new_step wait --overlap ;;
     step-scancel-overlap) new_step scancel --overlap ;;
+    rank-order) rank_order ;;
+    step-scancel-long) new_step scancel "" 0 150 ;;
+    step-scancel-overlap-long) new_step scancel --overlap 60 75 ;;
     *) echo "unknown scenario $1" >&2; return 2 ;;
   esac
 }
 
 [ $# -gt 0 ] || set -- crash-nokill crash-kill freeze-nokill freeze-kill batchhost-crash \
-  batchhost-freeze step-wait step-scancel step-killtasks step-overlap step-scancel-overlap
+  batchhost-freeze step-wait step-scancel step-killtasks step-overlap step-scancel-overlap rank-order
 echo "cluster $SLURM_CONF: $(scontrol show config | grep -E '^(SlurmctldVersion|SlurmdTimeout|KillWait|MessageTimeout) ' | awk '{printf "%s=%s ", $1, $3}')"
 echo "nodes ${nodes[*]}; sacct $([ "$sacct_ok" = 1 ] && echo available || echo 'not available (no accounting)')"
 for s in "$@"; do run_one "$s"; done
