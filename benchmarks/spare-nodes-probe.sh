@@ -142,6 +142,11 @@ restore() {
   frozen=""
   for ((i = 0; i < 120; i++)); do
     [ "$(sinfo -h -N -o '%T' | sort -u)" = idle ] && return 0
+    # A node thawed with a step it could not kill while frozen may come back drained: say so, resume it.
+    if [ -n "$1" ] && sinfo -h -N -n "$1" -o '%T' | grep -q drain; then
+      echo "  ($1 came back drained: $(sinfo -h -N -n "$1" -o '%E' | head -1); resumed)"
+      scontrol update NodeName="$1" State=RESUME
+    fi
     sleep 0.5
   done
   echo "  (nodes not all idle after 60 s: $(sinfo -h -N -o '%N=%T' | tr '\n' ' '))"
