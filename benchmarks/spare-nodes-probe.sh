@@ -2,7 +2,7 @@
 # What Slurm does to a running job when one of its nodes dies, and how soon a new step can start
 # inside the same allocation: the measurements behind docs/spare-nodes.md.
 #   benchmarks/spare-nodes-probe.sh [SCENARIO...]
-# Scenarios (default: all, in this order):
+# Scenarios (default: all but the two long ones, in this order):
 #   crash-nokill crash-kill freeze-nokill freeze-kill     a non-batch node dies, with/without --no-kill
 #   batchhost-crash batchhost-freeze                      the batch host dies (--no-kill)
 #   step-wait step-scancel step-killtasks step-overlap step-scancel-overlap
@@ -15,11 +15,11 @@
 # Each job holds 3 nodes (2 CPUs each, all of them used by a step): the training's step runs on the
 # first two (the first is the batch host), the third is the spare. Uses the cluster named by
 # SLURM_CONF (a tests/cluster/cluster.sh cluster: fault.sh needs its folder), or starts (and stops)
-# a private one with accounting, SlurmdTimeout=10. Takes about 6 minutes for all scenarios.
+# a private one with accounting, SlurmdTimeout=10. The default scenarios take about 8 minutes on
+# 2 cores, the two long ones 5 more.
 set -uo pipefail
 renice -n 10 $$ >/dev/null 2>&1 || true
-cd "$(dirname "$0")/.."
-repo=$PWD
+cd "$(dirname "$0")/.." || exit 1
 
 own_cluster=""
 if [ -z "${SLURM_CONF:-}" ]; then
@@ -204,12 +204,14 @@ new_step() {
 # Which rank lands on which node: srun -w in either order, and a hostfile with arbitrary distribution.
 rank_order() {
   local w
+  # shellcheck disable=SC2016  # expanded by the task's shell
   for w in "$n3,$n1" "$n1,$n3"; do
     echo "srun -N2 -w $w:"
     srun -N2 -n2 -w "$w" bash -c 'echo "  rank $SLURM_PROCID on $SLURMD_NODENAME, SLURM_STEP_NODELIST=$SLURM_STEP_NODELIST"' | sort
   done
   printf '%s\n' "$n3" "$n1" > "$work/hosts"
   echo "SLURM_HOSTFILE=($n3 $n1) srun -n2 --distribution=arbitrary:"
+  # shellcheck disable=SC2016  # expanded by the task's shell
   SLURM_HOSTFILE=$work/hosts srun -n2 --distribution=arbitrary bash -c 'echo "  rank $SLURM_PROCID on $SLURMD_NODENAME"' | sort
 }
 
@@ -236,6 +238,6 @@ run_one() {
 
 [ $# -gt 0 ] || set -- crash-nokill crash-kill freeze-nokill freeze-kill batchhost-crash \
   batchhost-freeze step-wait step-scancel step-killtasks step-overlap step-scancel-overlap rank-order
-echo "cluster $SLURM_CONF: $(scontrol show config | grep -E '^(SlurmctldVersion|SlurmdTimeout|KillWait|MessageTimeout) ' | awk '{printf "%s=%s ", $1, $3}')"
+echo "cluster $SLURM_CONF: $(scontrol show config | grep -E '^(SLURM_VERSION|SlurmdTimeout|KillWait|MessageTimeout) ' | awk '{printf "%s=%s ", $1, $3}')"
 echo "nodes ${nodes[*]}; sacct $([ "$sacct_ok" = 1 ] && echo available || echo 'not available (no accounting)')"
 for s in "$@"; do run_one "$s"; done
