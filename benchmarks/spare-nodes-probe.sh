@@ -198,6 +198,12 @@ new_step() {
     < <(grep -E '^[0-9]+\.[0-9]+ ' "$work/$j.step1" 2>/dev/null)
   final_views "$j"
   scancel "$j" 2>/dev/null
+  # When slurmctld released step 0's resources: at the node's DOWN, or only with the job's cancel.
+  local cancelled_at
+  cancelled_at=$(since "$fault_at" "$(now)")
+  sleep 2
+  grep -E "REQUEST_KILL_JOB JobId=$j |JobId=$j StepId=0 ending" "$cdir/log/slurmctld.log" 2>/dev/null |
+    sed "s/^/  job cancelled at +${cancelled_at}s; ctld: /"
   restore "$n2"
 }
 
