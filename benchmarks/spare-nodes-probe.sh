@@ -182,7 +182,7 @@ new_step() {
   case $how in
     wait) ;;
     scancel) scancel "$j.0" ;;
-    killtasks)  # SIGKILL of step 0's tasks on the survivor, as a local agent or the rank itself would
+    killtasks)  # SIGKILL of step 0's tasks on the survivor, as a watcher on the node or the rank itself would
       for p in $(pgrep -x sleep); do
         tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx "SLURM_JOB_ID=$j" &&
           tr '\0' '\n' < "/proc/$p/environ" | grep -qx "SLURMD_NODENAME=$n1" && kill -KILL "$p"
