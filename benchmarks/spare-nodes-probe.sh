@@ -23,11 +23,11 @@ cd "$(dirname "$0")/.." || exit 1
 
 own_cluster=""
 if [ -z "${SLURM_CONF:-}" ]; then
-  own_cluster=$(mktemp -d /tmp/mlsup-bench-spare.XXXXXX)
+  own_cluster=$(mktemp -d /tmp/spare-probe-cluster.XXXXXX)
   export "$(tests/cluster/cluster.sh start --dir "$own_cluster" --nodes 4 --slurmd-timeout 10 --accounting)"
 fi
 cdir=$(dirname "$SLURM_CONF")
-work=$(mktemp -d /tmp/mlsup-spare-probe.XXXXXX)
+work=$(mktemp -d /tmp/spare-probe-work.XXXXXX)
 chmod 0755 "$work"
 jobs_started=()
 frozen=""
