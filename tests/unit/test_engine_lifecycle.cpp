@@ -13,6 +13,7 @@
 #include "engine/reconcile.h"
 #include "engine_fixture.h"
 #include "intent_names.h"
+#include "reconcile_rows.h"
 #include "journal/journal.h"
 #include "util/json.h"
 
@@ -26,39 +27,11 @@ using engine::Request;
 using engine::Verb;
 using engine::World;
 
-World world(std::vector<slurm::Job> jobs = {}) {
-  World w;
-  w.now = {1000, 500, "host/boot"};
-  w.template_text = "#!/bin/bash\nsrun true\n";
-  w.template_read = true;
-  w.checkpoints = checkpoint::Scan{};
-  w.jobs = engine::JobsAnswer(std::move(jobs));
-  return w;
-}
-
-slurm::Job job(slurm::JobState state) {
-  slurm::Job j;
-  j.job_id = 42;
-  j.state = state;
-  j.nodes = "n1";
-  return j;
-}
-
-AttemptState attempt(bool ended = false, bool submitted = true) {
-  AttemptState a;
-  a.number = 1;
-  a.tag = "mlsup:t:abc:1";
-  if (submitted) a.job_id = 42;
-  a.ended = ended;
-  return a;
-}
-
-CampaignState campaign(std::vector<AttemptState> attempts) {
-  CampaignState s;
-  s.campaign_id = "abc";
-  s.attempts = std::move(attempts);
-  return s;
-}
+using rows::attempt;
+using rows::campaign;
+using rows::job;
+using rows::journaled;
+using rows::world;
 
 CampaignState finished(int code) {
   auto s = campaign({attempt(true)});
@@ -309,14 +282,6 @@ namespace {
 void ask(const EngineFixture& f, const std::string& id, Request r) {
   std::filesystem::create_directories(f.config.state_dir + "/requests");
   std::ofstream(f.config.state_dir + "/requests/" + id + ".json") << util::dump_json(engine::to_json(r));
-}
-
-// The campaign's journal, replayed.
-CampaignState journaled(const EngineFixture& f) {
-  auto [records, problems] = journal::Journal::read_only(f.config.state_dir + "/journal.jsonl", f.config.name);
-  std::vector<engine::JournalRecord> out;
-  for (auto& r : records) out.push_back({r.time, r.type, r.data, r.line});
-  return engine::replay(out);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "engine/window_now.h"
 #include "engine_fixture.h"
 #include "intent_names.h"
+#include "reconcile_rows.h"
 #include "journal/journal.h"
 
 namespace mlsup::test {
@@ -27,47 +28,16 @@ using engine::World;
 // 1970-01-01 (a Thursday) in UTC: the fixture's clock starts at 1000 (00:16:40), inside 00:00-00:30.
 constexpr const char* kWindow = "window: {hours: \"00:00-00:30\", zone: UTC}\n";
 
+using rows::attempt;
+using rows::campaign;
+using rows::job;
+using rows::journaled;
+
+// A pass with the window open (until 00:30) or closed (until the next midnight).
 World world(bool open, std::vector<slurm::Job> jobs = {}) {
-  World w;
-  w.now = {1000, 500, "host/boot"};
-  w.template_text = "#!/bin/bash\nsrun true\n";
-  w.template_read = true;
-  w.checkpoints = checkpoint::Scan{};
-  w.jobs = engine::JobsAnswer(std::move(jobs));
+  World w = rows::world(std::move(jobs));
   w.window = engine::WindowNow{open, open ? 1800 : 86400};
   return w;
-}
-
-slurm::Job job(slurm::JobState state) {
-  slurm::Job j;
-  j.job_id = 42;
-  j.state = state;
-  j.nodes = "n1";
-  return j;
-}
-
-AttemptState attempt(bool ended = false) {
-  AttemptState a;
-  a.number = 1;
-  a.tag = "mlsup:t:abc:1";
-  a.job_id = 42;
-  a.ended = ended;
-  return a;
-}
-
-CampaignState campaign(std::vector<AttemptState> attempts, bool awaiting = false) {
-  CampaignState s;
-  s.campaign_id = "abc";
-  s.attempts = std::move(attempts);
-  s.awaiting_submit = awaiting;
-  return s;
-}
-
-CampaignState journaled(const EngineFixture& f) {
-  auto [records, problems] = journal::Journal::read_only(f.config.state_dir + "/journal.jsonl", f.config.name);
-  std::vector<engine::JournalRecord> out;
-  for (auto& r : records) out.push_back({r.time, r.type, r.data, r.line});
-  return engine::replay(out);
 }
 
 // The campaign's first job running 20 s before the window's close (00:30), then a pass 5 s after it;
