@@ -87,6 +87,16 @@ void release_chain(Pass& p, const AttemptState* a) {
   if (rest && held_in_slurm(*rest) && chain_held(p.s, *a->job_id)) p.add(intent::Release{*a, rest->job_id});
 }
 
+// A queued job while a pause (or a closed window: why) holds the campaign: held once, unless a
+// person's stop came meanwhile, which cancels it. True: the pass is decided.
+bool hold_queued(Pass& p, const AttemptState& a, const slurm::Job& job, const char* why, const std::string& held_how) {
+  p.add(intent::Status{job});
+  if (stop_asked(p, &a))
+    p.add(intent::Cancel{a, decide::EndClass::KillSwitch, "the kill switch was set while the job was held " + held_how});
+  else if (!a.held) p.add(intent::Hold{a, job.job_id, why});
+  return true;
+}
+
 // `mlsup pause`: nothing new starts; a queued job is held (in chain mode, the queued tasks); with --now
 // a running one is asked to stop. A person's stop meanwhile still stops: a held job is cancelled, an
 // idle campaign ends stopped (and its chain is cancelled).
@@ -100,13 +110,7 @@ bool pausing(Pass& p, const AttemptState* a) {
   }
   const slurm::Job* job = live_job(p, *a);
   if (!job) return false;  // a decided submission goes out (and is held next pass), an ending is followed
-  if (job->state == slurm::JobState::Pending) {
-    p.add(intent::Status{*job});
-    if (stop_asked(p, a))
-      p.add(intent::Cancel{*a, decide::EndClass::KillSwitch, "the kill switch was set while the job was held by a pause"});
-    else if (!a->held) p.add(intent::Hold{*a, job->job_id});
-    return true;
-  }
+  if (job->state == slurm::JobState::Pending) return hold_queued(p, *a, *job, "pause", "by a pause");
   if (job->state == slurm::JobState::Running && p.s.pause_now && a->switch_set_at <= 0)
     p.add(intent::AskToStop{*a, "pause"});
   return false;
@@ -144,13 +148,7 @@ bool outside_window(Pass& p, const AttemptState* a) {
   if (!a || a->ended) return !p.w.kill_switch || window_switch(a);  // a person's stop is followed as usual
   const slurm::Job* job = live_job(p, *a);
   if (!job) return false;  // a decided submission goes out (and is held next pass), an ending is followed
-  if (job->state == slurm::JobState::Pending) {
-    p.add(intent::Status{*job});
-    if (stop_asked(p, a))
-      p.add(intent::Cancel{*a, decide::EndClass::KillSwitch, "the kill switch was set while the job was held outside its window"});
-    else if (!a->held) p.add(intent::Hold{*a, job->job_id, "window"});
-    return true;
-  }
+  if (job->state == slurm::JobState::Pending) return hold_queued(p, *a, *job, "window", "outside its window");
   if (job->state != slurm::JobState::Running || p.c.window.at_end != "pause") return false;
   if (a->switch_set_at <= 0) p.add(intent::AskToStop{*a, "window"});
   if (!window_switch(a) || p.wall() < a->switch_set_at + kCancelGrace) return false;  // watched as usual meanwhile
