@@ -76,8 +76,11 @@ TEST_CASE("nodes: every node of the cluster, idle") {
 
 TEST_CASE("a job is seen RUNNING, then COMPLETED with exit 0, and found by its tag") {
   mlsup::test::TempDir dir;
-  const JobId id = submit(dir, "sleep 3", {"-N1"}, "ok");
+  // The job runs until the test has seen it running, however slow a poll is.
+  const std::string go = dir.path() + "/go";
+  const JobId id = submit(dir, "while [ ! -e " + go + " ]; do sleep 0.1; done", {"-N1"}, "ok");
   const Job running = wait_for(id, [](const Job& j) { return j.state == JobState::Running; });
+  { std::ofstream touch(go); }
   CHECK_FALSE(running.nodes.empty());
   CHECK(running.start_time >= running.submit_time);
   const auto tagged = client().find_by_tag(tag("ok"));
@@ -173,20 +176,21 @@ TEST_CASE("kill_steps ends tasks that ignore SIGTERM at once, without Slurm's gr
   wait_for(id, [&](const Job& j) { return j.state == JobState::Running && std::filesystem::exists(dir.path() + "/started"); });
   const auto t0 = std::chrono::steady_clock::now();
   REQUIRE(client().kill_steps(id).has_value());
-  const Job done = wait_for(id, ended, 20s);
+  const Job done = wait_for(id, ended, 40s);
   const auto took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   MESSAGE("ended " << state_name(done.state) << " " << took << " s after kill_steps");
-  CHECK(took < 10.0);  // KillWait is 30 s: a cancel would take that long
+  CHECK(took < 20.0);  // KillWait is 30 s: a cancel would take that long
   CHECK(done.state == JobState::Failed);
 }
 
 TEST_CASE("a signal reaches the batch shell") {
   mlsup::test::TempDir dir;
   const std::string mark = dir.path() + "/got-usr1";
-  const JobId id = submit(dir, "trap 'touch " + mark + "; exit 0' USR1\nfor i in $(seq 600); do sleep 0.1; done\nexit 9",
+  const std::string ready = dir.path() + "/trap-set";  // RUNNING comes before the script starts
+  const JobId id = submit(dir, "trap 'touch " + mark + "; exit 0' USR1\ntouch " + ready +
+                                   "\nfor i in $(seq 600); do sleep 0.1; done\nexit 9",
                           {"-N1"}, "signal");
-  wait_for(id, [](const Job& j) { return j.state == JobState::Running; });
-  std::this_thread::sleep_for(1s);  // the trap must be set before the signal comes
+  wait_for(id, [&](const Job& j) { return j.state == JobState::Running && std::filesystem::exists(ready); });
   REQUIRE(client().signal(id, SIGUSR1, true).has_value());
   const Job done = wait_for(id, ended);
   CHECK(done.state == JobState::Completed);
@@ -240,7 +244,7 @@ namespace {
 
 // Accounting's record of job id, polled until it shows an end (slurmctld hands it to slurmdbd soon after).
 AccountedJob accounted_end(JobId id) {
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  const auto deadline = std::chrono::steady_clock::now() + 90s;
   AccountedJob last;
   while (std::chrono::steady_clock::now() < deadline) {
     const auto a = client().accounted({id});
