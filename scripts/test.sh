@@ -72,5 +72,10 @@ if [ $sanitized_rc -ne 0 ]; then
 else
   echo "test.sh: the unit tests and fuzz replays pass under ASan/UBSan ($(grep -c 'Test *#' "$sanitized_log") tests; log: $sanitized_log)"
 fi
+if [ $rc -ne 0 ] && [ -f build/Testing/Temporary/LastTest.log ]; then
+  # The failures once more at the very end, where a truncated log still shows them.
+  echo "test.sh: the failed checks:"
+  grep -E '^(FAILED: |TEST CASE: )|: ERROR: |Test Failed|Timeout|timed out' build/Testing/Temporary/LastTest.log | tail -n 60
+fi
 echo "test.sh: finished in $(( $(date +%s) - started ))s"
 exit $rc
