@@ -52,6 +52,17 @@ std::string attempt_line(const json& v) {
   return line;
 }
 
+// "; a hang after 5s without a step (calibrated from 23 steps; configured 1m00s)", from hang_timeout.
+std::string hang_timeout_text(const json& v) {
+  if (!has(v, "hang_timeout")) return "";
+  const auto& h = v["hang_timeout"];
+  std::string text = "; a hang after " + human_duration(h.value("steady", 0.0)) + " without a step";
+  if (h.value("calibrated", false))
+    text += " (calibrated from " + std::to_string(h.value("steps_seen", 0)) + " steps; configured " +
+            human_duration(h.value("configured", 0.0)) + ")";
+  return text;
+}
+
 std::string step_line(const json& v) {
   if (!has(v, "step")) return "step: none yet";
   std::string line = "step: " + util::json_text(v["step"]);
@@ -59,8 +70,9 @@ std::string step_line(const json& v) {
   const auto source = util::string_field(v, "step_source");
   if (source == "ended") return line + " (where the last attempt ended)";
   if (source != "heartbeat") return line + " (the attempt's resume point; no heartbeat step yet)";
-  return line + (has(v, "heartbeat_age") ? " (heartbeat " + human_duration(v["heartbeat_age"].get<double>()) + " ago)"
-                                         : std::string(" (heartbeat)"));
+  line += has(v, "heartbeat_age") ? " (heartbeat " + human_duration(v["heartbeat_age"].get<double>()) + " ago)"
+                                  : std::string(" (heartbeat)");
+  return line + hang_timeout_text(v);
 }
 
 std::string rate_line(const json& v) {

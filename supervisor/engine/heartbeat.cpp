@@ -186,6 +186,13 @@ config::Seconds calibrate_floor(config::Millis poll_interval) {
   return config::Seconds((3 * poll_interval.count() + 999) / 1000);
 }
 
+config::HeartbeatSettings settings_in_force(config::HeartbeatSettings configured, config::Millis poll_interval,
+                                            const Calibration& c) {
+  configured.calibrate_min = std::max(configured.calibrate_min, calibrate_floor(poll_interval));
+  configured.steady_timeout = steady_timeout(configured, c);
+  return configured;
+}
+
 void doubt(Calibration& c, int attempt) {
   if (c.doubled_in == attempt) return;
   c.doubled_in = attempt;

@@ -108,6 +108,10 @@ config::Seconds steady_timeout(const config::HeartbeatSettings& settings, const 
 // The shortest calibrated timeout a poll interval allows: three polls, in whole seconds.
 config::Seconds calibrate_floor(config::Millis poll_interval);
 
+// The heartbeat settings a pass judges by: calibrate_min raised to calibrate_floor, steady_timeout as above.
+config::HeartbeatSettings settings_in_force(config::HeartbeatSettings configured, config::Millis poll_interval,
+                                            const Calibration& c);
+
 // After a hang called by the calibrated timeout that no heartbeat pinned on a node (perhaps a long
 // pause the training did not mark as a phase): doubles the factor, once per attempt.
 void doubt(Calibration& c, int attempt);

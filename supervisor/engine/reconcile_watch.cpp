@@ -92,9 +92,7 @@ void running(Pass& p, const AttemptState& a, const slurm::Job& job) {
   learn(p.m.calibration, combined(before), combined(seen));
   note_step(p.m, combined(seen).step, now);
   if (a.chain) refresh_chain_fallback(p, a);
-  auto settings = p.c.heartbeat;
-  settings.calibrate_min = std::max(settings.calibrate_min, calibrate_floor(p.c.poll_interval));
-  settings.steady_timeout = steady_timeout(settings, p.m.calibration);
+  const auto settings = settings_in_force(p.c.heartbeat, p.c.poll_interval, p.m.calibration);
   const std::string hung = hang_reason(seen, settings, now);
   if (hung.empty()) return look_at_waited_on(p, a, job, settings);
   auto stale = as_stale(stale_first(seen, stale_margin(settings)));

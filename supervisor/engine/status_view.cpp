@@ -132,6 +132,12 @@ json status_figures(const StatusInputs& in) {
   j["heartbeat_age"] = nullptr;
   if (const auto* hb = current_heartbeat(s, in.memory); hb && combined(*hb).changed_at > 0)
     j["heartbeat_age"] = std::max(0.0, in.now.mono - combined(*hb).changed_at);
+  const auto& cal = in.memory.calibration;
+  const auto in_force = settings_in_force(in.config.heartbeat, in.config.poll_interval, cal);
+  j["hang_timeout"] = {{"steady", in_force.steady_timeout.count()},
+                       {"configured", in.config.heartbeat.steady_timeout.count()},
+                       {"calibrated", in_force.steady_timeout != in.config.heartbeat.steady_timeout},
+                       {"steps_seen", cal.steps}};
   j["restarts"] = s.restarts.size();
   j["restarts_by_class"] = json::object();
   for (const auto& r : s.restarts) {

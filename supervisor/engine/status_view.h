@@ -32,7 +32,8 @@ struct StatusInputs {
 };
 
 // The figures as JSON keys (merged into status --json): step, step_source, step_rate, step_rate_window,
-// target_steps, eta, checkpoint, heartbeat_age, restarts, restarts_by_class, time.
+// target_steps, eta, checkpoint, heartbeat_age, hang_timeout (the steady timeout in force, the configured
+// one, whether calibration shortened it, the steps it learned from), restarts, restarts_by_class, time.
 nlohmann::json status_figures(const StatusInputs& in);
 
 // One attempt's span and steps as the time figures count them.

@@ -158,7 +158,8 @@ TEST_CASE("status: step, rate, ETA, checkpoint and heartbeat ages, restarts by c
   }();
   CHECK(text.find("\nattempt: 3, job " + std::to_string(f.last_job()) + " RUNNING on n[3-4]\n") !=
         std::string::npos);
-  CHECK(text.find("\nstep: 80 of 100 (heartbeat 5s ago)\n") != std::string::npos);
+  CHECK(s["hang_timeout"] == json({{"steady", 10}, {"configured", 10}, {"calibrated", false}, {"steps_seen", 5}}));
+  CHECK(text.find("\nstep: 80 of 100 (heartbeat 5s ago); a hang after 10s without a step\n") != std::string::npos);
   CHECK(text.find("\nrate: 1.00 steps/s over the last 20s; ETA 20s (") != std::string::npos);
   CHECK(text.find("\ncheckpoint: " + f.config.checkpoint.dir + "/step-50 (step 50, written 36s ago)\n") != std::string::npos);
   CHECK(text.find("\nrestarts: 2 (failed 1, hang 1)\n") != std::string::npos);
@@ -239,4 +240,31 @@ TEST_CASE("memory keeps the heartbeat's steps as they changed, over the last 10 
   CHECK(engine::memory_from_json(engine::to_json(m)).steps == m.steps);
   engine::focus(m, m.attempt + 1);
   CHECK(m.steps.empty());
+}
+
+TEST_CASE("status: the steady timeout in force, calibrated once 20 steps were seen, with what it was learned from") {
+  Figures f;
+  f.config.heartbeat.calibrate = true;
+  f.config.heartbeat.calibrate_factor = 3;
+  f.config.heartbeat.steady_timeout = config::Seconds(60);
+  f.config.heartbeat.calibrate_min = config::Seconds(5);
+  const engine::CampaignState state;
+  const std::vector<engine::JournalRecord> records;
+  engine::Memory memory;
+  const auto figures = [&] { return engine::status_figures({f.config, state, records, memory, std::nullopt, {1000, 1000, ""}}); };
+
+  memory.calibration = {2.5, 19};  // one step short: the configured timeout holds
+  CHECK(figures()["hang_timeout"] == json({{"steady", 60}, {"configured", 60}, {"calibrated", false}, {"steps_seen", 19}}));
+  memory.calibration = {2.5, 20};  // 3 x 2.5 s, rounded up
+  CHECK(figures()["hang_timeout"] == json({{"steady", 8}, {"configured", 60}, {"calibrated", true}, {"steps_seen", 20}}));
+  memory.calibration = {0.5, 20};  // never under calibrate_min
+  CHECK(figures()["hang_timeout"]["steady"] == 5);
+
+  json v = figures();
+  v["step"] = 7;
+  v["step_source"] = "heartbeat";
+  std::string text;
+  for (const auto& l : cli::status_lines(v)) text += l + "\n";
+  CHECK(text.find("(heartbeat); a hang after 5s without a step (calibrated from 20 steps; configured 1m00s)\n") !=
+        std::string::npos);
 }
