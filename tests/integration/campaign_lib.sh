@@ -78,6 +78,9 @@ run_campaign() {
   echo "mlsup run exited $RC after $(( $(date +%s) - t0 ))s: $(tail -n 1 "$CDIR/run.out")"
 }
 
+# The nodes of job J, one per line: nodes_of J.
+nodes_of() { scontrol show hostnames "$(scontrol -o show job "$1" | grep -o ' NodeList=[^ ]*' | cut -d= -f2)"; }
+
 # Jobs Slurm knows with this campaign's tag.
 jobs_of_campaign() { scontrol -o show job 2>/dev/null | grep -c "Comment=mlsup:$CNAME:" || true; }
 

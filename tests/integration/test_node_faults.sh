@@ -16,8 +16,6 @@ export "$conf_line"
 
 # True once attempt 2's job runs.
 replacement_running() { local j; j=$(job_of_attempt 2); [ -n "$j" ] && [ "$(job_state "$j")" = RUNNING ]; }
-# The nodes of a job, one per line.
-nodes_of() { scontrol show hostnames "$(scontrol -o show job "$1" | grep -o ' NodeList=[^ ]*' | cut -d= -f2)"; }
 
 # Runs a 2-node campaign, injects FAULT (freeze|crash) into the node PICK (head|tail) of its job once
 # training runs, and waits for the replacement to run. Sets JOB, NODE, FAULT_AT, FAULT_DONE and TOOK (seconds).

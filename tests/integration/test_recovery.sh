@@ -17,8 +17,6 @@ trap 'rm -rf "$faults"' EXIT
 export MLSUP_FAULT_DIR=$faults  # the trainer crashes on nodes marked in $faults/sticky-bad
 # The partition's nodes in order (Slurm fills the lowest first), one per line.
 all_nodes() { sinfo -h -N -o '%N' | sort -uV; }
-# The nodes of a job, one per line.
-nodes_of() { scontrol show hostnames "$(scontrol -o show job "$1" | grep -o ' NodeList=[^ ]*' | cut -d= -f2)"; }
 # Live exclusions (status --json), one per line, sorted.
 live_exclusions() { status_query 'sorted({x["node"] for x in s["exclusions"] if x["live"]})'; }
 # Seconds from attempt N's ending event to attempt N+1's submission (event log times).
