@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian package that the build, the tests, the local cluster and the demo need.
 # Idempotent: packages already present are left alone, and apt is not touched at all then.
+# --tests adds what only the tests need: Debian's PyTorch (CPU), for the real-torch suite.
 set -euo pipefail
 
 PACKAGES=(
@@ -11,6 +12,7 @@ PACKAGES=(
   python3 procps psmisc iproute2 util-linux curl prometheus tzdata
   python3-venv python3-pip python3-setuptools python3-wheel
 )
+[ "${1:-}" != --tests ] || PACKAGES+=(python3-torch)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -20,7 +20,7 @@ sanitized_tests() {
     ctest --test-dir build-asan --output-on-failure --timeout 1200 -R '^(unit|fuzz_replay_.*)$'
 }
 
-./scripts/install-deps.sh
+./scripts/install-deps.sh --tests
 ./scripts/build.sh >/dev/null
 
 # Two clusters, two lanes: the cluster suites mostly wait on Slurm and on sleeps, so ctest runs two at

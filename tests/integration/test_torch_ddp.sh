@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Real PyTorch, real torchrun: a 2-node DDP training (gloo, CPU; examples/torch/ddp_train.py on
+# mlsup_train) launched by the shipped torchrun template, supervised through the power loss of a
+# node (frozen, on a cluster where Slurm needs 5 minutes to notice) and then the crash of a rank.
+# Its final weights must be bitwise those of an uninterrupted run. A missing torch is a failure.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+require_cluster
+source "$(dirname "$0")/campaign_lib.sh"
+TRAINER="$REPO/examples/torch/ddp_train.py"  # new_campaign's script
+
+if ! /usr/bin/python3 -c 'import torch' 2>/dev/null || ! command -v torchrun >/dev/null; then
+  echo "FAILED: torch is not importable by /usr/bin/python3, or torchrun is missing (Debian's python3-torch)"
+  echo "0 passed, 1 failed"; exit 1
+fi
+export PYTHONPATH="$REPO/python${PYTHONPATH:+:$PYTHONPATH}"  # mlsup_train, for the jobs too (sbatch exports it)
+ARGS="--steps 160 --ckpt-every 20 --step-seconds 0.1"
+
+slow=$(mktemp -d /tmp/mlsup-torch-c300.XXXXXX)
+ref=$(mktemp -d /tmp/mlsup-torch-ref.XXXXXX)
+trap '"$REPO/tests/cluster/cluster.sh" stop --dir "$slow" --clean >/dev/null 2>&1; rm -rf "$ref"' EXIT
+conf_line=$("$REPO/tests/cluster/cluster.sh" start --dir "$slow" --nodes 4 --slurmd-timeout 300) || {
+  echo "FAILED: the SlurmdTimeout=300 cluster did not start"; echo "0 passed, 1 failed"; exit 1; }
+export "$conf_line"
+
+# The step attempt N's heartbeat names (empty before its first).
+heartbeat_of() { cut -d' ' -f1 "$STATE/heartbeats/attempt-$1" 2>/dev/null; }
+heartbeat_of_at_least() { local s; s=$(heartbeat_of "$1"); [ -n "$s" ] && [ "$s" -ge "$2" ] 2>/dev/null; }
+attempt_running() { local j; j=$(job_of_attempt "$1"); [ -n "$j" ] && [ "$(job_state "$j")" = RUNNING ]; }
+resume_step_of() { attempt_field "$1" resume_step; }
+
+scenario "uninterrupted reference: torchrun --standalone, 2 ranks, no mlsup"
+# --redirects/--tee: Debian 12's torch 1.13 under Python 3.11 cannot parse torchrun's default (the
+# template knows it too); the weights do not depend on where stderr goes.
+timeout 300 torchrun --redirects 2 --tee 2 --standalone --nnodes=1 --nproc_per_node=2 \
+  "$TRAINER" $ARGS --out "$ref" > "$ref/log" 2>&1
+check "reference: trained to the end" test -s "$ref/weights.sha256"
+[ -s "$ref/weights.sha256" ] || tail -n 30 "$ref/log"
+echo "reference weights: $(cat "$ref/weights.sha256" 2>/dev/null)"
+scenario_done
+
+scenario "power loss of rank 1's node, then a crash of a rank -> three attempts, the same weights"
+STEADY_TIMEOUT=10s SAVE_TIMEOUT=30s new_campaign ddp "$ARGS --out OUT --crash-file CRASH" "target:
+  steps: 160"
+sed -i -e 's|/srun.sbatch.tmpl$|/torchrun.sbatch.tmpl|' -e 's/^  nodes: 1$/  nodes: 2/' -e '/^  ntasks_per_node: 1$/d' \
+  -e "s|--out OUT --crash-file CRASH|--out $CDIR/final --crash-file $CDIR/crash|" -e 's/^  script_args: \(.*\)$/  script_args: \1\n  nproc_per_node: 1/' "$CONF"
+"$MLSUP" validate "$CONF" >/dev/null || { echo "FAILED: the campaign's config does not validate"; cat "$CONF"; }
+start_campaign
+wait_until 180 heartbeat_of_at_least 1 50
+JOB=$(job_of_attempt 1)
+NODE=$(nodes_of "$JOB" | tail -1)  # rank 1's node; the batch shell runs on the first
+t0=$(date +%s)
+"$REPO/tests/cluster/fault.sh" --dir "$slow" freeze "$NODE" >/dev/null 2>&1
+wait_until 180 attempt_running 2
+echo "froze $NODE of job $JOB at step $(heartbeat_of 1); attempt 2 RUNNING after $(( $(date +%s) - t0 ))s on $(nodes_of "$(job_of_attempt 2)" | tr '\n' ' ')"
+check "power loss: the ledger holds the frozen node" sh -c "echo '$(excluded_nodes)' | grep -qx '$NODE'"
+check "power loss: attempt 2 runs without it" sh -c "! echo '$(nodes_of "$(job_of_attempt 2)")' | grep -qx '$NODE'"
+"$REPO/tests/cluster/fault.sh" --dir "$slow" revive "$NODE" --timeout 30 >/dev/null 2>&1
+resumed=$(resume_step_of 2)
+check "power loss: attempt 2 resumed from a checkpoint ($resumed)" [ "${resumed:-0}" -gt 0 ]
+wait_until 180 heartbeat_of_at_least 2 $(( ${resumed:-0} + 30 ))
+touch "$CDIR/crash"
+echo "crash asked at attempt 2's step $(heartbeat_of 2)"
+wait_campaign 420
+check "campaign completed" [ "$RC" -eq 0 ]
+check "the crash happened (a rank took the file)" test -e "$CDIR/crash.taken"
+check "attempt 1 ended as a hang" has_event attempt-ended attempt=1 class=hang
+check "attempt 2 ended as a failure" has_event attempt-ended attempt=2 class=failed
+check "three attempts" [ "$(attempt_numbers | wc -l)" -eq 3 ]
+check "attempt 3 resumed from a checkpoint" [ "$(resume_step_of 3)" -gt 0 ]
+echo "weights after the faults: $(cat "$CDIR/final/weights.sha256" 2>/dev/null)"
+check "the final weights are bitwise those of the uninterrupted run" \
+  cmp -s "$ref/weights.sha256" "$CDIR/final/weights.sha256"
+check "and so are the weights themselves, byte for byte" /usr/bin/python3 -c '
+import sys, torch
+a, b = (torch.load(p) for p in sys.argv[1:3])
+sys.exit(not (a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)))' "$ref/weights.pt" "$CDIR/final/weights.pt"
+scenario_done
+finish
