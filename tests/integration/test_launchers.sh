@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Each shipped launcher template, rendered by mlsup and run for real on the live cluster (2 nodes,
-# 2 ranks each) with stand-in torchrun/accelerate/deepspeed commands that start a probe trainer:
+# 2 ranks each) with stand-in torchrun/accelerate/deepspeed commands that start a probe trainer, and
+# the torchrun template once more with the real torchrun (Debian's python3-torch; missing, it fails):
 # the pre-timeout signal sent to the batch shell (as --signal=B: does) must reach every training
 # process exactly once, and the job must end COMPLETED with exit code 0.
 set -uo pipefail
@@ -11,18 +12,20 @@ work=$(mktemp -d /tmp/mlsup-launchers.XXXXXX)
 jobs=()
 trap '[ ${#jobs[@]} -eq 0 ] || scancel "${jobs[@]}" 2>/dev/null; rm -rf "$work"' EXIT
 
-for launcher in srun torchrun accelerate megatron; do
+for launcher in srun torchrun accelerate megatron torchrun-real; do
   t0=$(date +%s)
+  template=${launcher%-real} standins="$REPO/tests/standins:"
+  [ "$launcher" = torchrun-real ] && standins=""
   dir="$work/$launcher"
   mkdir -p "$dir"
   procs=2 ntasks=""
   [ "$launcher" = srun ] && ntasks="ntasks_per_node: 2"
   cat > "$dir/campaign.yaml" <<YAML
 name: launch-$launcher
-template: $REPO/templates/$launcher.sbatch.tmpl
+template: $REPO/templates/$template.sbatch.tmpl
 vars:
   script: $REPO/tests/standins/probe_trainer.py
-  script_args: --out "$dir/signals" --step-time 0.1
+  script_args: --out "$dir/signals" --ready-dir "$dir/ready" --step-time 0.1
   nproc_per_node: $procs
 slurm:
   nodes: 2
@@ -31,18 +34,20 @@ slurm:
 YAML
   "$MLSUP" render "$dir/campaign.yaml" --write "$dir/render" >/dev/null
   check "$launcher: the rendered script is valid bash" bash -n "$dir/render/job.sbatch"
-  job=$(PATH="$REPO/tests/standins:$PATH" "$dir/render/submit.sh")
+  job=$(PATH="$standins$PATH" "$dir/render/submit.sh")
   jobs+=("$job")
   wait_until 60 sh -c "[ \"\$(scontrol -o show job $job | grep -o 'JobState=[A-Z]*')\" = JobState=RUNNING ]"
-  # Give every rank time to start and install its handler: the templates ignore an earlier signal.
-  sleep 8
+  # The signal goes out once every rank has its handler (the templates ignore an earlier signal).
+  ranks_ready() { [ "$(ls "$dir/ready" 2>/dev/null | wc -l)" -ge 4 ]; }
+  wait_until 90 ranks_ready
+  echo "$launcher: $(ls "$dir/ready" 2>/dev/null | wc -l) ranks ready after $(( $(date +%s) - t0 ))s"
   scancel --batch --signal=USR1 "$job"
   wait_until 60 sh -c "scontrol -o show job $job | grep -qE 'JobState=(COMPLETED|FAILED|CANCELLED|TIMEOUT)'"
   state=$(scontrol -o show job "$job" | grep -oE 'JobState=[A-Z_]+ .*ExitCode=[0-9:]+' | sed -E 's/JobState=([A-Z_]+) .*ExitCode=/\1 /')
   echo "$launcher: job $job ended $state; $(wc -l < "$dir/signals" 2>/dev/null || echo 0) signal line(s) in $(( $(date +%s) - t0 ))s"
   check "$launcher: the job ended COMPLETED 0:0" [ "$state" = "COMPLETED 0:0" ]
-  check "$launcher: all 4 training processes got the signal, once each" \
-    [ "$(grep -c '^got USR1' "$dir/signals" 2>/dev/null)" -eq 4 ] && [ "$(cut -d' ' -f3 "$dir/signals" | sort -u | wc -l)" -eq 4 ]
+  check "$launcher: 4 signal lines" [ "$(grep -c '^got USR1' "$dir/signals" 2>/dev/null)" -eq 4 ]
+  check "$launcher: from 4 training processes, once each" [ "$(cut -d' ' -f3 "$dir/signals" 2>/dev/null | sort -u | wc -l)" -eq 4 ]
   check "$launcher: ranks on both nodes" [ "$(grep -o 'node=[^ ]*' "$dir/signals" | sort -u | wc -l)" -eq 2 ]
 done
 finish

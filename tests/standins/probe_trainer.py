@@ -33,6 +33,7 @@ def parse_args():
     parser.add_argument("--step-time", type=float, default=0.2, help="seconds per step")
     parser.add_argument("--exit-code", type=int, default=0, help="exit status after --steps")
     parser.add_argument("--signal", default="USR1", help="the pre-timeout signal (name or number)")
+    parser.add_argument("--ready-dir", default="", help="once its handler is in place, it creates a file named by its pid here")
     parser.add_argument("--kill-switch-path", default=os.environ.get("MLSUP_KILL_SWITCH", ""))
     parser.add_argument("--save-switch-path", default=os.environ.get("MLSUP_SAVE_SWITCH", ""))
     return parser.parse_known_args()
@@ -80,6 +81,9 @@ def main():
                 f.write(f"got {sig_name} rank={rank} node={node} pid={os.getpid()}\n")
 
     signal.signal(sig, on_signal)
+    if args.ready_dir:
+        os.makedirs(args.ready_dir, exist_ok=True)
+        open(os.path.join(args.ready_dir, str(os.getpid())), "w").close()
     env = os.environ.get
     say(f"start rank={rank} node={node} pid={os.getpid()} world={env('WORLD_SIZE', '')} "
         f"attempt={env('MLSUP_ATTEMPT', '')} resume_from={env('MLSUP_RESUME_FROM', '')!r} "
