@@ -64,6 +64,9 @@ check "validate passes on the installed reference config" "$BIN" validate "$SHAR
 for f in templates/srun.sbatch.tmpl templates/torchrun.sbatch.tmpl examples/trainer/train.py examples/demo/campaign.yaml; do
   check "share/mlsup/$f is installed" [ -f "$SHARE/$f" ]
 done
+for u in mlsup-run.service mlsup-tick.service mlsup-tick.timer; do
+  check "the systemd user unit $u is installed where systemd looks for user units" [ -f "$INST/lib/systemd/user/$u" ]
+done
 if command -v man >/dev/null; then
   # man finds pages by PATH (man-db's MANPATH_MAP): a user's PATH with the installed bin/ first
   # (/usr/local/man is Debian's link to /usr/local/share/man).
