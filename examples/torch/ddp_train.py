@@ -120,10 +120,14 @@ def main(argv):
         digest = weights_digest(model)
         write_whole(os.path.join(args.out, "weights.sha256"), lambda p: open(p, "w").write(digest + "\n"))
         print(f"trained to step {step}; weights sha256 {digest}", file=sys.stderr, flush=True)
-    dist.barrier()
-    dist.destroy_process_group()
+    dist.barrier()  # every rank ends once rank 0's files are in place
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    code = main(sys.argv[1:])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # A hard exit, past the process group's teardown: under load, rank 0 once stayed after writing
+    # its weights, its peer gone, until a 300 s timeout killed it (gloo; where exactly is not known).
+    os._exit(code)
