@@ -62,10 +62,13 @@ wait_campaign() {
   echo "mlsup run exited $RC: $(tail -n 1 "$CDIR/run.out")"
 }
 
-# True once the heartbeat of attempt 1 (in HB_DIR or the state dir) names step N or later.
+# The step the heartbeat of attempt A (1 unless given; in HB_DIR or the state dir) names: heartbeat_of [A].
+heartbeat_of() { cut -d' ' -f1 "${HB_DIR:-$STATE/heartbeats}/attempt-${1:-1}" 2>/dev/null; }
+
+# True once the heartbeat of attempt A (1 unless given) names step N or later: heartbeat_at_least N [A].
 heartbeat_at_least() {
   local step
-  step=$(cut -d' ' -f1 "${HB_DIR:-$STATE/heartbeats}/attempt-1" 2>/dev/null)
+  step=$(heartbeat_of "${2:-1}")
   [ -n "$step" ] && [ "$step" -ge "$1" ] 2>/dev/null
 }
 

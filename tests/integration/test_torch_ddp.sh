@@ -23,9 +23,6 @@ conf_line=$("$REPO/tests/cluster/cluster.sh" start --dir "$slow" --nodes 4 --slu
   echo "FAILED: the SlurmdTimeout=300 cluster did not start"; echo "0 passed, 1 failed"; exit 1; }
 export "$conf_line"
 
-# The step attempt N's heartbeat names (empty before its first).
-heartbeat_of() { cut -d' ' -f1 "$STATE/heartbeats/attempt-$1" 2>/dev/null; }
-heartbeat_of_at_least() { local s; s=$(heartbeat_of "$1"); [ -n "$s" ] && [ "$s" -ge "$2" ] 2>/dev/null; }
 attempt_running() { local j; j=$(job_of_attempt "$1"); [ -n "$j" ] && [ "$(job_state "$j")" = RUNNING ]; }
 resume_step_of() { attempt_field "$1" resume_step; }
 
@@ -54,7 +51,7 @@ sed -i -e 's|/srun.sbatch.tmpl$|/torchrun.sbatch.tmpl|' -e 's/^  nodes: 1$/  nod
   -e "s|--out OUT --crash-file CRASH|--out $CDIR/final --crash-file $CDIR/crash|" -e 's/^  script_args: \(.*\)$/  script_args: \1\n  nproc_per_node: 1/' "$CONF"
 "$MLSUP" validate "$CONF" >/dev/null || { echo "FAILED: the campaign's config does not validate"; cat "$CONF"; }
 start_campaign
-wait_until 180 heartbeat_of_at_least 1 50
+wait_until 180 heartbeat_at_least 50 1
 JOB=$(job_of_attempt 1)
 NODE=$(nodes_of "$JOB" | tail -1)  # rank 1's node; the batch shell runs on the first
 t0=$(date +%s)
@@ -66,7 +63,7 @@ check "power loss: attempt 2 runs without it" sh -c "! echo '$(nodes_of "$(job_o
 "$REPO/tests/cluster/fault.sh" --dir "$slow" revive "$NODE" --timeout 30 >/dev/null 2>&1
 resumed=$(resume_step_of 2)
 check "power loss: attempt 2 resumed from a checkpoint ($resumed)" [ "${resumed:-0}" -gt 0 ]
-wait_until 180 heartbeat_of_at_least 2 $(( ${resumed:-0} + 30 ))
+wait_until 180 heartbeat_at_least $(( ${resumed:-0} + 30 )) 2
 touch "$CDIR/crash"
 echo "crash asked at attempt 2's step $(heartbeat_of 2)"
 wait_campaign 420
