@@ -104,6 +104,15 @@ steps_executed() {
 print(sum(json.loads(l)["steps_executed"] for l in open(sys.argv[1]) if l.strip() and json.loads(l)["rank"] == 0))' "$STATE/trainer-log.jsonl"
 }
 
+# How each training process ended, one line per process: "attempt A rank R on NODE: REASON".
+trainer_endings() {
+  python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    if l.strip():
+        r = json.loads(l)
+        print("attempt %s rank %s on %s: %s" % (r["attempt"], r["rank"], r["node"], r["exit_reason"]))' "$STATE/trainer-log.jsonl" 2>/dev/null
+}
+
 # The campaign as mlsup itself shows it (`mlsup status --json`, `mlsup events --json`): the suites
 # read its state there, never in its files.
 

@@ -77,6 +77,7 @@ scenario_done
 
 # The partition's nodes in order (Slurm fills the lowest first), one per line.
 all_nodes() { sinfo -h -N -o '%N' | sort -uV; }
+all_idle() { ! sinfo -h -N -o '%T' | grep -qv '^idle$'; }
 fault() { "$REPO/tests/cluster/fault.sh" --dir "$slow" "$@" >/dev/null 2>&1; }
 export MLSUP_FAULT_DIR=$slow  # the trainer crashes on nodes marked sticky-bad there
 job_running() { [ "$(job_state "$1")" = RUNNING ]; }
@@ -91,8 +92,12 @@ in_range() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
 # A job pending for missing nodes gets an exclusion relaxed after 8 s: the relax scenarios repair the
 # sticky node within that time of seeing the job pend (Slurm may say ReqNodeNotAvail before the drain).
 sticky_campaign() {
+  # Slurm puts the job on the lowest nodes only when they are free: a job of the last scenario may
+  # still be completing on one.
+  wait_until 60 all_idle || echo "not every node idle after 60 s: $(sinfo -h -N -o '%N %T' | tr '\n' ' ')"
   NODE=$(all_nodes | head -1)
   fault sticky-bad "$NODE"
+  check "$1: $NODE is marked sticky-bad before the campaign starts" test -e "$slow/sticky-bad/$NODE"
   STEADY_TIMEOUT=30s new_campaign "$1" "--steps 100 --step-seconds 0.05 --ckpt-every 10"
   sed -i 's/^  nodes: 1$/  nodes: 3/; s/^  backoff_max: 2s$/  backoff_max: 2s\n  exclusion_relax_after: 8s/' "$CONF"
 }
@@ -101,6 +106,7 @@ scenario "sticky bad node (the trainer crashes whenever it runs there) -> exclud
 sticky_campaign sticky
 run_campaign 240
 fault sticky-clear "$NODE"
+echo "how the training processes ended:"; trainer_endings | sed 's/^/  /'
 echo "attempts: $(attempt_numbers | tr '\n' ' '); last on $(nodes_of "$(job_of_attempt "$(attempt_numbers | tail -1)")" | tr '\n' ' ')"
 check "sticky: campaign completed" [ "$RC" -eq 0 ]
 check "sticky: the ledger holds exactly the sticky node" \
@@ -188,6 +194,7 @@ as_chain
 run_campaign 240
 fault sticky-clear "$NODE"
 last=$(claimed_attempts | tail -1)
+echo "how the training processes ended:"; trainer_endings | sed 's/^/  /'
 echo "claimed attempts: $(claimed_attempts | tr '\n' ' '); last on $(nodes_of "$(task_of_attempt "$last")" | tr '\n' ' '); $(event_count handed-over) hand-overs, sbatch $(sbatch_count) time(s)"
 check "chain sticky: campaign completed" [ "$RC" -eq 0 ]
 check "chain sticky: one array submitted for every attempt" one_submission_for_all
