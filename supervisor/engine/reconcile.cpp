@@ -112,11 +112,16 @@ void unanswered(Pass& p, const AttemptState& a, const slurm::Error& e) {
                            "s (" + e.message + "); the job's fate is unknown meanwhile: look at slurmctld"}});
 }
 
-// The pass saw the campaign's job (not a chain's) waiting in the queue and decided nothing but its
-// status: no pause or cancel under way.
+// A job submitted this recently is looked at every poll_interval even while it pends: on a cluster
+// with free nodes it starts within seconds, and one that then fails at once is seen at once.
+constexpr double kFreshSubmission = 30;
+
+// The pass saw the campaign's job (not a chain's) waiting in the queue since its submission at least
+// kFreshSubmission ago, and decided nothing but its status: no pause or cancel under way.
 bool only_queued(const CampaignState& s, const World& w, const std::vector<Intent>& decided) {
   const AttemptState* a = s.current();
   if (s.finished_code || s.paused || s.cancel_requested || !a || a->ended || !a->job_id || a->chain) return false;
+  if (w.now.wall - a->intent_time < kFreshSubmission) return false;
   if (!w.jobs || !*w.jobs) return false;
   const slurm::Job* job = watched_job(*a, **w.jobs);
   if (!job || job->state != slurm::JobState::Pending) return false;

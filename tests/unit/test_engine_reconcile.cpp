@@ -394,6 +394,10 @@ TEST_CASE("reconcile: a pass that saw only a job waiting in the queue says so, a
   paused.paused = true;
   auto chain = submitted(1, 42);
   chain.chain = true;
+  auto fresh = submitted(1, 42);
+  fresh.intent_time = 1000 - 29;  // submitted 29 s before the pass
+  auto settled = submitted(1, 42);
+  settled.intent_time = 1000 - 30;
   slurm::Job pending = job(42, slurm::JobState::Pending, "Priority");
   engine::Memory told;  // the pending reason already told
   told.pending_reason = "Priority";
@@ -409,6 +413,8 @@ TEST_CASE("reconcile: a pass that saw only a job waiting in the queue says so, a
       {"a running job", with({submitted(1, 42)}), answered({job(42, slurm::JobState::Running)}), false},
       {"a pending job and the kill switch: cancelled", with({submitted(1, 42)}), answered({pending}, true), false},
       {"a pending job of a paused campaign", paused, answered({pending}), false},
+      {"a job submitted 29 s ago, pending: looked at every poll_interval", with({fresh}), answered({pending}), false},
+      {"a job submitted 30 s ago, pending", with({settled}), answered({pending}), true},
       {"chain mode", with({chain}), answered({pending}), false},
       {"the query failed", with({submitted(1, 42)}),
        [] {
