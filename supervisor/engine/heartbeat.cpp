@@ -189,7 +189,11 @@ config::Seconds calibrate_floor(config::Millis poll_interval) {
 config::HeartbeatSettings settings_in_force(config::HeartbeatSettings configured, config::Millis poll_interval,
                                             const Calibration& c) {
   configured.calibrate_min = std::max(configured.calibrate_min, calibrate_floor(poll_interval));
-  configured.steady_timeout = steady_timeout(configured, c);
+  // Each step is seen up to one poll after it was written, so a silence seen between two passes is
+  // up to a poll longer than the training's own: the longest seen, less one poll, is its pace.
+  Calibration pace = c;
+  pace.longest = std::max(0.0, c.longest - static_cast<double>(poll_interval.count()) / 1000.0);
+  configured.steady_timeout = steady_timeout(configured, pace);
   return configured;
 }
 

@@ -108,7 +108,8 @@ config::Seconds steady_timeout(const config::HeartbeatSettings& settings, const 
 // The shortest calibrated timeout a poll interval allows: three polls, in whole seconds.
 config::Seconds calibrate_floor(config::Millis poll_interval);
 
-// The heartbeat settings a pass judges by: calibrate_min raised to calibrate_floor, steady_timeout as above.
+// The heartbeat settings a pass judges by: calibrate_min raised to calibrate_floor, steady_timeout as
+// above from the longest silence seen less one poll interval (what polling adds to a silence).
 config::HeartbeatSettings settings_in_force(config::HeartbeatSettings configured, config::Millis poll_interval,
                                             const Calibration& c);
 

@@ -248,6 +248,7 @@ TEST_CASE("status: the steady timeout in force, calibrated once 20 steps were se
   f.config.heartbeat.calibrate_factor = 3;
   f.config.heartbeat.steady_timeout = config::Seconds(60);
   f.config.heartbeat.calibrate_min = config::Seconds(5);
+  f.config.poll_interval = config::Millis(500);
   const engine::CampaignState state;
   const std::vector<engine::JournalRecord> records;
   engine::Memory memory;
@@ -255,8 +256,8 @@ TEST_CASE("status: the steady timeout in force, calibrated once 20 steps were se
 
   memory.calibration = {2.5, 19};  // one step short: the configured timeout holds
   CHECK(figures()["hang_timeout"] == json({{"steady", 60}, {"configured", 60}, {"calibrated", false}, {"steps_seen", 19}}));
-  memory.calibration = {2.5, 20};  // 3 x 2.5 s, rounded up
-  CHECK(figures()["hang_timeout"] == json({{"steady", 8}, {"configured", 60}, {"calibrated", true}, {"steps_seen", 20}}));
+  memory.calibration = {2.5, 20};  // 3 x (2.5 s less the 500 ms poll interval)
+  CHECK(figures()["hang_timeout"] == json({{"steady", 6}, {"configured", 60}, {"calibrated", true}, {"steps_seen", 20}}));
   memory.calibration = {0.5, 20};  // never under calibrate_min
   CHECK(figures()["hang_timeout"]["steady"] == 5);
 

@@ -180,13 +180,28 @@ TEST_CASE("calibration by default: a training that steps every 2 s is hung after
     learn(c, before, after);
     before = after;
   }
-  CHECK(steady_timeout(s, c).count() == 25);
+  CHECK(steady_timeout(s, c).count() == 25);  // the silences as seen
+  // In force: the longest seen less the default 500 ms poll (what polling adds): 10 x 2 s.
+  const auto in_force = settings_in_force(s, mlsup::config::Millis(500), c);
+  CHECK(in_force.steady_timeout.count() == 20);
   HeartbeatSeen seen{.running_since = 100};
-  seen = observe(seen, std::string("41"), 145);
-  auto in_force = s;
-  in_force.steady_timeout = steady_timeout(s, c);
-  CHECK(hang_reason(seen, in_force, 169).empty());
-  CHECK_FALSE(hang_reason(seen, in_force, 170).empty());
+  seen = observe(seen, std::string("41"), 145);  // step 41 written up to one poll before 145
+  CHECK(hang_reason(seen, in_force, 164.9).empty());
+  CHECK_FALSE(hang_reason(seen, in_force, 165).empty());  // at most 20.5 s after the write: within 30 s
+}
+
+TEST_CASE("calibration in force: the longest silence seen less one poll interval, never below the floor") {
+  mlsup::config::HeartbeatSettings s;
+  s.steady_timeout = Seconds(300);
+  s.calibrate_min = Seconds(1);
+  s.calibrate_factor = 10;
+  const Calibration c{.longest = 3.0, .steps = 20};
+  CHECK(settings_in_force(s, mlsup::config::Millis(500), c).steady_timeout.count() == 25);
+  CHECK(settings_in_force(s, mlsup::config::Millis(1000), c).steady_timeout.count() == 20);
+  // Steps faster than the poll: every pass sees one, the pace is unknown below it; three polls at least.
+  const Calibration fast{.longest = 0.5, .steps = 40};
+  CHECK(settings_in_force(s, mlsup::config::Millis(500), fast).steady_timeout.count() == 2);
+  CHECK(settings_in_force(s, mlsup::config::Millis(500), fast).calibrate_min.count() == 2);
 }
 
 TEST_CASE("calibration: a calibrated hang that no heartbeat explains doubles the factor, once per attempt") {
