@@ -186,6 +186,9 @@ def parse_args(argv):
     add("--torn-heartbeat-seconds", metavar="S", type=float, default=3.0,
         help="how long the heartbeat file stays empty at --torn-heartbeat-at-step (default 3)")
     add("--slow-save-seconds", metavar="S", type=float, default=0.0, help="extra sleep inside every checkpoint save")
+    add("--eval-at-step", metavar="N", type=int, default=0,
+        help='after step N, an evaluation pass of --eval-seconds with the heartbeat "<N> eval"')
+    add("--eval-seconds", metavar="S", type=float, default=0.0, help="length of that evaluation pass (default 0)")
     add("--rendezvous-dir", metavar="DIR",
         help="shared directory of the multi-rank collective (default $MLSUP_STATE_DIR/collective)")
     add("--collective-timeout", metavar="S", type=float, default=0.0,
@@ -197,8 +200,8 @@ def parse_args(argv):
         p.error("--expected-result needs --nonce")
     if args.nonce is not None and not is_hex(args.nonce):
         p.error("--nonce must be a non-empty lowercase hex string")
-    if args.steps < 0 or args.ckpt_every < 0 or args.step_seconds < 0:
-        p.error("--steps, --ckpt-every and --step-seconds must not be negative")
+    if args.steps < 0 or args.ckpt_every < 0 or args.step_seconds < 0 or args.eval_seconds < 0:
+        p.error("--steps, --ckpt-every, --step-seconds and --eval-seconds must not be negative")
     return args
 
 
@@ -642,6 +645,8 @@ class Trainer:
         self.heartbeat(str(step))
         if step == self.args.partial_save_at_step and self.fault_applies():
             self.partial_save()
+        if step == self.args.eval_at_step:
+            self.evaluate(step)
         records = self.collective.exchange(f"step-{step}", {"flags": self.local_flags()})
         kill = "kill" in records[0]["flags"]
         save = "save" in records[0]["flags"]
@@ -655,6 +660,12 @@ class Trainer:
             raise Stop("kill-switch", 0, f"kill switch at step {step}")
         if signalled:
             raise Stop("signal", 0, f"pre-timeout signal at step {step}")
+
+    def evaluate(self, step):
+        """Long work that is not a step, marked as the phase "eval" in the heartbeat."""
+        self.heartbeat(f"{step} eval")
+        time.sleep(self.args.eval_seconds)
+        self.heartbeat(str(step))
 
     def finish(self):
         """Writes the result (rank 0) at the target step and ends with reason "done"."""

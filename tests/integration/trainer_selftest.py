@@ -411,6 +411,14 @@ class TrainerSelfTest(unittest.TestCase):
         self.assertEqual(self.complete_steps(), [5])
         self.assertEqual(read_text(t.heartbeat_file), "5\n")
 
+    def test_eval_pass_heartbeat_says_eval(self):
+        """During --eval-seconds after --eval-at-step the heartbeat reads "<N> eval", then the steps go on."""
+        t = self.start(["--steps", 5, "--step-seconds", 0, "--eval-at-step", 3, "--eval-seconds", 1.0], self.env())
+        self.wait_for("heartbeat '3 eval'", lambda: read_text(t.heartbeat_file) == "3 eval\n")
+        self.assertEqual(t.wait(), 0, t.stderr())
+        self.assertEqual(read_text(t.heartbeat_file), "5\n")
+        self.assertEqual(self.log()[-1]["steps_executed"], 5)
+
     def test_checkpoints_without_directory_is_a_do_not_retry_error(self):
         """Periodic checkpoints without a checkpoint directory end with the do-not-retry code."""
         t = self.run_trainer(["--steps", 5, "--step-seconds", 0, "--ckpt-every", 1],
