@@ -17,7 +17,7 @@ while [ $# -gt 0 ]; do
   esac
   shift 2
 done
-mlsup=build/mlsup
+mlsup=${MLSUP:-build/mlsup}  # MLSUP picks the binary
 [ -x "$mlsup" ] || ./scripts/build.sh >/dev/null
 
 work=$(mktemp -d /tmp/mlsup-bench-hang.XXXXXX)

@@ -3,14 +3,22 @@
 # (seen by an independent 20 ms poller) to the replacement's submission, over N endings that need
 # no backoff (the training saves on the pre-timeout signal and exits short of its target). Also
 # measures, while a job runs: job-query RPCs per pass and the supervisor's CPU use.
-#   benchmarks/reaction.sh [--endings 20]
-# Uses the cluster named by SLURM_CONF, or starts (and stops) a private one.
+#   benchmarks/reaction.sh [--endings 20] [--steady 30]
+# --steady S: how long the steady-state figures watch the running job (seconds).
+# Uses the cluster named by SLURM_CONF, or starts (and stops) a private one. MLSUP and
+# MLSUP_SLURM_POLL pick the binaries (default build/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
-endings=20
-[ "${1:-}" = "--endings" ] && endings=$2
-mlsup=build/mlsup poll=build/mlsup_slurm_poll
+endings=20 steady=30
+while [ $# -gt 0 ]; do
+  case $1 in
+    --endings) endings=$2 ;; --steady) steady=$2 ;;
+    *) echo "usage: $0 [--endings N] [--steady S]" >&2; exit 2 ;;
+  esac
+  shift 2
+done
+mlsup=${MLSUP:-build/mlsup} poll=${MLSUP_SLURM_POLL:-build/mlsup_slurm_poll}
 [ -x "$mlsup" ] && [ -x "$poll" ] || ./scripts/build.sh >/dev/null
 
 own_cluster=""
@@ -48,12 +56,12 @@ has_job() { [ -n "$(job_of "$1")" ]; }
 # Waits until a command succeeds (at most 120 s).
 wait_for() { local end=$(( $(date +%s) + 120 )); until "$@"; do [ "$(date +%s)" -lt "$end" ] || return 1; sleep 0.1; done; }
 
-echo "-- steady state: a job running, 30 s"
+echo "-- steady state: a job running, $steady s"
 wait_for test -s "$state/heartbeats/attempt-1"
 rpc() { sdiag | awk '$1 == "REQUEST_JOB_USER_INFO" { sub("count:","",$4); print $4 }'; }
 ticks() { awk '{ print $14 + $15 }' "/proc/$runner/stat"; }
 r0=$(rpc); c0=$(ticks); t0=$(date +%s.%N)
-sleep 30
+sleep "$steady"
 r1=$(rpc); c1=$(ticks); t1=$(date +%s.%N)
 hz=$(getconf CLK_TCK)
 python3 - "$r0" "$r1" "$c0" "$c1" "$t0" "$t1" "$hz" <<'PY'

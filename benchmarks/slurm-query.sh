@@ -14,7 +14,7 @@ while [ $# -gt 0 ]; do
     *) echo "usage: $0 [--jobs N] [--polls N]" >&2; exit 2 ;;
   esac
 done
-poll=build/mlsup_slurm_poll
+poll=${MLSUP_SLURM_POLL:-build/mlsup_slurm_poll}  # MLSUP_SLURM_POLL picks the poller
 [ -x "$poll" ] || ./scripts/build.sh >/dev/null
 
 own_cluster=""

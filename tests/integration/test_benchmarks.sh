@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The benchmarks' short runs: each script of benchmarks/ that measures on a live cluster runs here
+# with small figures, under a hard limit, and must finish and print its whole table. A benchmark
+# is a measurement, not a timed test: the figures are printed, not held to targets (the long runs
+# and their figures are in the README). chaos.sh and many-campaigns.sh have theirs in test_chaos
+# and test_many.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+require_cluster
+export MLSUP MLSUP_SLURM_POLL=${MLSUP_SLURM_POLL:?the test runner sets MLSUP_SLURM_POLL}
+
+# Runs a benchmark with a hard limit: bench NAME LIMIT ARGS...; sets OUT and RC, prints its output and wall time.
+bench() {
+  local name=$1 limit=$2 t0; shift 2
+  t0=$(date +%s)
+  OUT=$(timeout -s KILL "$limit" bash "$REPO/benchmarks/$name" "$@" 2>&1); RC=$?
+  echo "$OUT" | sed 's/^/  | /'
+  echo "-- $name $* : exit $RC after $(( $(date +%s) - t0 ))s"
+}
+# True when the output has a line matching the extended regex.
+has_line() { echo "$OUT" | grep -qE "$1"; }
+num='[0-9]+(\.[0-9]+)?'
+
+bench reaction.sh 150 --endings 3 --steady 5
+check "reaction: exits 0" [ "$RC" -eq 0 ]
+check "reaction: job-query RPCs and CPU share while a job runs" has_line "^supervisor CPU: $num s in $num s = $num% of one core$"
+check "reaction: the percentiles over 3 endings" has_line "^reaction .*, 3 endings: min $num s, p50 $num s, p95 $num s, max $num s$"
+
+bench recovery.sh 300
+check "recovery: exits 0" [ "$RC" -eq 0 ]
+for case in clean crash sticky; do
+  check "recovery: a row for $case" has_line "^$case +$num "
+done
+check "recovery: the faults' restarts split into detect+react+queue" \
+  [ "$(echo "$OUT" | grep -cE "^(crash|sticky) .* $num\+$num\+$num$")" -eq 2 ]
+
+bench slurm-query.sh 150 --jobs 50 --polls 20
+check "slurm-query: exits 0" [ "$RC" -eq 0 ]
+check "slurm-query: four cases measured, each with its 20 polls" \
+  [ "$(echo "$OUT" | grep -cE "rpcs=[0-9]+ .*polls=20 mean_us=[0-9]+")" -eq 4 ]
+
+bench hang.sh 240 --trials 2
+check "hang: exits 0" [ "$RC" -eq 0 ]
+check "hang: a hang found and replaced" has_line "^1 +hang +- +$num +$num$"
+check "hang: a power loss found and replaced" has_line "^2 +power-loss +[^ ]+ +$num +$num$"
+
+finish
