@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Time lost per fault: one 2-node campaign of 300 steps of 0.05 s (15 s of ideal work, a checkpoint
 # every 20 steps, heartbeat.steady_timeout 8 s, otherwise defaults: 10 s initial backoff) run clean,
-# with a trainer crash at step 150 in the first attempt, and with a sticky bad node (the lowest, where
-# Slurm puts rank 0 first; the trainer crashes at start whenever it runs there). Prints, per case,
+# with a trainer crash at step 150 in the first attempt, with a sticky bad node (the lowest, where
+# Slurm puts rank 0 first; the trainer crashes at start whenever it runs there), with a hang before
+# step 150 (the trainer stops for good) and with a node crash at step 150 (the slurmd and every
+# process of the job's last node killed; revived after the run). Prints, per case,
 # mlsup run's wall time, the time lost against the clean run, the attempts, the seconds between
 # each ending and the next submission (mlsup's waiting), and per fault the restart split as
 # detect+react+queue: the failed job's end in Slurm -> mlsup's attempt-ended event -> the next
 # submission -> the next attempt's start (Slurm's StartTime of its job). Slurm's times are whole
-# seconds, so detect and queue are each good to about a second (their sum with react is too).
+# seconds, so detect and queue are each good to about a second (their sum with react is too). A hung
+# job, or one with a crashed node, ends when mlsup cancels it: there the split starts at that end,
+# and the detection itself (the 8 s steady timeout; for the crash also the probe) is in "lost".
 #   benchmarks/recovery.sh [--repeat N] [--chain] [--busy]
 # --chain: the same campaigns as a chain (slurm.array "1-8%1"): the next attempt is a task already
 #   queued, so react ends at mlsup's handed-over event and queue at the task's claimed event.
@@ -19,18 +23,24 @@
 #   queue wait thus depends on the filler's job length: about one filler job, more when filler jobs
 #   submitted while mlsup detects and reacts get ahead. The filler's jobs are cancelled (by their
 #   name only) when the campaign ends and when the script exits.
+# --book: the same trainings without mlsup, the usual hand-made way: one `sbatch --array=1-8%1
+#   --requeue` whose every task resumes from the newest complete checkpoint it finds (and exits at
+#   once when the result is there), with a 2-minute time limit (a hang lasts until it). Wall is
+#   from the sbatch to the result; "attempts" counts the tasks that ran the training; a run that has
+#   no result when the array is spent shows "no result".
 # MLSUP picks the binary (default build/mlsup). Uses the cluster named by SLURM_CONF, or starts (and
 # stops) a private one.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
-repeat=1 chain="" busy=""
+repeat=1 chain="" busy="" book=""
 while [ $# -gt 0 ]; do
   case $1 in
     --repeat) repeat=$2; shift 2 ;;
     --chain) chain=1; shift ;;
     --busy) busy=1; shift ;;
-    *) echo "usage: $0 [--repeat N] [--chain] [--busy]" >&2; exit 2 ;;
+    --book) book=1; shift ;;
+    *) echo "usage: $0 [--repeat N] [--chain] [--busy] [--book]" >&2; exit 2 ;;
   esac
 done
 mlsup=$(realpath "${MLSUP:-build/mlsup}")
@@ -122,12 +132,35 @@ def split(n):
     end, seen = slurm(ended[n]["job_id"], "EndTime"), ended[n]["time"]
     start = claim[n + 1]["time"] if n + 1 in claim else slurm(sub.get(n + 1, {}).get("job_id"), "StartTime")
     if end is None or start is None: return "?"
-    return "%.1f+%.1f+%.1f" % (seen - end, nxt[n]["time"] - seen, start - nxt[n]["time"])
+    # Slurm'"'"'s times are whole seconds (truncated): a part that comes out below 0 is 0.
+    parts = (seen - end, nxt[n]["time"] - seen, start - nxt[n]["time"])
+    return "+".join("%.1f" % max(0.0, p) for p in parts)
 rs = [r for r in (split(n) for n in sorted(ended)) if r]
 print("%.1f %d %s %s" % (t1 - t0, attempts, ",".join(gaps) or "-", ",".join(rs) or "-"))' "$@"
 }
 
-# Runs one campaign (name, trainer arguments); prints "wall attempts gaps restarts".
+# The cluster's folder, for fault.sh.
+cluster_dir=${own_cluster:-$(dirname "$SLURM_CONF")}
+
+# Run in the background beside a campaign (its folder $1): once attempt 1's heartbeat reaches step
+# 150, kills the slurmd and every process of the last node of its job (a node crash), and writes the
+# node's name into $1/crashed.
+crash_node_at_150() {
+  local dir=$1 hb node
+  hb() { ls "$dir"/.mlsup/*/heartbeats/attempt-1 "$dir/state/heartbeat-1" 2>/dev/null | head -1; }
+  until [ "$(cut -d' ' -f1 "$(hb)" 2>/dev/null || echo 0)" -ge 150 ] 2>/dev/null; do sleep 0.05; done
+  if [ -f "$dir/book" ]; then
+    node=$(squeue -h -n "$(cat "$dir/book")" -t R -o %N | head -1)
+  else
+    node=$("$mlsup" status "$dir/campaign.yaml" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["nodes"] or "")')
+  fi
+  node=$(scontrol show hostnames "$node" | tail -1)
+  tests/cluster/fault.sh --dir "$cluster_dir" crash "$node" >/dev/null 2>&1
+  echo "$node" > "$dir/crashed"
+}
+
+# Runs one campaign (name, trainer arguments, optionally a fault to run beside it); prints "wall
+# attempts gaps restarts".
 campaign() {
   local dir=$work/$1
   mkdir -p "$dir"
@@ -142,29 +175,102 @@ YAML
   local t0 t1
   start_filler
   t0=$(date +%s.%N)
+  local injector=""
+  if [ -n "${3:-}" ]; then "$3" "$dir" & injector=$!; fi
   timeout -s KILL 300 "$mlsup" run "$dir/campaign.yaml" > "$dir/run.out" 2>&1
   t1=$(date +%s.%N)
+  [ -z "$injector" ] || { kill "$injector" 2>/dev/null; wait "$injector" 2>/dev/null; }
+  if [ -f "$dir/crashed" ]; then
+    tests/cluster/fault.sh --dir "$cluster_dir" revive "$(cat "$dir/crashed")" --timeout 60 >/dev/null 2>&1
+  fi
   stop_filler
   "$mlsup" events "$dir/campaign.yaml" --json | summarise "$t0" "$t1"
+}
+
+# The book's way (--book): runs one training (name, trainer arguments, optionally a fault to run
+# beside it) as a self-resuming array; prints "wall tasks - -", or "wall no-result - -".
+book_campaign() {
+  local dir=$work/$1 name=bench-book-$1-$$
+  mkdir -p "$dir/ckpt" "$dir/state"
+  echo "$name" > "$dir/book"
+  cat > "$dir/job.sbatch" <<SH
+#!/bin/bash
+#SBATCH --job-name=$name
+#SBATCH --comment=mlsup:book
+#SBATCH --nodes=2
+#SBATCH --ntasks-per-node=1
+#SBATCH --time=00:02:00
+#SBATCH --array=1-8%1
+#SBATCH --requeue
+#SBATCH --output=$dir/task-%a.out
+[ -e "$dir/state/result.json" ] && exit 0
+latest=\$(ls -d "$dir"/ckpt/step_*/COMPLETE 2>/dev/null | sort -V | tail -1)
+export MLSUP_RUN=$name MLSUP_STATE_DIR="$dir/state" MLSUP_CHECKPOINT_DIR="$dir/ckpt"
+export MLSUP_ATTEMPT=\$((SLURM_ARRAY_TASK_ID + 100 * \${SLURM_RESTART_COUNT:-0}))
+export MLSUP_HEARTBEAT_FILE="$dir/state/heartbeat-\$MLSUP_ATTEMPT" MLSUP_RESUME_FROM="\${latest%/COMPLETE}"
+srun --kill-on-bad-exit=1 python3 -u $repo/examples/trainer/train.py --steps 300 --step-seconds 0.05 --ckpt-every 20 $2
+SH
+  local t0 t1 array injector=""
+  start_filler
+  t0=$(date +%s.%N)
+  array=$(sbatch --parsable "$dir/job.sbatch")
+  if [ -n "${3:-}" ]; then "$3" "$dir" & injector=$!; fi
+  local deadline=$(( $(date +%s) + 600 ))
+  until [ -e "$dir/state/result.json" ] || [ -z "$(squeue -h -j "$array" -o %i 2>/dev/null)" ] ||
+    [ "$(date +%s)" -ge "$deadline" ]; do sleep 0.1; done
+  t1=$(date +%s.%N)
+  scancel "$array" 2>/dev/null
+  [ -z "$injector" ] || { kill "$injector" 2>/dev/null; wait "$injector" 2>/dev/null; }
+  if [ -f "$dir/crashed" ]; then
+    tests/cluster/fault.sh --dir "$cluster_dir" revive "$(cat "$dir/crashed")" --timeout 60 >/dev/null 2>&1
+  fi
+  stop_filler
+  local tasks
+  # A task that ran the training: its trainer logged an ending, or it wrote a heartbeat (a hung or
+  # killed one logs nothing).
+  tasks=$(python3 -c 'import glob, json, os, sys
+d = sys.argv[1]
+seen = {os.path.basename(h).split("-", 1)[1] for h in glob.glob(d + "/heartbeat-*")}
+if os.path.exists(d + "/trainer-log.jsonl"):
+    seen |= {str(json.loads(l)["attempt"]) for l in open(d + "/trainer-log.jsonl") if l.strip()}
+print(len(seen))' "$dir/state")
+  if [ -e "$dir/state/result.json" ]; then
+    echo "$(echo "$t1 - $t0" | bc) $tasks - -"
+  else
+    echo "$(echo "$t1 - $t0" | bc) $tasks no-result -"
+  fi
 }
 
 # Prints one row of the table: case, wall, clean wall (empty for the clean case), the rest.
 row() {
   local lost=-
   [ -z "$3" ] || lost=$(printf '%.1f' "$(echo "$2 - $3" | bc)")
-  printf '%-8s %6.1f %6s %8s  %-26s %s\n' "$1" "$2" "$lost" "$4" "$5" "$6"
+  printf '%-14s %6.1f %6s %8s  %-26s %s\n' "$1" "$2" "$lost" "$4" "$5" "$6"
 }
 
 echo "mode: $([ -n "$chain" ] && echo chain || echo single), $([ -n "$busy" ] && echo busy || echo idle) cluster"
-printf '%-8s %6s %6s %8s  %-26s %s\n' case wall lost attempts "ending->next submission" \
+[ -z "$book" ] || echo "rows */book: the book's way, measured beside each (--array=1-8%1 --requeue, no mlsup)"
+printf '%-14s %6s %6s %8s  %-26s %s\n' case wall lost attempts "ending->next submission" \
   "restart: detect+react+queue (s)"
+declare -A clean_of
+# One case with mlsup and, with --book, the book's way: fault NAME TRAINER-ARGS [INJECTOR]; the
+# sticky case marks the lowest node bad for its runs.
+fault() {
+  local way fn label wall n gaps rs
+  for way in mlsup ${book:+book}; do
+    fn=campaign label=$1
+    [ "$way" = mlsup ] || { fn=book_campaign label=$1/book; }
+    [ "$1" != sticky ] || : > "$MLSUP_FAULT_DIR/sticky-bad/$bad"
+    read -r wall n gaps rs < <("$fn" "$1$i-$way" "$2" "${3:-}")
+    rm -f "$MLSUP_FAULT_DIR/sticky-bad/$bad"
+    [ "$1" != clean ] || clean_of[$way]=$wall
+    row "$label" "$wall" "$([ "$1" = clean ] || echo "${clean_of[$way]}")" "$n" "$gaps" "$rs"
+  done
+}
 for i in $(seq 1 "$repeat"); do
-  read -r clean n gaps rs < <(campaign "clean$i" "")
-  row clean "$clean" "" "$n" "$gaps" "$rs"
-  read -r wall n gaps rs < <(campaign "crash$i" "--fail-at-step 150 --fail-attempts 1")
-  row crash "$wall" "$clean" "$n" "$gaps" "$rs"
-  : > "$MLSUP_FAULT_DIR/sticky-bad/$bad"
-  read -r wall n gaps rs < <(campaign "sticky$i" "")
-  rm -f "$MLSUP_FAULT_DIR/sticky-bad/$bad"
-  row sticky "$wall" "$clean" "$n" "$gaps" "$rs"
+  fault clean ""
+  fault crash "--fail-at-step 150 --fail-attempts 1"
+  fault sticky ""
+  fault hang "--hang-at-step 150 --fail-attempts 1"
+  fault nodecrash "" crash_node_at_150
 done

@@ -179,6 +179,8 @@ def parse_args(argv):
         help="injected faults only on these ranks (default all)")
     add("--no-retry-at-step", metavar="N", type=int, default=0,
         help="exit $MLSUP_NO_RETRY_EXIT_CODE instead of executing step N")
+    add("--hang-at-step", metavar="N", type=int, default=0,
+        help="stop before step N and never go on (a hang: the heartbeat stays at N-1)")
     add("--partial-save-at-step", metavar="N", type=int, default=0,
         help="after step N write an incomplete checkpoint and pointer, then exit 1")
     add("--torn-heartbeat-at-step", metavar="N", type=int, default=0,
@@ -517,6 +519,10 @@ class Trainer:
             raise Stop("crash", 1, f"injected crash at step {step}")
         if step == self.args.no_retry_at_step:
             raise Stop("no-retry", self.ctx.no_retry_code, f"injected do-not-retry at step {step}")
+        if step == self.args.hang_at_step:
+            say(f"injected hang before step {step}")
+            while True:
+                time.sleep(3600)
 
     def check_sticky_bad_node(self):
         """Crashes at startup on a node marked $MLSUP_FAULT_DIR/sticky-bad/<node>."""

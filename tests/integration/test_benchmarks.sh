@@ -26,13 +26,13 @@ check "reaction: exits 0" [ "$RC" -eq 0 ]
 check "reaction: job-query RPCs and CPU share while a job runs" has_line "^supervisor CPU: $num s in $num s = $num% of one core$"
 check "reaction: the percentiles over 3 endings" has_line "^reaction .*, 3 endings: min $num s, p50 $num s, p95 $num s, max $num s$"
 
-bench recovery.sh 300
+bench recovery.sh 420
 check "recovery: exits 0" [ "$RC" -eq 0 ]
-for case in clean crash sticky; do
+for case in clean crash sticky hang nodecrash; do
   check "recovery: a row for $case" has_line "^$case +$num "
 done
 check "recovery: the faults' restarts split into detect+react+queue" \
-  [ "$(echo "$OUT" | grep -cE "^(crash|sticky) .* $num\+$num\+$num$")" -eq 2 ]
+  [ "$(echo "$OUT" | grep -cE "^(crash|sticky|hang|nodecrash) .* $num\+$num\+$num$")" -eq 4 ]
 
 bench slurm-query.sh 150 --jobs 50 --polls 20
 check "slurm-query: exits 0" [ "$RC" -eq 0 ]

@@ -419,6 +419,15 @@ class TrainerSelfTest(unittest.TestCase):
         self.assertEqual(read_text(t.heartbeat_file), "5\n")
         self.assertEqual(self.log()[-1]["steps_executed"], 5)
 
+    def test_hang_at_step_stops_before_it_for_good(self):
+        """--hang-at-step N: the heartbeat stays at N-1 and the process lives on until killed."""
+        t = self.start(["--steps", 10, "--step-seconds", 0, "--hang-at-step", 4], self.env())
+        self.wait_for("the injected hang", lambda: "injected hang before step 4" in t.stdout())
+        time.sleep(1)
+        self.assertIsNone(t.proc.poll())
+        self.assertEqual(read_text(t.heartbeat_file), "3\n")
+        t.stop()
+
     def test_checkpoints_without_directory_is_a_do_not_retry_error(self):
         """Periodic checkpoints without a checkpoint directory end with the do-not-retry code."""
         t = self.run_trainer(["--steps", 5, "--step-seconds", 0, "--ckpt-every", 1],
