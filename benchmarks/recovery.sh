@@ -12,7 +12,7 @@
 # seconds, so detect and queue are each good to about a second (their sum with react is too). A hung
 # job, or one with a crashed node, ends when mlsup cancels it: there the split starts at that end,
 # and the detection itself (the 8 s steady timeout; for the crash also the probe) is in "lost".
-#   benchmarks/recovery.sh [--repeat N] [--chain] [--busy]
+#   benchmarks/recovery.sh [--repeat N] [--chain] [--busy] [--book] [--schedule]
 # --chain: the same campaigns as a chain (slurm.array "1-8%1"): the next attempt is a task already
 #   queued, so react ends at mlsup's handed-over event and queue at the task's claimed event.
 # --busy: another workload keeps the cluster full. Before each campaign a filler (same user, its own
@@ -28,19 +28,25 @@
 #   once when the result is there), with a 2-minute time limit (a hang lasts until it). Wall is
 #   from the sbatch to the result; "attempts" counts the tasks that ran the training; a run that has
 #   no result when the array is spent shows "no result".
+# --schedule: instead of the five cases, goodput under a fixed fault schedule: a training of 600 steps
+#   (30 s of ideal work) run clean and with three faults, one per attempt: a crash at step 150 in
+#   attempt 1, a hang before step 300 in attempt 2, a node crash at step 450 in attempt 3 (the book's
+#   way numbers its attempts the same: task 1, 2, 3, and Slurm's requeue of task 3). Prints per way
+#   the goodput (ideal work / wall) of both runs.
 # MLSUP picks the binary (default build/mlsup). Uses the cluster named by SLURM_CONF, or starts (and
 # stops) a private one.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
-repeat=1 chain="" busy="" book=""
+repeat=1 chain="" busy="" book="" schedule="" steps=300
 while [ $# -gt 0 ]; do
   case $1 in
     --repeat) repeat=$2; shift 2 ;;
     --chain) chain=1; shift ;;
     --busy) busy=1; shift ;;
     --book) book=1; shift ;;
-    *) echo "usage: $0 [--repeat N] [--chain] [--busy] [--book]" >&2; exit 2 ;;
+    --schedule) schedule=1 steps=600; shift ;;
+    *) echo "usage: $0 [--repeat N] [--chain] [--busy] [--book] [--schedule]" >&2; exit 2 ;;
   esac
 done
 mlsup=$(realpath "${MLSUP:-build/mlsup}")
@@ -142,13 +148,13 @@ print("%.1f %d %s %s" % (t1 - t0, attempts, ",".join(gaps) or "-", ",".join(rs) 
 # The cluster's folder, for fault.sh.
 cluster_dir=${own_cluster:-$(dirname "$SLURM_CONF")}
 
-# Run in the background beside a campaign (its folder $1): once attempt 1's heartbeat reaches step
-# 150, kills the slurmd and every process of the last node of its job (a node crash), and writes the
+# Run in the background beside a campaign (its folder $1): once attempt $2's heartbeat reaches step
+# $3, kills the slurmd and every process of the last node of its job (a node crash), and writes the
 # node's name into $1/crashed.
-crash_node_at_150() {
-  local dir=$1 hb node
-  hb() { ls "$dir"/.mlsup/*/heartbeats/attempt-1 "$dir/state/heartbeat-1" 2>/dev/null | head -1; }
-  until [ "$(cut -d' ' -f1 "$(hb)" 2>/dev/null || echo 0)" -ge 150 ] 2>/dev/null; do sleep 0.05; done
+crash_node_when() {
+  local dir=$1 attempt=$2 step=$3 hb node
+  hb() { ls "$dir"/.mlsup/*/heartbeats/attempt-"$attempt" "$dir/state/heartbeat-$attempt" 2>/dev/null | head -1; }
+  until [ "$(cut -d' ' -f1 "$(hb)" 2>/dev/null || echo 0)" -ge "$step" ] 2>/dev/null; do sleep 0.05; done
   if [ -f "$dir/book" ]; then
     node=$(squeue -h -n "$(cat "$dir/book")" -t R -o %N | head -1)
   else
@@ -158,6 +164,8 @@ crash_node_at_150() {
   tests/cluster/fault.sh --dir "$cluster_dir" crash "$node" >/dev/null 2>&1
   echo "$node" > "$dir/crashed"
 }
+crash_node_at_150() { crash_node_when "$1" 1 150; }
+crash_node_in_attempt_3_at_450() { crash_node_when "$1" 3 450; }
 
 # Runs one campaign (name, trainer arguments, optionally a fault to run beside it); prints "wall
 # attempts gaps restarts".
@@ -167,7 +175,7 @@ campaign() {
   cat > "$dir/campaign.yaml" <<YAML
 name: bench-recovery-$1-$$
 template: $repo/templates/srun.sbatch.tmpl
-vars: {script: $repo/examples/trainer/train.py, script_args: --steps 300 --step-seconds 0.05 --ckpt-every 20 $2}
+vars: {script: $repo/examples/trainer/train.py, script_args: --steps $steps --step-seconds 0.05 --ckpt-every 20 $2}
 slurm: {nodes: 2, ntasks_per_node: 1, time: "00:10:00"${chain:+, array: \"1-8%1\"}}
 checkpoint: {layout: glob, complete_marker: COMPLETE}
 heartbeat: {steady_timeout: 8s}
@@ -208,7 +216,7 @@ latest=\$(ls -d "$dir"/ckpt/step_*/COMPLETE 2>/dev/null | sort -V | tail -1)
 export MLSUP_RUN=$name MLSUP_STATE_DIR="$dir/state" MLSUP_CHECKPOINT_DIR="$dir/ckpt"
 export MLSUP_ATTEMPT=\$((SLURM_ARRAY_TASK_ID + 100 * \${SLURM_RESTART_COUNT:-0}))
 export MLSUP_HEARTBEAT_FILE="$dir/state/heartbeat-\$MLSUP_ATTEMPT" MLSUP_RESUME_FROM="\${latest%/COMPLETE}"
-srun --kill-on-bad-exit=1 python3 -u $repo/examples/trainer/train.py --steps 300 --step-seconds 0.05 --ckpt-every 20 $2
+srun --kill-on-bad-exit=1 python3 -u $repo/examples/trainer/train.py --steps $steps --step-seconds 0.05 --ckpt-every 20 $2
 SH
   local t0 t1 array injector=""
   start_filler
@@ -264,9 +272,30 @@ fault() {
     read -r wall n gaps rs < <("$fn" "$1$i-$way" "$2" "${3:-}")
     rm -f "$MLSUP_FAULT_DIR/sticky-bad/$bad"
     [ "$1" != clean ] || clean_of[$way]=$wall
+    [ "$1" != schedule ] || schedule_of[$way]=$([ "$gaps" = no-result ] && echo none || echo "$wall")
     row "$label" "$wall" "$([ "$1" = clean ] || echo "${clean_of[$way]}")" "$n" "$gaps" "$rs"
   done
 }
+# With --schedule: the goodput of each way's clean and faulty run (ideal work: steps x 0.05 s).
+goodput() {
+  local way
+  for way in mlsup ${book:+book}; do
+    python3 -c 'import sys
+ideal, clean = map(float, sys.argv[2:4])
+faulty = "no result" if sys.argv[4] == "none" else "%.2f" % (ideal / float(sys.argv[4]))
+print("goodput %-5s (%.0f s of ideal work / wall): clean %.2f, under the fault schedule %s" % (sys.argv[1], ideal, ideal / clean, faulty))' \
+      "$way" "$(echo "$steps * 0.05" | bc)" "${clean_of[$way]}" "${schedule_of[$way]}"
+  done
+}
+declare -A schedule_of
+if [ -n "$schedule" ]; then
+  for i in $(seq 1 "$repeat"); do
+    fault clean ""
+    fault schedule "--fail-at-step 150 --fail-attempts 1 --hang-at-step 300 --hang-attempts 2" crash_node_in_attempt_3_at_450
+    goodput
+  done
+  exit 0
+fi
 for i in $(seq 1 "$repeat"); do
   fault clean ""
   fault crash "--fail-at-step 150 --fail-attempts 1"

@@ -181,6 +181,9 @@ def parse_args(argv):
         help="exit $MLSUP_NO_RETRY_EXIT_CODE instead of executing step N")
     add("--hang-at-step", metavar="N", type=int, default=0,
         help="stop before step N and never go on (a hang: the heartbeat stays at N-1)")
+    add("--hang-attempts", metavar="LIST", type=int_list, default=[],
+        help="the hang only in these attempts (default: those of --fail-attempts), so that one run "
+             "can crash in one attempt and hang in another")
     add("--partial-save-at-step", metavar="N", type=int, default=0,
         help="after step N write an incomplete checkpoint and pointer, then exit 1")
     add("--torn-heartbeat-at-step", metavar="N", type=int, default=0,
@@ -505,24 +508,26 @@ class Trainer:
         if fence and os.path.exists(fence):
             raise Stop("fenced", 0, f"attempt {self.ctx.attempt} is fenced ({fence}); stopping without a checkpoint")
 
-    def fault_applies(self):
-        """Tells whether injected faults apply to this attempt and rank."""
+    def fault_applies(self, attempts=None):
+        """Tells whether injected faults apply to this attempt (of `attempts`, default
+        --fail-attempts; empty means all) and rank."""
         a = self.args
-        return ((not a.fail_attempts or self.ctx.attempt in a.fail_attempts)
+        attempts = attempts or a.fail_attempts
+        return ((not attempts or self.ctx.attempt in attempts)
                 and (not a.fault_ranks or self.ctx.rank in a.fault_ranks))
 
     def inject_faults(self, step):
-        """Crashes or gives up before `step` when the command line asks for it."""
+        """Crashes, gives up or hangs before `step` when the command line asks for it."""
+        if step == self.args.hang_at_step and self.fault_applies(self.args.hang_attempts):
+            say(f"injected hang before step {step}")
+            while True:
+                time.sleep(3600)
         if not self.fault_applies():
             return
         if step == self.args.fail_at_step:
             raise Stop("crash", 1, f"injected crash at step {step}")
         if step == self.args.no_retry_at_step:
             raise Stop("no-retry", self.ctx.no_retry_code, f"injected do-not-retry at step {step}")
-        if step == self.args.hang_at_step:
-            say(f"injected hang before step {step}")
-            while True:
-                time.sleep(3600)
 
     def check_sticky_bad_node(self):
         """Crashes at startup on a node marked $MLSUP_FAULT_DIR/sticky-bad/<node>."""

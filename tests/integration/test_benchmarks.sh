@@ -34,6 +34,13 @@ done
 check "recovery: the faults' restarts split into detect+react+queue" \
   [ "$(echo "$OUT" | grep -cE "^(crash|sticky|hang|nodecrash) .* $num\+$num\+$num$")" -eq 4 ]
 
+bench recovery.sh 300 --schedule
+check "recovery --schedule: exits 0" [ "$RC" -eq 0 ]
+check "recovery --schedule: the faulty run restarted three times, each split" \
+  has_line "^schedule +$num +$num +4 +$num,$num,$num +$num\+$num\+$num,$num\+$num\+$num,$num\+$num\+$num$"
+check "recovery --schedule: the goodput of both runs" \
+  has_line "^goodput mlsup .*: clean $num, under the fault schedule $num$"
+
 bench slurm-query.sh 150 --jobs 50 --polls 20
 check "slurm-query: exits 0" [ "$RC" -eq 0 ]
 check "slurm-query: four cases measured, each with its 20 polls" \

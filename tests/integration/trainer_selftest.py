@@ -428,6 +428,20 @@ class TrainerSelfTest(unittest.TestCase):
         self.assertEqual(read_text(t.heartbeat_file), "3\n")
         t.stop()
 
+    def test_hang_attempts_apart_from_the_crash_attempts(self):
+        """--hang-attempts: attempt 1 crashes at step 3 (--fail-attempts 1) and does not hang; attempt 2
+        hangs before step 5 and does not crash."""
+        args = ["--steps", 10, "--step-seconds", 0, "--fail-at-step", 3, "--fail-attempts", 1,
+                "--hang-at-step", 5, "--hang-attempts", 2]
+        self.run_trainer(args, self.env(), expect_rc=1)
+        self.assertEqual(self.log()[-1]["exit_reason"], "crash")
+        t = self.start(args, self.env(attempt=2))
+        self.wait_for("the injected hang", lambda: "injected hang before step 5" in t.stdout())
+        time.sleep(1)
+        self.assertIsNone(t.proc.poll())
+        self.assertEqual(read_text(t.heartbeat_file), "4\n")
+        t.stop()
+
     def test_checkpoints_without_directory_is_a_do_not_retry_error(self):
         """Periodic checkpoints without a checkpoint directory end with the do-not-retry code."""
         t = self.run_trainer(["--steps", 5, "--step-seconds", 0, "--ckpt-every", 1],
