@@ -47,6 +47,12 @@ as_chain() { sed -i 's/^  time: "00:10:00"$/  time: "00:10:00"\n  array: "1-8%1"
 scenario() { echo; echo "== $*"; SCENARIO_T0=$(date +%s); }
 scenario_done() { echo "-- $(( $(date +%s) - SCENARIO_T0 ))s"; }
 
+# Seconds from epoch time $1 to now (one decimal); from $1 to $2 with seconds_between.
+seconds_between() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$1" "$2"; }
+seconds_since() { seconds_between "$1" "$(date +%s.%N)"; }
+# True when $1 seconds are at most $2.
+within_s() { python3 -c "import sys; sys.exit(float(sys.argv[1]) > float(sys.argv[2]))" "$1" "$2"; }
+
 # Starts mlsup run on the campaign in the background; sets RUNNER (mlsup's own pid, so that
 # signals reach the supervisor). The caller ends it with wait_campaign.
 start_campaign() {

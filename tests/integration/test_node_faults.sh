@@ -33,12 +33,6 @@ fault_and_replace() {
   TOOK=$(seconds_since "$FAULT_DONE")
 }
 
-# Seconds from epoch time $1 to now (one decimal); from $1 to $2 with seconds_between.
-seconds_between() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$1" "$2"; }
-seconds_since() { seconds_between "$1" "$(date +%s.%N)"; }
-# True when $1 seconds are at most $2.
-within_s() { python3 -c "import sys; sys.exit(float(sys.argv[1]) > float(sys.argv[2]))" "$1" "$2"; }
-
 # True when attempt 2's job does not run on NODE.
 replacement_avoids_node() { ! nodes_of "$(job_of_attempt 2)" | grep -qx "$NODE"; }
 

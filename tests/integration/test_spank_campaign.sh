@@ -127,7 +127,7 @@ NODE=$(nodes_of "$J1" | tail -1)  # rank 1's node; rank 0 waits for it in the co
 FAULT_AT=$(date +%s.%N)
 fault freeze "$NODE"
 wait_until 90 replacement_running
-TOOK=$(python3 -c "import time,sys; print(f'{time.time() - float(sys.argv[1]):.1f}')" "$FAULT_AT")
+TOOK=$(seconds_since "$FAULT_AT")
 state=$(sinfo -h -N -n "$NODE" -o '%T' | head -1)
 echo "froze $NODE of job $J1; replacement $(job_of_attempt 2) RUNNING after ${TOOK}s; Slurm shows the node $state"
 echo "heartbeat files of attempt 1: $(cd "$STATE/heartbeats/attempt-1.d" 2>/dev/null && for f in *; do printf '%s=%s ' "$f" "$(tr '\n' ' ' <"$f")"; done)"
@@ -136,7 +136,7 @@ check "power loss: per-task heartbeat files were written (P.d/<node>.<rank>)" [ 
 check "power loss: the heartbeat rule named $NODE" has_event heartbeat-stale-first nodes~"\"node\":\"$NODE\""
 check "power loss: the exclusion names $NODE for its heartbeat" has_event excluded node="$NODE" reason~'its heartbeat stopped'
 check "power loss: the ledger holds exactly $NODE" [ "$(excluded_nodes)" = "$NODE" ]
-check "power loss: the replacement runs within 40 s of the freeze" python3 -c "import sys; sys.exit(float(sys.argv[1]) > 40)" "$TOOK"
+check "power loss: the replacement runs within 40 s of the freeze" within_s "$TOOK" 40
 check "power loss: the replacement does not use it" job_avoids "$(job_of_attempt 2)" "$NODE"
 # A ping of slurmctld (every SlurmdTimeout/3) may mark it not responding (*) in this window; only DOWN counts.
 check "power loss: Slurm has not marked the frozen node down yet ($state)" sh -c "echo '$state' | grep -qvE 'down|drain'"
