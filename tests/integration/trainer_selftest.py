@@ -143,6 +143,15 @@ class TrainerSelfTest(unittest.TestCase):
                 self.fail(f"timed out after {timeout}s waiting for {what}")
             time.sleep(0.01)
 
+    def assert_hangs_before(self, t, step):
+        """Checks that trainer `t` hangs before `step`: it says so, lives on, its heartbeat stays at
+        the step before; then stops it."""
+        self.wait_for("the injected hang", lambda: f"injected hang before step {step}" in t.stdout())
+        time.sleep(1)
+        self.assertIsNone(t.proc.poll())
+        self.assertEqual(read_text(t.heartbeat_file), f"{step - 1}\n")
+        t.stop()
+
     def expected(self, nonce, steps):
         """Returns train.py --expected-result, checked against the reference definition."""
         out = subprocess.run([sys.executable, TRAIN, "--expected-result", "--nonce", nonce, "--steps", str(steps)],
@@ -421,12 +430,7 @@ class TrainerSelfTest(unittest.TestCase):
 
     def test_hang_at_step_stops_before_it_for_good(self):
         """--hang-at-step N: the heartbeat stays at N-1 and the process lives on until killed."""
-        t = self.start(["--steps", 10, "--step-seconds", 0, "--hang-at-step", 4], self.env())
-        self.wait_for("the injected hang", lambda: "injected hang before step 4" in t.stdout())
-        time.sleep(1)
-        self.assertIsNone(t.proc.poll())
-        self.assertEqual(read_text(t.heartbeat_file), "3\n")
-        t.stop()
+        self.assert_hangs_before(self.start(["--steps", 10, "--step-seconds", 0, "--hang-at-step", 4], self.env()), 4)
 
     def test_hang_attempts_apart_from_the_crash_attempts(self):
         """--hang-attempts: attempt 1 crashes at step 3 (--fail-attempts 1) and does not hang; attempt 2
@@ -435,12 +439,7 @@ class TrainerSelfTest(unittest.TestCase):
                 "--hang-at-step", 5, "--hang-attempts", 2]
         self.run_trainer(args, self.env(), expect_rc=1)
         self.assertEqual(self.log()[-1]["exit_reason"], "crash")
-        t = self.start(args, self.env(attempt=2))
-        self.wait_for("the injected hang", lambda: "injected hang before step 5" in t.stdout())
-        time.sleep(1)
-        self.assertIsNone(t.proc.poll())
-        self.assertEqual(read_text(t.heartbeat_file), "4\n")
-        t.stop()
+        self.assert_hangs_before(self.start(args, self.env(attempt=2)), 5)
 
     def test_checkpoints_without_directory_is_a_do_not_retry_error(self):
         """Periodic checkpoints without a checkpoint directory end with the do-not-retry code."""
