@@ -50,6 +50,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 mlsup=$(realpath "${MLSUP:-build/mlsup}")
+step_seconds=0.05
+train_args="--steps $steps --step-seconds $step_seconds --ckpt-every 20"  # the faults' arguments follow
 filler_name=bench-filler-$$
 own_cluster=""
 work=$(mktemp -d /tmp/mlsup-bench-recovery.XXXXXX)
@@ -167,6 +169,17 @@ crash_node_when() {
 crash_node_at_150() { crash_node_when "$1" 1 150; }
 crash_node_in_attempt_3_at_450() { crash_node_when "$1" 3 450; }
 
+# Starts the fault injector $2 (none when empty) in the background beside the run in folder $1.
+start_injector() { injector=""; [ -z "$2" ] || { "$2" "$1" & injector=$!; }; }
+# After the run in folder $1: stops its injector, revives the node it crashed, stops the filler.
+end_run() {
+  [ -z "$injector" ] || { kill "$injector" 2>/dev/null; wait "$injector" 2>/dev/null; }
+  if [ -f "$1/crashed" ]; then
+    tests/cluster/fault.sh --dir "$cluster_dir" revive "$(cat "$1/crashed")" --timeout 60 >/dev/null 2>&1
+  fi
+  stop_filler
+}
+
 # Runs one campaign (name, trainer arguments, optionally a fault to run beside it); prints "wall
 # attempts gaps restarts".
 campaign() {
@@ -175,7 +188,7 @@ campaign() {
   cat > "$dir/campaign.yaml" <<YAML
 name: bench-recovery-$1-$$
 template: $repo/templates/srun.sbatch.tmpl
-vars: {script: $repo/examples/trainer/train.py, script_args: --steps $steps --step-seconds 0.05 --ckpt-every 20 $2}
+vars: {script: $repo/examples/trainer/train.py, script_args: $train_args $2}
 slurm: {nodes: 2, ntasks_per_node: 1, time: "00:10:00"${chain:+, array: \"1-8%1\"}}
 checkpoint: {layout: glob, complete_marker: COMPLETE}
 heartbeat: {steady_timeout: 8s}
@@ -183,15 +196,10 @@ YAML
   local t0 t1
   start_filler
   t0=$(date +%s.%N)
-  local injector=""
-  if [ -n "${3:-}" ]; then "$3" "$dir" & injector=$!; fi
+  start_injector "$dir" "${3:-}"
   timeout -s KILL 300 "$mlsup" run "$dir/campaign.yaml" > "$dir/run.out" 2>&1
   t1=$(date +%s.%N)
-  [ -z "$injector" ] || { kill "$injector" 2>/dev/null; wait "$injector" 2>/dev/null; }
-  if [ -f "$dir/crashed" ]; then
-    tests/cluster/fault.sh --dir "$cluster_dir" revive "$(cat "$dir/crashed")" --timeout 60 >/dev/null 2>&1
-  fi
-  stop_filler
+  end_run "$dir"
   "$mlsup" events "$dir/campaign.yaml" --json | summarise "$t0" "$t1"
 }
 
@@ -216,23 +224,19 @@ latest=\$(ls -d "$dir"/ckpt/step_*/COMPLETE 2>/dev/null | sort -V | tail -1)
 export MLSUP_RUN=$name MLSUP_STATE_DIR="$dir/state" MLSUP_CHECKPOINT_DIR="$dir/ckpt"
 export MLSUP_ATTEMPT=\$((SLURM_ARRAY_TASK_ID + 100 * \${SLURM_RESTART_COUNT:-0}))
 export MLSUP_HEARTBEAT_FILE="$dir/state/heartbeat-\$MLSUP_ATTEMPT" MLSUP_RESUME_FROM="\${latest%/COMPLETE}"
-srun --kill-on-bad-exit=1 python3 -u $repo/examples/trainer/train.py --steps $steps --step-seconds 0.05 --ckpt-every 20 $2
+srun --kill-on-bad-exit=1 python3 -u $repo/examples/trainer/train.py $train_args $2
 SH
-  local t0 t1 array injector=""
+  local t0 t1 array
   start_filler
   t0=$(date +%s.%N)
   array=$(sbatch --parsable "$dir/job.sbatch")
-  if [ -n "${3:-}" ]; then "$3" "$dir" & injector=$!; fi
+  start_injector "$dir" "${3:-}"
   local deadline=$(( $(date +%s) + 600 ))
   until [ -e "$dir/state/result.json" ] || [ -z "$(squeue -h -j "$array" -o %i 2>/dev/null)" ] ||
     [ "$(date +%s)" -ge "$deadline" ]; do sleep 0.1; done
   t1=$(date +%s.%N)
   scancel "$array" 2>/dev/null
-  [ -z "$injector" ] || { kill "$injector" 2>/dev/null; wait "$injector" 2>/dev/null; }
-  if [ -f "$dir/crashed" ]; then
-    tests/cluster/fault.sh --dir "$cluster_dir" revive "$(cat "$dir/crashed")" --timeout 60 >/dev/null 2>&1
-  fi
-  stop_filler
+  end_run "$dir"
   local tasks
   # A task that ran the training: its trainer logged an ending, or it wrote a heartbeat (a hung or
   # killed one logs nothing).
@@ -276,7 +280,7 @@ fault() {
     row "$label" "$wall" "$([ "$1" = clean ] || echo "${clean_of[$way]}")" "$n" "$gaps" "$rs"
   done
 }
-# With --schedule: the goodput of each way's clean and faulty run (ideal work: steps x 0.05 s).
+# With --schedule: the goodput of each way's clean and faulty run (ideal work: steps x step_seconds).
 goodput() {
   local way
   for way in mlsup ${book:+book}; do
@@ -284,7 +288,7 @@ goodput() {
 ideal, clean = map(float, sys.argv[2:4])
 faulty = "no result" if sys.argv[4] == "none" else "%.2f" % (ideal / float(sys.argv[4]))
 print("goodput %-5s (%.0f s of ideal work / wall): clean %.2f, under the fault schedule %s" % (sys.argv[1], ideal, ideal / clean, faulty))' \
-      "$way" "$(echo "$steps * 0.05" | bc)" "${clean_of[$way]}" "${schedule_of[$way]}"
+      "$way" "$(echo "$steps * $step_seconds" | bc)" "${clean_of[$way]}" "${schedule_of[$way]}"
   done
 }
 declare -A schedule_of
