@@ -12,7 +12,19 @@
 # seconds, so detect and queue are each good to about a second (their sum with react is too). A hung
 # job, or one with a crashed node, ends when mlsup cancels it: there the split starts at that end,
 # and the detection itself (the 8 s steady timeout; for the crash also the probe) is in "lost".
-#   benchmarks/recovery.sh [--repeat N] [--chain] [--busy] [--book] [--schedule]
+# Two more cases: a power loss at step 150 (`fault.sh freeze`: the last node's
+# slurmd and processes SIGSTOPped, as when it loses power or its network; thawed after the run),
+# whose row means most on a cluster with a real SlurmdTimeout (300 s: --slurmd-timeout 300 for the
+# private cluster), and a time limit: a 2400-step training (120 s of ideal work) under a 2-minute
+# limit with the pre-timeout signal 30 s before it (slurm.signal_lead; Slurm may send it up to a
+# minute earlier still), so each job saves and ends early and the next resumes; it is compared with a
+# clean run of the same 2400 steps (row clean2400). The book's way gets the same limit and no signal
+# (Slurm kills the task at the limit).
+#   benchmarks/recovery.sh [--repeat N] [--chain] [--busy] [--book] [--schedule] [--cases LIST]
+#                          [--slurmd-timeout S]
+# --cases: comma-separated, from clean, crash, sticky, hang, nodecrash, powerloss, timelimit
+#   (default: all but timelimit, which takes 5 minutes); a fault's lost time needs clean before it.
+# --slurmd-timeout: the private cluster's SlurmdTimeout (default 10); the header prints the cluster's.
 # --chain: the same campaigns as a chain (slurm.array "1-8%1"): the next attempt is a task already
 #   queued, so react ends at mlsup's handed-over event and queue at the task's claimed event.
 # --busy: another workload keeps the cluster full. Before each campaign a filler (same user, its own
@@ -33,12 +45,13 @@
 #   attempt 1, a hang before step 300 in attempt 2, a node crash at step 450 in attempt 3 (the book's
 #   way numbers its attempts the same: task 1, 2, 3, and Slurm's requeue of task 3). Prints per way
 #   the goodput (ideal work / wall) of both runs.
-# MLSUP picks the binary (default build/mlsup). Uses the cluster named by SLURM_CONF, or starts (and
-# stops) a private one.
+# MLSUP picks the binary (default build/mlsup); MLSUP_BENCH_KEEP=1 keeps the runs' folders. Uses
+# the cluster named by SLURM_CONF, or starts (and stops) a private one.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
-repeat=1 chain="" busy="" book="" schedule="" steps=300
+repeat=1 chain="" busy="" book="" schedule="" steps=300 slurmd_timeout=10
+cases=clean,crash,sticky,hang,nodecrash,powerloss
 while [ $# -gt 0 ]; do
   case $1 in
     --repeat) repeat=$2; shift 2 ;;
@@ -46,13 +59,17 @@ while [ $# -gt 0 ]; do
     --busy) busy=1; shift ;;
     --book) book=1; shift ;;
     --schedule) schedule=1 steps=600; shift ;;
-    *) echo "usage: $0 [--repeat N] [--chain] [--busy] [--book] [--schedule]" >&2; exit 2 ;;
+    --cases) cases=$2; shift 2 ;;
+    --slurmd-timeout) slurmd_timeout=$2; shift 2 ;;
+    *) echo "usage: $0 [--repeat N] [--chain] [--busy] [--book] [--schedule] [--cases LIST] [--slurmd-timeout S]" >&2
+      exit 2 ;;
   esac
 done
 mlsup=$(realpath "${MLSUP:-build/mlsup}")
 step_seconds=0.05
 train_args="--steps $steps --step-seconds $step_seconds --ckpt-every 20"  # the faults' arguments follow
 filler_name=bench-filler-$$
+job_time=00:10:00 lead="" book_time=00:02:00  # the time limit case sets its own
 own_cluster=""
 work=$(mktemp -d /tmp/mlsup-bench-recovery.XXXXXX)
 
@@ -60,13 +77,13 @@ work=$(mktemp -d /tmp/mlsup-bench-recovery.XXXXXX)
 cleanup() {
   stop_filler
   [ -z "$own_cluster" ] || tests/cluster/cluster.sh stop --dir "$own_cluster" --clean >/dev/null 2>&1 || true
-  rm -rf "$work"
+  if [ -n "${MLSUP_BENCH_KEEP:-}" ]; then echo "recovery.sh: the runs' folders are kept in $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 if [ -z "${SLURM_CONF:-}" ]; then
   own_cluster=$(mktemp -d /tmp/mlsup-bench-cluster.XXXXXX)
-  export "$(tests/cluster/cluster.sh start --dir "$own_cluster" --nodes 4 --slurmd-timeout 10)"
+  export "$(tests/cluster/cluster.sh start --dir "$own_cluster" --nodes 4 --slurmd-timeout "$slurmd_timeout")"
 fi
 export MLSUP_FAULT_DIR=$work/faults
 mkdir -p "$MLSUP_FAULT_DIR/sticky-bad"
@@ -151,10 +168,10 @@ print("%.1f %d %s %s" % (t1 - t0, attempts, ",".join(gaps) or "-", ",".join(rs) 
 cluster_dir=${own_cluster:-$(dirname "$SLURM_CONF")}
 
 # Run in the background beside a campaign (its folder $1): once attempt $2's heartbeat reaches step
-# $3, kills the slurmd and every process of the last node of its job (a node crash), and writes the
-# node's name into $1/crashed.
-crash_node_when() {
-  local dir=$1 attempt=$2 step=$3 hb node
+# $3, does `fault.sh $4` (crash: the slurmd and every process killed; freeze: SIGSTOPped) to the last
+# node of its job, and writes the node's name into $1/crashed (end_run revives it).
+fault_node_when() {
+  local dir=$1 attempt=$2 step=$3 fault=$4 hb node
   hb() { ls "$dir"/.mlsup/*/heartbeats/attempt-"$attempt" "$dir/state/heartbeat-$attempt" 2>/dev/null | head -1; }
   until [ "$(cut -d' ' -f1 "$(hb)" 2>/dev/null || echo 0)" -ge "$step" ] 2>/dev/null; do sleep 0.05; done
   if [ -f "$dir/book" ]; then
@@ -163,11 +180,12 @@ crash_node_when() {
     node=$("$mlsup" status "$dir/campaign.yaml" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["nodes"] or "")')
   fi
   node=$(scontrol show hostnames "$node" | tail -1)
-  tests/cluster/fault.sh --dir "$cluster_dir" crash "$node" >/dev/null 2>&1
+  tests/cluster/fault.sh --dir "$cluster_dir" "$fault" "$node" >/dev/null 2>&1
   echo "$node" > "$dir/crashed"
 }
-crash_node_at_150() { crash_node_when "$1" 1 150; }
-crash_node_in_attempt_3_at_450() { crash_node_when "$1" 3 450; }
+crash_node_at_150() { fault_node_when "$1" 1 150 crash; }
+freeze_node_at_150() { fault_node_when "$1" 1 150 freeze; }
+crash_node_in_attempt_3_at_450() { fault_node_when "$1" 3 450 crash; }
 
 # Starts the fault injector $2 (none when empty) in the background beside the run in folder $1.
 start_injector() { injector=""; [ -z "$2" ] || { "$2" "$1" & injector=$!; }; }
@@ -176,22 +194,43 @@ end_run() {
   [ -z "$injector" ] || { kill "$injector" 2>/dev/null; wait "$injector" 2>/dev/null; }
   if [ -f "$1/crashed" ]; then
     tests/cluster/fault.sh --dir "$cluster_dir" revive "$(cat "$1/crashed")" --timeout 60 >/dev/null 2>&1
+    nodes_idle_again
   fi
   stop_filler
+}
+
+# After a node fault: waits up to 60 s until every node is idle, so the next case starts as the
+# first did. A node that came back drained because its slurmd could not kill a frozen step in time
+# (reason "Kill task failed") is resumed, and that is said on stderr.
+nodes_idle_again() {
+  local total node
+  total=$(sinfo -h -N -o '%N' | sort -u | wc -l)
+  for _ in $(seq 120); do
+    for node in $(sinfo -h -N -t drain -o '%N %E' | awk '/Kill task failed/ { print $1 }' | sort -u); do
+      echo "recovery.sh: $node came back drained (Kill task failed); resuming it" >&2
+      scontrol update NodeName="$node" State=RESUME
+    done
+    [ "$(sinfo -h -N -t idle -o '%N' | sort -u | wc -l)" -ge "$total" ] && return 0
+    sleep 0.5
+  done
 }
 
 # Runs one campaign (name, trainer arguments, optionally a fault to run beside it); prints "wall
 # attempts gaps restarts".
 campaign() {
-  local dir=$work/$1
+  local dir=$work/$1 target
   mkdir -p "$dir"
+  # The training's length (the last --steps given): a job that ends early on the pre-timeout signal
+  # is then resumed, not taken for the training's completion.
+  target=$(grep -oE -- '--steps [0-9]+' <<< "$train_args $2" | tail -1 | cut -d' ' -f2)
   cat > "$dir/campaign.yaml" <<YAML
 name: bench-recovery-$1-$$
 template: $repo/templates/srun.sbatch.tmpl
 vars: {script: $repo/examples/trainer/train.py, script_args: $train_args $2}
-slurm: {nodes: 2, ntasks_per_node: 1, time: "00:10:00"${chain:+, array: \"1-8%1\"}}
+slurm: {nodes: 2, ntasks_per_node: 1, time: "$job_time"${lead:+, signal_lead: $lead}${chain:+, array: \"1-8%1\"}}
 checkpoint: {layout: glob, complete_marker: COMPLETE}
 heartbeat: {steady_timeout: 8s}
+target: {steps: $target}
 YAML
   local t0 t1
   start_filler
@@ -215,7 +254,7 @@ book_campaign() {
 #SBATCH --comment=mlsup:book
 #SBATCH --nodes=2
 #SBATCH --ntasks-per-node=1
-#SBATCH --time=00:02:00
+#SBATCH --time=$book_time
 #SBATCH --array=1-8%1
 #SBATCH --requeue
 #SBATCH --output=$dir/task-%a.out
@@ -260,7 +299,8 @@ row() {
   printf '%-14s %6.1f %6s %8s  %-26s %s\n' "$1" "$2" "$lost" "$4" "$5" "$6"
 }
 
-echo "mode: $([ -n "$chain" ] && echo chain || echo single), $([ -n "$busy" ] && echo busy || echo idle) cluster"
+echo "mode: $([ -n "$chain" ] && echo chain || echo single), $([ -n "$busy" ] && echo busy || echo idle) cluster," \
+  "$(scontrol show config | awk '$1 == "SlurmdTimeout" { print $1 "=" $3 }')"
 [ -z "$book" ] || echo "rows */book: the book's way, measured beside each (--array=1-8%1 --requeue, no mlsup)"
 printf '%-14s %6s %6s %8s  %-26s %s\n' case wall lost attempts "ending->next submission" \
   "restart: detect+react+queue (s)"
@@ -275,9 +315,9 @@ fault() {
     [ "$1" != sticky ] || : > "$MLSUP_FAULT_DIR/sticky-bad/$bad"
     read -r wall n gaps rs < <("$fn" "$1$i-$way" "$2" "${3:-}")
     rm -f "$MLSUP_FAULT_DIR/sticky-bad/$bad"
-    [ "$1" != clean ] || clean_of[$way]=$wall
+    [ "$1" != clean ] && [ "$1" != clean2400 ] || clean_of[$way]=$wall
     [ "$1" != schedule ] || schedule_of[$way]=$([ "$gaps" = no-result ] && echo none || echo "$wall")
-    row "$label" "$wall" "$([ "$1" = clean ] || echo "${clean_of[$way]}")" "$n" "$gaps" "$rs"
+    row "$label" "$wall" "$([ "$1" = clean ] || [ "$1" = clean2400 ] || echo "${clean_of[$way]:-}")" "$n" "$gaps" "$rs"
   done
 }
 # With --schedule: the goodput of each way's clean and faulty run (ideal work: steps x step_seconds).
@@ -300,10 +340,30 @@ if [ -n "$schedule" ]; then
   done
   exit 0
 fi
+# The cases chosen with --cases, in the order given: case NAME.
+run_case() {
+  case $1 in
+    clean) fault clean "" ;;
+    crash) fault crash "--fail-at-step 150 --fail-attempts 1" ;;
+    sticky) fault sticky "" ;;
+    hang) fault hang "--hang-at-step 150 --fail-attempts 1" ;;
+    nodecrash) fault nodecrash "" crash_node_at_150 ;;
+    powerloss) fault powerloss "" freeze_node_at_150 ;;
+    timelimit)
+      # Its own clean run of the same length (no limit for the book either), then the limited one.
+      local -A short_clean
+      for way in mlsup ${book:+book}; do short_clean[$way]=${clean_of[$way]:-}; done
+      book_time=00:10:00 fault clean2400 "--steps 2400"
+      job_time=00:02:00 lead=30s book_time=00:02:00 fault timelimit "--steps 2400"
+      for way in mlsup ${book:+book}; do clean_of[$way]=${short_clean[$way]}; done ;;
+  esac
+}
+for c in ${cases//,/ }; do
+  case $c in
+    clean | crash | sticky | hang | nodecrash | powerloss | timelimit) ;;
+    *) echo "recovery.sh: unknown case $c (see --cases in the script's header)" >&2; exit 2 ;;
+  esac
+done
 for i in $(seq 1 "$repeat"); do
-  fault clean ""
-  fault crash "--fail-at-step 150 --fail-attempts 1"
-  fault sticky ""
-  fault hang "--hang-at-step 150 --fail-attempts 1"
-  fault nodecrash "" crash_node_at_150
+  for c in ${cases//,/ }; do run_case "$c"; done
 done

@@ -28,11 +28,11 @@ check "reaction: the percentiles over 3 endings" has_line "^reaction .*, 3 endin
 
 bench recovery.sh 420
 check "recovery: exits 0" [ "$RC" -eq 0 ]
-for case in clean crash sticky hang nodecrash; do
+for case in clean crash sticky hang nodecrash powerloss; do
   check "recovery: a row for $case" has_line "^$case +$num "
 done
 check "recovery: the faults' restarts split into detect+react+queue" \
-  [ "$(echo "$OUT" | grep -cE "^(crash|sticky|hang|nodecrash) .* $num\+$num\+$num$")" -eq 4 ]
+  [ "$(echo "$OUT" | grep -cE "^(crash|sticky|hang|nodecrash|powerloss) .* $num\+$num\+$num$")" -eq 5 ]
 
 bench recovery.sh 300 --schedule
 check "recovery --schedule: exits 0" [ "$RC" -eq 0 ]
