@@ -128,11 +128,9 @@ stop_filler() {
   [ -f "$work/filler.pid" ] || return 0
   kill "$(cat "$work/filler.pid")" 2>/dev/null
   rm -f "$work/filler.pid"
-  local total
-  total=$(sinfo -h -N -o '%N' | sort -u | wc -l)
   for _ in $(seq 60); do
     scancel -n "$filler_name" -u "$(id -un)" 2>/dev/null
-    [ "$(sinfo -h -N -t idle -o '%N' | sort -u | wc -l)" -ge "$total" ] && return 0
+    all_nodes_idle && return 0
     sleep 0.5
   done
 }
@@ -203,26 +201,32 @@ end_run() {
 # first did. A node that came back drained because its slurmd could not kill a frozen step in time
 # (reason "Kill task failed") is resumed, and that is said on stderr.
 nodes_idle_again() {
-  local total node
-  total=$(sinfo -h -N -o '%N' | sort -u | wc -l)
+  local node
   for _ in $(seq 120); do
     for node in $(sinfo -h -N -t drain -o '%N %E' | awk '/Kill task failed/ { print $1 }' | sort -u); do
       echo "recovery.sh: $node came back drained (Kill task failed); resuming it" >&2
       scontrol update NodeName="$node" State=RESUME
     done
-    [ "$(sinfo -h -N -t idle -o '%N' | sort -u | wc -l)" -ge "$total" ] && return 0
+    all_nodes_idle && return 0
     sleep 0.5
   done
 }
 
+# True when every node of the cluster is idle.
+all_nodes_idle() {
+  [ "$(sinfo -h -N -t idle -o '%N' | sort -u | wc -l)" -ge "$(sinfo -h -N -o '%N' | sort -u | wc -l)" ]
+}
+
+# The training's length for the case's trainer arguments $1: the last --steps given.
+steps_of() { grep -oE -- '--steps [0-9]+' <<< "$train_args $1" | tail -1 | cut -d' ' -f2; }
+
 # Runs one campaign (name, trainer arguments, optionally a fault to run beside it); prints "wall
 # attempts gaps restarts".
 campaign() {
-  local dir=$work/$1 target
+  local dir=$work/$1
   mkdir -p "$dir"
-  # The training's length (the last --steps given): a job that ends early on the pre-timeout signal
-  # is then resumed, not taken for the training's completion.
-  target=$(grep -oE -- '--steps [0-9]+' <<< "$train_args $2" | tail -1 | cut -d' ' -f2)
+  # target.steps: a job that ends early on the pre-timeout signal is resumed, not taken for the
+  # training's completion.
   cat > "$dir/campaign.yaml" <<YAML
 name: bench-recovery-$1-$$
 template: $repo/templates/srun.sbatch.tmpl
@@ -230,7 +234,7 @@ vars: {script: $repo/examples/trainer/train.py, script_args: $train_args $2}
 slurm: {nodes: 2, ntasks_per_node: 1, time: "$job_time"${lead:+, signal_lead: $lead}${chain:+, array: \"1-8%1\"}}
 checkpoint: {layout: glob, complete_marker: COMPLETE}
 heartbeat: {steady_timeout: 8s}
-target: {steps: $target}
+target: {steps: $(steps_of "$2")}
 YAML
   local t0 t1
   start_filler
@@ -308,16 +312,17 @@ declare -A clean_of
 # One case with mlsup and, with --book, the book's way: fault NAME TRAINER-ARGS [INJECTOR]; the
 # sticky case marks the lowest node bad for its runs.
 fault() {
-  local way fn label wall n gaps rs
+  local way fn label wall n gaps rs length
+  length=$(steps_of "$2")  # a fault's lost time is against the clean run (clean*) of its length
   for way in mlsup ${book:+book}; do
     fn=campaign label=$1
     [ "$way" = mlsup ] || { fn=book_campaign label=$1/book; }
     [ "$1" != sticky ] || : > "$MLSUP_FAULT_DIR/sticky-bad/$bad"
     read -r wall n gaps rs < <("$fn" "$1$i-$way" "$2" "${3:-}")
     rm -f "$MLSUP_FAULT_DIR/sticky-bad/$bad"
-    [ "$1" != clean ] && [ "$1" != clean2400 ] || clean_of[$way]=$wall
+    [[ $1 != clean* ]] || clean_of[$way/$length]=$wall
     [ "$1" != schedule ] || schedule_of[$way]=$([ "$gaps" = no-result ] && echo none || echo "$wall")
-    row "$label" "$wall" "$([ "$1" = clean ] || [ "$1" = clean2400 ] || echo "${clean_of[$way]:-}")" "$n" "$gaps" "$rs"
+    row "$label" "$wall" "$([[ $1 == clean* ]] || echo "${clean_of[$way/$length]:-}")" "$n" "$gaps" "$rs"
   done
 }
 # With --schedule: the goodput of each way's clean and faulty run (ideal work: steps x step_seconds).
@@ -328,7 +333,7 @@ goodput() {
 ideal, clean = map(float, sys.argv[2:4])
 faulty = "no result" if sys.argv[4] == "none" else "%.2f" % (ideal / float(sys.argv[4]))
 print("goodput %-5s (%.0f s of ideal work / wall): clean %.2f, under the fault schedule %s" % (sys.argv[1], ideal, ideal / clean, faulty))' \
-      "$way" "$(echo "$steps * $step_seconds" | bc)" "${clean_of[$way]}" "${schedule_of[$way]}"
+      "$way" "$(echo "$steps * $step_seconds" | bc)" "${clean_of[$way/$steps]}" "${schedule_of[$way]}"
   done
 }
 declare -A schedule_of
@@ -351,11 +356,8 @@ run_case() {
     powerloss) fault powerloss "" freeze_node_at_150 ;;
     timelimit)
       # Its own clean run of the same length (no limit for the book either), then the limited one.
-      local -A short_clean
-      for way in mlsup ${book:+book}; do short_clean[$way]=${clean_of[$way]:-}; done
       book_time=00:10:00 fault clean2400 "--steps 2400"
-      job_time=00:02:00 lead=30s book_time=00:02:00 fault timelimit "--steps 2400"
-      for way in mlsup ${book:+book}; do clean_of[$way]=${short_clean[$way]}; done ;;
+      job_time=00:02:00 lead=30s book_time=00:02:00 fault timelimit "--steps 2400" ;;
   esac
 }
 for c in ${cases//,/ }; do
