@@ -134,7 +134,8 @@ class CliClient final : public Client {
         if (dot == std::string_view::npos || dot + 1 >= step.size() || !std::isdigit(static_cast<unsigned char>(step[dot + 1])))
           continue;  // the batch and extern steps stay
         auto done = scancel({"--signal=KILL", std::string(step)});
-        if (!done && done.error().kind != ErrorKind::UnknownJob) return done;  // a step that ended meanwhile is fine
+        // a step that ended, or began to end, meanwhile is fine
+        if (!done && done.error().kind != ErrorKind::UnknownJob && !already_over(done.error())) return done;
       }
       return {};
     });

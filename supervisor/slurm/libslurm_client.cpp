@@ -123,7 +123,9 @@ class LibslurmClient final : public Client {
 
   Result<void> kill_steps(JobId id) override {
     std::lock_guard lock(mutex_);
-    return kill(id, SIGKILL, KILL_STEPS_ONLY);
+    auto done = kill(id, SIGKILL, KILL_STEPS_ONLY);
+    if (!done && already_over(done.error())) return {};  // its steps are ending already
+    return done;
   }
 
   Result<void> hold(JobId id) override { return update(id, [](job_desc_msg_t& d) { d.priority = 0; }); }

@@ -168,6 +168,10 @@ ErrorKind classify_message(std::string_view message) {
   return ErrorKind::Other;
 }
 
+bool already_over(const Error& e) {
+  return e.code == ESLURM_ALREADY_DONE || e.message.find("already completing or completed") != std::string::npos;
+}
+
 std::vector<Job> with_ids(const std::vector<Job>& jobs, const std::vector<JobId>& ids) {
   std::vector<Job> out;
   for (const auto& job : jobs)

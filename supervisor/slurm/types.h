@@ -91,6 +91,10 @@ ErrorKind classify_errno(int code);
 // Sorts an error message of sbatch/scontrol into an ErrorKind (for the command-line backend).
 ErrorKind classify_message(std::string_view message);
 
+// True when a signal or cancel was refused because the job or step is ending or has ended already
+// (ESLURM_ALREADY_DONE, "Job/step already completing or completed"): for a kill, the wanted outcome.
+bool already_over(const Error& e);
+
 // The jobs whose id, or array id, is in ids.
 std::vector<Job> with_ids(const std::vector<Job>& jobs, const std::vector<JobId>& ids);
 

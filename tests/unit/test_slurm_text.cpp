@@ -70,6 +70,14 @@ TEST_CASE("controller trouble is transient, a wrong request is not, and neither 
   CHECK(classify_message("scancel: error: Invalid job id 99") == ErrorKind::UnknownJob);
 }
 
+TEST_CASE("a kill refused because the step is ending already is no failure; other refusals are") {
+  // scancel's words when a step it lists ends before the signal reaches it
+  CHECK(already_over(Error{ErrorKind::Other, 0, "error: Kill job error on job step id 41.2: Job/step already completing or completed"}));
+  CHECK(already_over(Error{ErrorKind::Other, ESLURM_ALREADY_DONE, "Job/step already completing or completed"}));
+  CHECK_FALSE(already_over(Error{ErrorKind::PermissionDenied, ESLURM_ACCESS_DENIED, "Access/permission denied"}));
+  CHECK_FALSE(already_over(Error{ErrorKind::Unreachable, 0, "Unable to contact slurm controller"}));
+}
+
 TEST_CASE("sbatch's answer: a job id, or a sorted error") {
   mlsup::edges::ProcessResult ok{.started = true, .exit_code = 0, .out = "4242\n"};
   CHECK(parse_sbatch_result(ok).value() == 4242u);
