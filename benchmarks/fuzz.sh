@@ -4,11 +4,13 @@
 # edges found, the crashes and the hangs. Each crash is copied into tests/fuzz/crashes/<target>/, where
 # ctest replays it from then on (see tests/fuzz/crashes/README.md). Exits 1 when any target crashed.
 #
-#   benchmarks/fuzz.sh [TARGET...] [--runs N | --seconds S]
+#   benchmarks/fuzz.sh [TARGET...] [--runs N | --seconds S] [--resume]
 #
 # TARGET: config, template, scontrol, ... (the NAME of tests/fuzz/fuzz_NAME.cpp); none = all of them.
 # --runs N: about N executions per target (default 1000000). --seconds S: at most S seconds per target
-# (alone, S seconds whatever the executions; --seconds 30 is a quick look).
+# (alone, S seconds whatever the executions; --seconds 30 is a quick look). --resume: go on from a
+# target's earlier findings in build-fuzz/out/<target>/ (AFL++ keeps its queue and its count of
+# executions, so --runs stays the total), for a long run cut short.
 #
 # Needs the Debian package afl++ (installed when missing). Everything goes into build-fuzz/: the
 # harnesses built with ASan and UBSan (MLSUP_SANITIZE) in cmake/, AFL++'s findings in out/<target>/.
@@ -29,11 +31,13 @@ build=build-fuzz
 runs=1000000
 runs_given=""
 seconds=""
+resume=""
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs=$2; runs_given=1; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
+    --resume) resume=1; shift ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
@@ -127,9 +131,14 @@ scratch_dir() {
 }
 
 fuzz_one() {
-  local target=$1 out="$build/out/$1" limit=() input=() started scratch
+  local target=$1 out="$build/out/$1" limit=() input=() started scratch seeds="tests/fuzz/corpus/$1"
   scratch=$(scratch_dir "$target")
-  rm -rf "$out" "$scratch"
+  if [ -n "$resume" ] && [ -f "$out/default/fuzzer_stats" ]; then
+    seeds=-  # AFL++'s in-place resume: its queue, and its stats (execs_done) carried on
+  else
+    rm -rf "$out"
+  fi
+  rm -rf "$scratch"
   mkdir -p "$out" "$scratch"
   [ -n "$seconds" ] && [ -z "$runs_given" ] || limit+=(-E "$runs")
   [ -z "$seconds" ] || limit+=(-V "$seconds")
@@ -139,8 +148,8 @@ fuzz_one() {
     AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
     ASAN_OPTIONS=abort_on_error=1:symbolize=0:detect_leaks=0:malloc_context_size=0:quarantine_size_mb=16 \
     UBSAN_OPTIONS=abort_on_error=1:halt_on_error=1:print_stacktrace=1 \
-    afl-fuzz -i "tests/fuzz/corpus/$target" -o "$out" "${limit[@]}" -t 2000 -- "$build/cmake/fuzz/fuzz_$target" "${input[@]}" \
-    >"$out/afl.log" 2>&1 || { tail -20 "$out/afl.log" >&2; echo "fuzz.sh: afl-fuzz failed on $target" >&2; return 1; }
+    afl-fuzz -i "$seeds" -o "$out" "${limit[@]}" -t 2000 -- "$build/cmake/fuzz/fuzz_$target" "${input[@]}" \
+    >>"$out/afl.log" 2>&1 || { tail -20 "$out/afl.log" >&2; echo "fuzz.sh: afl-fuzz failed on $target" >&2; return 1; }
   local stats="$out/default/fuzzer_stats" crashes
   crashes=$(keep_crashes "$target" "$out/default/crashes")
   printf '%-14s %10s %9s %7s %7s %8s %6s %7s\n' "$target" "$(stat "$stats" execs_done)" "$(stat "$stats" execs_per_sec)" \
