@@ -1,6 +1,6 @@
 // A submitted attempt's job as the query shows it: gone or ended (reconcile_ending.cpp), suspended,
 // cancelled and still there, pending (wait, relax an exclusion, alert) or running (its heartbeat,
-// judged on mlsup's clock). Pure (engine/reconcile.h).
+// judged on mlsup's clock; or its batch host lost, a node fault). Pure (engine/reconcile.h).
 #include <algorithm>
 
 #include "decide/pending.h"
@@ -109,6 +109,17 @@ void tell_pending_reason(Pass& p, const AttemptState& a, const slurm::Job& job) 
                        {"reason", "the job waits in Slurm's queue: " + job.reason}});
 }
 
+// A --no-kill job whose batch host failed: Slurm took the node out and killed the batch script, and
+// keeps the job RUNNING on the others with nothing to run in it. Nothing in the job can recover, so
+// it ends as a node fault: the batch host excluded, the job cancelled, a new job submitted.
+void batch_host_lost(Pass& p, const AttemptState& a, const slurm::Job& job) {
+  const std::string reason = "the batch host " + job.batch_host + " of job " + std::to_string(job.job_id) +
+                             " failed: Slurm removed it from the job, which runs on " + job.nodes +
+                             " without its batch script (a --no-kill job)";
+  p.add(intent::Exclude{a.number, decide::Blamed{job.batch_host, reason}, p.wall() + static_cast<double>(p.c.policy.exclusion_ttl.count()), {}});
+  p.add(intent::Cancel{a, decide::EndClass::NodeFail, reason + "; it is cancelled and the next job excludes the node"});
+}
+
 }  // namespace
 
 void pending(Pass& p, const AttemptState& a, const slurm::Job& job) {
@@ -150,6 +161,7 @@ void watch(Pass& p, const AttemptState& a, const std::vector<slurm::Job>& jobs) 
     return;
   }
   if (job->state == slurm::JobState::Pending) return pending(p, a, *job);
+  if (slurm::batch_host_lost(*job)) return batch_host_lost(p, a, *job);
   if (job->state == slurm::JobState::Running) return running(p, a, *job);
 }
 

@@ -48,6 +48,7 @@ Job to_job(job_info_t& j) {
   if (WIFSIGNALED(j.exit_code)) job.exit_signal = WTERMSIG(j.exit_code);
   job.nodes = text(j.nodes);
   job.excluded_nodes = text(j.exc_nodes);
+  job.batch_host = text(j.batch_host);
   job.node_count = j.num_nodes;
   job.user_id = j.user_id;
   job.submit_time = j.submit_time;

@@ -97,6 +97,7 @@ Job job_from_record(const Record& r) {
   if (exit.size() > 1) j.exit_signal = static_cast<int>(number(exit[1]));
   j.nodes = field(r, "NodeList");
   j.excluded_nodes = field(r, "ExcNodeList");
+  j.batch_host = field(r, "BatchHost");
   j.node_count = number(field(r, "NumNodes"));
   j.user_id = number(field(r, "UserId").substr(field(r, "UserId").find('(') + 1));
   j.submit_time = when(field(r, "SubmitTime"));

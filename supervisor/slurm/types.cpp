@@ -168,6 +168,12 @@ ErrorKind classify_message(std::string_view message) {
   return ErrorKind::Other;
 }
 
+bool batch_host_lost(const Job& job) {
+  if (job.state != JobState::Running || job.batch_host.empty() || job.nodes.empty()) return false;
+  const auto nodes = expand_hostlist(job.nodes);
+  return std::find(nodes.begin(), nodes.end(), job.batch_host) == nodes.end();
+}
+
 bool already_over(const Error& e) {
   return e.code == ESLURM_ALREADY_DONE || e.message.find("already completing or completed") != std::string::npos;
 }

@@ -38,6 +38,7 @@ struct Job {
   int exit_signal = 0;                     // the signal that ended it, 0 if none
   std::string nodes;                       // allocated nodes, Slurm hostlist form ("n[1-2]")
   std::string excluded_nodes;              // ExcNodeList
+  std::string batch_host;                  // the node its batch script runs on (BatchHost), once started
   std::uint32_t node_count = 0;
   std::uint32_t user_id = 0;
   std::time_t submit_time = 0, start_time = 0, end_time = 0;
@@ -90,6 +91,11 @@ ErrorKind classify_errno(int code);
 
 // Sorts an error message of sbatch/scontrol into an ErrorKind (for the command-line backend).
 ErrorKind classify_message(std::string_view message);
+
+// True when a running job's batch host is no longer among its nodes: Slurm removed the failed node
+// from a --no-kill job and killed the batch script with it, yet keeps the job RUNNING on the others
+// with nothing left to run in it (until its time limit).
+bool batch_host_lost(const Job& job);
 
 // True when a signal or cancel was refused because the job or step is ending or has ended already
 // (ESLURM_ALREADY_DONE, "Job/step already completing or completed"): for a kill, the wanted outcome.

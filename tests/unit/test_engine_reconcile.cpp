@@ -241,6 +241,27 @@ TEST_CASE("reconcile: a running job silent past the steady timeout is a hang, wi
   CHECK(hang.stale[0].node == "n1");
 }
 
+TEST_CASE("reconcile: a running job whose batch host Slurm removed is a node fault: the host excluded, the job cancelled") {
+  EngineFixture f;
+  const CampaignState s = with({submitted(1, 42)});
+  World w = world();
+  slurm::Job j = job(42, slurm::JobState::Running);
+  j.nodes = "n[2-3]";  // a --no-kill job on n[1-3] after n1, its batch host, failed
+  j.batch_host = "n1";
+  w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{j});
+  const auto r = decide(s, w, f.config);
+  REQUIRE(kinds(r.intents) == "Status Exclude Cancel");
+  CHECK(std::get<engine::intent::Exclude>(r.intents[1]).blamed.node == "n1");
+  CHECK(std::get<engine::intent::Cancel>(r.intents[2]).why == decide::EndClass::NodeFail);
+  j.nodes = "n[1-3]";  // the batch host still in the job: watched as usual
+  w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{j});
+  CHECK(kinds(decide(s, w, f.config).intents) == "Status");
+  j.nodes = "n[2-3]";
+  j.batch_host = "";  // a job record that does not say
+  w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{j});
+  CHECK(kinds(decide(s, w, f.config).intents) == "Status");
+}
+
 TEST_CASE("reconcile: chain mode, an attempt handed to the array") {
   EngineFixture f;
   AttemptState a = submitted(2, 40);

@@ -70,6 +70,22 @@ TEST_CASE("controller trouble is transient, a wrong request is not, and neither 
   CHECK(classify_message("scancel: error: Invalid job id 99") == ErrorKind::UnknownJob);
 }
 
+TEST_CASE("a running job has lost its batch host when the host is no longer among its nodes") {
+  Job j;
+  j.state = JobState::Running;
+  j.nodes = "n[2-3]";
+  j.batch_host = "n1";
+  CHECK(batch_host_lost(j));
+  j.nodes = "n[1,3]";
+  CHECK_FALSE(batch_host_lost(j));
+  j.nodes = "n[2-3]";
+  j.state = JobState::Failed;  // an ended job is judged by its ending
+  CHECK_FALSE(batch_host_lost(j));
+  j.state = JobState::Running;
+  j.batch_host = "";
+  CHECK_FALSE(batch_host_lost(j));
+}
+
 TEST_CASE("a kill refused because the step is ending already is no failure; other refusals are") {
   // scancel's words when a step it lists ends before the signal reaches it
   CHECK(already_over(Error{ErrorKind::Other, 0, "error: Kill job error on job step id 41.2: Job/step already completing or completed"}));
@@ -97,7 +113,7 @@ TEST_CASE("sbatch's answer: a job id, or a sorted error") {
 TEST_CASE("scontrol -o records become jobs and nodes") {
   const auto records = parse_records(
       "JobId=17 ArrayJobId=15 ArrayTaskId=2 JobName=demo UserId=root(0) JobState=FAILED Reason=NonZeroExitCode "
-      "Comment=mlsup:demo:3 ExitCode=3:0 NodeList=n[1-2] ExcNodeList=n4 NumNodes=2 TimeLimit=1-00:00:00 "
+      "Comment=mlsup:demo:3 ExitCode=3:0 NodeList=n[1-2] ExcNodeList=n4 BatchHost=n1 NumNodes=2 TimeLimit=1-00:00:00 "
       "SubmitTime=2026-11-29T10:00:00 StartTime=2026-11-29T10:00:05 EndTime=Unknown StdOut=/logs/demo 17.out\n"
       "JobId=20 JobName=x UserId=alice(1001) JobState=PENDING Reason=ReqNodeNotAvail,_UnavailableNodes:n3 "
       "Comment=(null) ExitCode=0:9 TimeLimit=UNLIMITED\n");
@@ -111,6 +127,7 @@ TEST_CASE("scontrol -o records become jobs and nodes") {
   CHECK(a.comment == "mlsup:demo:3");
   CHECK(a.nodes == "n[1-2]");
   CHECK(a.excluded_nodes == "n4");
+  CHECK(a.batch_host == "n1");
   CHECK(a.node_count == 2u);
   CHECK(a.user_id == 0u);
   CHECK(a.time_limit_minutes == 1440u);
@@ -120,6 +137,7 @@ TEST_CASE("scontrol -o records become jobs and nodes") {
   const Job b = job_from_record(records[1]);
   CHECK(b.user_id == 1001u);
   CHECK(b.comment == "");
+  CHECK(b.batch_host == "");
   CHECK(b.exit_signal == 9);
   CHECK(b.reason == "ReqNodeNotAvail,_UnavailableNodes:n3");
   CHECK_FALSE(b.time_limit_minutes.has_value());
