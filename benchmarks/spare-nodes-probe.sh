@@ -10,6 +10,9 @@
 #                                                         survivor + the spare, after each way of ending
 #                                                         the dead step
 #   rank-order                                            which rank runs on which node of a step
+#   plain-srun                                            a plain `srun` inside a --no-kill job, steered by
+#                                                         the environment onto chosen nodes, in a chosen rank
+#                                                         order, beside a step that holds their CPUs
 #   step-scancel-long step-scancel-overlap-long           (not in the default list) the same, watched
 #                                                         for 150 s / with a step 1 that lives 60 s
 # Each job holds 3 nodes (2 CPUs each, all of them used by a step): the training's step runs on the
@@ -221,6 +224,33 @@ rank_order() {
   SLURM_HOSTFILE=$work/hosts srun -n2 --distribution=arbitrary bash -c 'echo "  rank $SLURM_PROCID on $SLURMD_NODENAME"' | sort
 }
 
+# A plain `srun` (no node or task options, as the shipped templates start the training), two tasks
+# per node, inside a --no-kill job of 3 nodes while step 0 holds n1 and n2: the environment alone
+# (SLURM_HOSTFILE, SLURM_DISTRIBUTION=arbitrary, SLURM_OVERLAP, the node and task counts and node
+# list) puts ranks 0-1 on n3 and 2-3 on n1, at once.
+plain_srun() {
+  cat > "$work/plain.sh" <<'SH'
+#!/bin/bash
+nodes=($(scontrol show hostnames "$SLURM_JOB_NODELIST"))
+srun -N2 -n4 -w "${nodes[0]},${nodes[1]}" sleep 20 &
+sleep 2
+printf '%s\n' "${nodes[2]}" "${nodes[2]}" "${nodes[0]}" "${nodes[0]}" > "$WORK/hosts2"
+t0=$(date +%s.%N)
+# shellcheck disable=SC2016  # expanded by the task's shell
+SLURM_HOSTFILE=$WORK/hosts2 SLURM_DISTRIBUTION=arbitrary SLURM_OVERLAP=1 SLURM_NNODES=2 SLURM_JOB_NUM_NODES=2 \
+  SLURM_NTASKS=4 SLURM_NPROCS=4 SLURM_TASKS_PER_NODE="2(x2)" SLURM_JOB_NODELIST="${nodes[2]},${nodes[0]}" \
+  SLURM_NODELIST="${nodes[2]},${nodes[0]}" \
+  srun bash -c 'echo "  rank $SLURM_PROCID (local $SLURM_LOCALID) on $SLURMD_NODENAME, SLURM_NTASKS=$SLURM_NTASKS"' | sort
+echo "  srun rc ${PIPESTATUS[0]}, $(python3 -c "import time,sys; print(round(time.time()-float(sys.argv[1]),1))" "$t0") s after it was started; steps then:"
+squeue -s -j "$SLURM_JOB_ID" -h -o '    %i %N'
+kill %1 2>/dev/null; wait
+SH
+  echo "plain srun, hostfile ($n3 $n3 $n1 $n1), while step 0 holds $n1,$n2:"
+  WORK=$work sbatch --wait --export=ALL -N3 -w "$n1,$n2,$n3" --ntasks-per-node=2 -c1 --no-kill --no-requeue \
+    -o "$work/plain.out" "$work/plain.sh" >/dev/null
+  grep -v -e '^srun: ' -e '^slurmstepd' "$work/plain.out"
+}
+
 run_one() {
   echo "== $1"
   case $1 in
@@ -236,6 +266,7 @@ run_one() {
     step-overlap) new_step wait --overlap ;;
     step-scancel-overlap) new_step scancel --overlap ;;
     rank-order) rank_order ;;
+    plain-srun) plain_srun ;;
     step-scancel-long) new_step scancel "" 0 150 ;;
     step-scancel-overlap-long) new_step scancel --overlap 60 75 ;;
     *) echo "unknown scenario $1" >&2; return 2 ;;
@@ -243,7 +274,7 @@ run_one() {
 }
 
 [ $# -gt 0 ] || set -- crash-nokill crash-kill freeze-nokill freeze-kill batchhost-crash \
-  batchhost-freeze step-wait step-scancel step-killtasks step-overlap step-scancel-overlap rank-order
+  batchhost-freeze step-wait step-scancel step-killtasks step-overlap step-scancel-overlap rank-order plain-srun
 echo "cluster $SLURM_CONF: $(scontrol show config | grep -E '^(SLURM_VERSION|SlurmdTimeout|KillWait|MessageTimeout) ' | awk '{printf "%s=%s ", $1, $3}')"
 echo "nodes ${nodes[*]}; sacct $([ "$sacct_ok" = 1 ] && echo available || echo 'not available (no accounting)')"
 for s in "$@"; do run_one "$s"; done
