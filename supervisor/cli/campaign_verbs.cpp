@@ -94,7 +94,8 @@ json attempt_json(const engine::AttemptState& a) {
           {"relaxed", a.relaxed}, {"cancel_class", class_or_null(a.cancel_reason)}, {"ended", a.ended},
           {"class", class_or_null(a.end_class)},
           {"end_step", a.ended && a.end_step >= 0 ? json(a.end_step) : json(nullptr)},
-          {"submit_failures", a.failed_submissions}, {"submissions", a.submissions}};
+          {"submit_failures", a.failed_submissions}, {"submissions", a.submissions}, {"in_job", a.in_job},
+          {"step_nodes", a.step_nodes}};
 }
 
 // Every attempt, oldest first.

@@ -22,6 +22,7 @@ struct SlurmSettings {
   std::string array;                  // array spec text; "" for one job per attempt
   std::optional<ArraySpec> array_spec;
   Seconds chain_start_wait{60};         // a chain task waits this long at its start for its attempt's values
+  int spare_nodes = 0;                  // nodes the job holds beyond the training's, to restart on inside it
   std::vector<std::string> extra_args;  // more sbatch options, passed as they are
   std::string backend = "auto";         // how mlsup talks to Slurm: auto | libslurm | cli
 };

@@ -53,6 +53,9 @@ const std::vector<KeySpec>& table() {
        "sbatch --array, e.g. \"1-10%1\" to chain ten jobs; \"\" = one job per attempt"},
       {"slurm.chain_start_wait", Kind::Duration, [](Config& c) -> Field { return &c.slurm.chain_start_wait; },
        "how long a chain task waits at its start for the values mlsup prepares for its attempt"},
+      {"slurm.spare_nodes", Kind::Int, [](Config& c) -> Field { return &c.slurm.spare_nodes; },
+       "nodes the job holds beyond the training's (sbatch --nodes=N+K --no-kill): a failed or hung node's "
+       "training restarts inside the job on a spare, without a new submission", 0},
       {"slurm.extra_args", Kind::StringList, [](Config& c) -> Field { return &c.slurm.extra_args; },
        "more sbatch options, each one argument, e.g. [\"--account=ml\", \"--qos=high\"]"},
       {"slurm.backend", Kind::Choice, [](Config& c) -> Field { return &c.slurm.backend; },

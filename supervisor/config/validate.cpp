@@ -191,6 +191,12 @@ const std::vector<Rule>& rules() {
          return "\"" + c.slurm.array + "\" lets tasks run side by side; mlsup supervises one training as a chain of "
                 "tasks, one at a time: end it with %1 (e.g. \"1-10%1\")";
        }},
+      {"slurm.spare_nodes",
+       [](const Config& c) -> std::optional<std::string> {
+         if (c.slurm.spare_nodes == 0 || c.slurm.array.empty()) return std::nullopt;
+         return "spare nodes and a chain (slurm.array) do not go together: a chain's next task is a new job "
+                "already; set one of them";
+       }},
       {"slurm.extra_args", check_extra_args},
       {"checkpoint.step_regex", check_step_regex},
       {"checkpoint.dir", check_checkpoint_owner, true},

@@ -65,10 +65,16 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::Submit& i) 
     intent["chain"] = true;
     intent["chain_job"] = *i.chain_job;
   }
+  if (i.in_job) {
+    intent["in_job"] = *i.in_job;
+    intent["step_nodes"] = i.step_nodes;
+  }
   if (auto ok = record("submit-intent", intent); !ok) return ok;
   crash_point("after-intent");
   const AttemptState a = state().attempts.back();
   if (i.queued) return hand_over(a, *i.queued, i.before);
+  if (i.in_job) return hand_over_in_job(a, *i.in_job, i.step_nodes);
+  if (i.stop_job) write_spare_values(AttemptState{}, *i.stop_job, {});  // the old job waits for no hand-over
   return send(a);
 }
 

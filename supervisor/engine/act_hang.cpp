@@ -3,6 +3,7 @@
 // Before the timeout, the nodes the other ranks wait on are probed first: one proven silent makes
 // it a hang at once; answered, nothing is done.
 // The probe is read here, not in observe: it only means something at the moment of the hang.
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 
@@ -89,7 +90,10 @@ util::Result<void> Campaign::hang(const CampaignState& s, const intent::Hang& i,
   for (const auto& e : blame_exclusions(s, a.number, decide::EndClass::Hang, decide::hang_evidence(nodes, i.stale, *silent),
                                         config_, edges_.now()))
     if (auto ok = act(s, e); !ok) return ok;
-  return act(s, intent::Cancel{a, decide::EndClass::Hang, reason});
+  // Spare nodes: the job outlives the hung run, unless its batch host (where the job's loop runs) is silent.
+  const bool host_silent = std::find(silent->begin(), silent->end(), i.job.batch_host) != silent->end();
+  const bool in_job = config_.slurm.spare_nodes > 0 && !i.job.batch_host.empty() && !host_silent;
+  return act(s, intent::Cancel{a, decide::EndClass::Hang, reason, in_job});
 }
 
 }  // namespace mlsup::engine

@@ -145,6 +145,9 @@ class Campaign {
   // Journals the requests waiting in the requests folder, oldest first (engine/act_lifecycle.cpp).
   util::Result<void> take_requests();
   util::Result<void> act(const CampaignState& s, const intent::Lift& i);
+  // Spare nodes (engine/act_spares.cpp): a job's claim of an attempt, its values written again.
+  util::Result<void> act(const CampaignState& s, const intent::StepClaimed& i);
+  util::Result<void> act(const CampaignState& s, const intent::SpareValues& i);
 
   // A fact: the record appended, then told as the event (the record's fields and extra).
   util::Result<void> fact(const std::string& type, const nlohmann::json& fields, const std::string& what,
@@ -163,6 +166,10 @@ class Campaign {
   // Looks at the template file and keeps what submissions render from (engine/template_snapshot.cpp);
   // false when no template has ever rendered.
   bool take_template();
+  // Spare nodes (engine/act_spares.cpp): attempt a's values for the job that runs it on nodes (number 0:
+  // none comes, the job ends); the hand-over of a to the running job (its old run's steps killed first).
+  void write_spare_values(const AttemptState& a, slurm::JobId job, const std::vector<std::string>& nodes);
+  util::Result<void> hand_over_in_job(const AttemptState& a, slurm::JobId job, const std::vector<std::string>& nodes);
   // Chain mode (engine/act_chain.cpp): the next attempt's values for the queued task, and its exclusions.
   void write_chain_values(const AttemptState& a, const std::string& resume_from);
   util::Result<void> hand_over(const AttemptState& a, const slurm::Job& queued, const std::vector<std::string>& before);

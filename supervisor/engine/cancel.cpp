@@ -11,6 +11,7 @@
 
 namespace mlsup::engine {
 namespace fs = std::filesystem;
+using nlohmann::json;
 
 namespace {
 
@@ -33,9 +34,17 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::Cancel& i) 
   if (auto ok = journal::write_atomically(config_.state_dir + "/fenced/" + std::to_string(a.number), i.reason + "\n"); !ok)
     return ok;
   const std::string cls(decide::class_name(i.why));
-  auto ok = fact("cancel-intent", {{"attempt", a.number}, {"job_id", id}, {"class", cls}, {"reason", i.reason}},
-                 "cancelling", {{"fenced", true}});
+  json fields = {{"attempt", a.number}, {"job_id", id}, {"class", cls}, {"reason", i.reason}};
+  if (i.steps_only) fields["steps_only"] = true;
+  auto ok = fact("cancel-intent", fields, "cancelling", {{"fenced", true}});
   if (!ok) return ok;
+  if (i.steps_only) {  // spare nodes: the attempt's run is killed; the job runs on for the next attempt
+    if (auto held = hold(kSlurmCallBound); !held) return held;
+    if (auto killed = edges_.slurm->kill_steps(id); !killed)
+      event("steps-kill-failed", {{"attempt", a.number}, {"job_id", id}, {"detail", killed.error().message},
+                                  {"decision", "the next attempt's hand-over kills them again"}});
+    return {};
+  }
   memory_.cancel = {};
   send_cancel(a, i.why);
   return {};

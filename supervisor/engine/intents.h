@@ -14,6 +14,7 @@
 #include "decide/first_evidence.h"
 #include "engine/chain.h"
 #include "engine/state.h"
+#include "render/spares.h"
 #include "slurm/types.h"
 
 namespace mlsup::engine {
@@ -41,6 +42,9 @@ struct Submit {
   std::optional<slurm::Job> queued;         // chain mode: the task that runs it
   std::optional<slurm::JobId> chain_job;    // chain mode: the array
   std::vector<std::string> before;          // chain mode: the previous attempt's exclusions
+  std::optional<slurm::JobId> in_job;       // spare nodes: the running job that runs it, on step_nodes
+  std::vector<std::string> step_nodes;
+  std::optional<slurm::JobId> stop_job;     // spare nodes: the previous job, which cannot run it, ends
 };
 
 // sbatch for an attempt whose intent is journaled and that no job carries yet.
@@ -101,6 +105,18 @@ struct Cancel {
   AttemptState attempt;
   decide::EndClass why = decide::EndClass::Failed;
   std::string reason;
+  bool steps_only = false;  // spare nodes: kill the attempt's run (the job's steps); the job runs the next
+};
+
+// Spare nodes: the job took the attempt (its claim).
+struct StepClaimed {
+  int attempt = 0;
+  render::SpareClaim claim;
+};
+
+// Spare nodes: the attempt's values for the job that runs it (next.env), again until it is claimed.
+struct SpareValues {
+  AttemptState attempt;
 };
 
 // Send an intended cancel again: the job is still there.
@@ -194,6 +210,7 @@ using Intent = std::variant<intent::Report, intent::Prune, intent::Submit, inten
                             intent::End, intent::Finish, intent::Hang, intent::Cancel, intent::ResendCancel,
                             intent::Relax, intent::PendingAlert, intent::Claimed, intent::PatchQueued,
                             intent::ChainExhausted, intent::ChainValues, intent::Status, intent::TakeRequest,
-                            intent::Hold, intent::Release, intent::AskToStop, intent::Lift, intent::ClearSwitch>;
+                            intent::Hold, intent::Release, intent::AskToStop, intent::Lift, intent::ClearSwitch,
+                            intent::StepClaimed, intent::SpareValues>;
 
 }  // namespace mlsup::engine

@@ -14,10 +14,11 @@ namespace {
 
 // What a submission decides from: the template, the checkpoints, the nodes (for the exclusion cap)
 // and, in chain mode, the previous attempt's array (a queued task runs the next attempt).
-void for_submission(Needs& n, const CampaignState& s, const World& w, const AttemptState* previous) {
+void for_submission(Needs& n, const CampaignState& s, const World& w, const AttemptState* previous, const config::Config& c) {
+  const bool spare = c.slurm.spare_nodes > 0;  // the previous job may run it: its record and the nodes' states
   n.template_text = n.checkpoints = true;
-  n.nodes = !decide::excluded_nodes(s.ledger, w.now.wall, -1).empty();
-  n.chain = previous && previous->chain && previous->job_id;
+  n.nodes = spare || !decide::excluded_nodes(s.ledger, w.now.wall, -1).empty();
+  n.chain = previous && (previous->chain || spare) && previous->job_id;
 }
 
 // What an ending decides from: the heartbeat's last word, the checkpoints, the nodes' evidence.
@@ -44,7 +45,7 @@ Needs needs(const CampaignState& s, const World& w, const Memory& m, const confi
     Memory asked = m;  // submit_due may take a wait from the journal: the pass's memory is reconcile's to change
     const bool due = !a || (s.awaiting_submit && submit_due(s, asked, w.now));
     const bool closed = w.window && !w.window->open;  // nothing is submitted outside the window
-    if (due && !w.kill_switch && !closed) for_submission(n, s, w, a);
+    if (due && !w.kill_switch && !closed) for_submission(n, s, w, a, c);
     n.chain = n.chain || (a && a->chain && a->job_id && (s.paused || a->held || closed));  // the queued tasks a pause holds
     return n;
   }
@@ -65,7 +66,11 @@ Needs needs(const CampaignState& s, const World& w, const Memory& m, const confi
   if (!job || slurm::is_final(job->state)) {
     for_ending(n);
     n.accounting = n.end_record = !job && !a->cancel_reason;  // forgotten: how it ended, from the other sources
-  } else if (job->state == slurm::JobState::Running && !a->cancel_reason) {
+  } else if (job->state == slurm::JobState::Running && c.slurm.spare_nodes > 0 && (a->steps_only || !a->cancel_reason)) {
+    n.spare = true;  // the job's claim of the attempt, and the end of its run
+    if (a->steps_only || (w.spare_end && spare_run_failed(*w.spare_end, c))) for_ending(n);
+  }
+  if (job && job->state == slurm::JobState::Running && !a->cancel_reason) {
     n.heartbeat = true;
     const bool other = m.attempt != a->number;  // reconcile's focus() starts such a memory afresh
     n.checkpoints = a->chain && chain_refresh_due(other ? Memory{} : m, c, w.now.mono);

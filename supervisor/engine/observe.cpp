@@ -3,6 +3,7 @@
 // the checkpoints, the node states, the heartbeat files, a chain's claim, a finished job's output
 // and the SPANK plugin's records.
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <map>
 
@@ -14,6 +15,7 @@
 #include "render/chain.h"
 #include "render/contract.h"
 #include "render/end_record.h"
+#include "render/spares.h"
 #include "slurm/srun_messages.h"
 #include "util/files.h"
 #include "util/strings.h"
@@ -63,6 +65,16 @@ slurm::Job ended_job(const AttemptState& a, const World& w) {
   if (w.jobs && *w.jobs)
     if (const auto* job = watched_job(a, **w.jobs)) return *job;
   return slurm::Job{.job_id = a.task_job_id.value_or(a.job_id.value_or(0))};
+}
+
+// An exit status as a spare-node job's loop writes it ("137\n"); nullopt while incomplete.
+std::optional<int> parse_status(const std::string& text) {
+  if (text.empty() || text.back() != '\n') return std::nullopt;
+  const auto t = util::trim(text);
+  int v = 0;
+  const auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (ec != std::errc() || ptr != t.data() + t.size()) return std::nullopt;
+  return v;
 }
 
 }  // namespace
@@ -149,6 +161,12 @@ bool Campaign::read_sources(const CampaignState& s, const Needs& n, World& w) {
     const auto text = util::read_file(render::chain_dir(config_) + "/claims/" + std::to_string(a->number) + "/task");
     w.claim = parse_claim(text.value_or(""));
     w.claim_read = true;
+  }
+  if (want(n.spare, w.spare_read)) {
+    const std::string at = render::spares_dir(config_) + "/claims/" + std::to_string(a->number);
+    w.spare_claim = render::parse_spare_claim(util::read_file(at + "/task").value_or(""));
+    w.spare_end = parse_status(util::read_file(at + "/end").value_or(""));
+    w.spare_read = true;
   }
   return read;
 }

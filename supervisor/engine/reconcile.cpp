@@ -185,6 +185,14 @@ void submit(Pass& p, int number) {
       return;
     }
     sub.queued = next_task(**p.w.chain, previous->task_job_id.value_or(0));
+  } else if (p.c.slurm.spare_nodes > 0 && previous && previous->job_id && p.w.chain) {
+    if (!*p.w.chain) {  // ask again next pass rather than submit beside a job that may run it
+      p.report("slurm-unavailable", {{"attempt", number}, {"detail", p.w.chain->error().message},
+                                     {"decision", "ask again before submitting anything"}});
+      return;
+    }
+    place_in_job(p, *previous, **p.w.chain, sub);
+    if (sub.in_job) return p.add(std::move(sub));
   }
   if (!sub.queued && !p.w.template_text) return;  // no template has rendered yet: told, looked at again next pass
   if (sub.queued) {

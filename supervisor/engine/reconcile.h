@@ -58,4 +58,11 @@ std::optional<intent::TakeRequest> next_request(const CampaignState& s, const st
 // The job of attempt a in a job query's answer: its job, or in chain mode the task that claimed it.
 const slurm::Job* watched_job(const AttemptState& a, const std::vector<slurm::Job>& jobs);
 
+// Spare nodes (reconcile_spares.cpp): The nodes of the next run: the previous run's (in rank order) with each one that is bad or gone from
+// the job replaced by a spare of the job; the first good ones when the previous are not known; nullopt
+// when the spares do not suffice.
+std::optional<std::vector<std::string>> spare_step_nodes(const std::vector<std::string>& previous,
+                                                         const std::vector<std::string>& job_nodes,
+                                                         const std::vector<std::string>& bad, int needed);
+
 }  // namespace mlsup::engine

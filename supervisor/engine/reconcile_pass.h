@@ -10,6 +10,11 @@
 namespace mlsup::engine {
 // True when next.env is due the newest checkpoint again (chain mode, every 10 polls, 10 s at least).
 bool chain_refresh_due(const Memory& m, const config::Config& c, double mono);
+// Spare nodes: a run of the script that ended with this status failed, and the job waits for the next
+// attempt (0 and the do-not-retry code end the job itself, and are judged from its ending).
+inline bool spare_run_failed(int status, const config::Config& c) {
+  return status != 0 && status != c.policy.no_retry_exit_code;
+}
 }  // namespace mlsup::engine
 
 namespace mlsup::engine::reconcile_parts {
@@ -53,6 +58,13 @@ void forgotten(Pass& p, const AttemptState& a, slurm::JobId id);
 
 // Chain mode: an attempt handed to the array that no task has claimed yet (reconcile_chain.cpp).
 void watch_chain(Pass& p, const AttemptState& a, const std::vector<slurm::Job>& jobs);
+
+// Spare nodes (reconcile_spares.cpp): an attempt whose job runs: its claim, and its run's end (true:
+// it ended, decided).
+bool watch_in_job(Pass& p, const AttemptState& a, const slurm::Job& job);
+// The next attempt into the previous attempt's running job (sub.in_job, on its survivors and a spare),
+// or, when it cannot, that job told to end (sub.stop_job) and a new one submitted.
+void place_in_job(Pass& p, const AttemptState& previous, const std::vector<slurm::Job>& jobs, intent::Submit& sub);
 
 // The lifecycle verbs' pause or cancel, when one is asked for (reconcile_lifecycle.cpp): true when it
 // decided the pass (the phases below are not looked at).

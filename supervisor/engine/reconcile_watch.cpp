@@ -155,6 +155,9 @@ void watch(Pass& p, const AttemptState& a, const std::vector<slurm::Job>& jobs) 
   if (!job) return forgotten(p, a, id);
   p.add(intent::Status{*job});
   if (slurm::is_final(job->state)) return end(p, a, *job, false, a.chain && chain_goes_on(jobs, id));
+  if (p.c.slurm.spare_nodes > 0 && job->state == slurm::JobState::Running && !slurm::batch_host_lost(*job) &&
+      watch_in_job(p, a, *job))
+    return;
   note_suspension(p, job->state);
   if (a.cancel_reason) {
     if (p.m.cancel.sent == 0 || p.mono() >= p.m.cancel.next_at) p.add(intent::ResendCancel{a, *a.cancel_reason});

@@ -29,6 +29,11 @@ void on_submit_intent(CampaignState& s, const JournalRecord& r) {
   a.intent_time = r.time;
   a.chain = r.data.value("chain", false);
   if (const auto chain_job = r.data.value("chain_job", 0u)) a.job_id = chain_job;  // the next task of a queued chain
+  if (const auto job = r.data.value("in_job", 0u)) {  // spare nodes: the job that ran the attempt before runs it
+    a.job_id = job;
+    a.in_job = true;
+    a.step_nodes = r.data.value("step_nodes", std::vector<std::string>{});
+  }
   s.attempts.push_back(std::move(a));
   s.awaiting_submit = false;
   s.resume_point.clear();  // taken by this submission
@@ -67,7 +72,18 @@ void on_chain_exhausted(CampaignState& s, const JournalRecord& r) {
 }
 
 void on_cancel_intent(CampaignState& s, const JournalRecord& r) {
-  if (auto* a = attempt(s, r.data)) a->cancel_reason = decide::class_from_name(r.data.value("class", ""));
+  if (auto* a = attempt(s, r.data)) {
+    a->cancel_reason = decide::class_from_name(r.data.value("class", ""));
+    a->steps_only = r.data.value("steps_only", false);
+  }
+}
+
+// Spare nodes: the job took the attempt, on these nodes.
+void on_step_claimed(CampaignState& s, const JournalRecord& r) {
+  if (auto* a = attempt(s, r.data)) {
+    a->step_claimed = true;
+    a->step_nodes = r.data.value("nodes", std::vector<std::string>{});
+  }
 }
 
 // An attempt that got past the checkpoint it resumed from shows that checkpoint good.
@@ -196,6 +212,7 @@ const std::map<std::string, Apply>& appliers() {
       {"finished", on_finished},
       {"relaxed", on_relaxed},
       {"claimed", on_claimed},
+      {"step-claimed", on_step_claimed},
       {"chain-exhausted", on_chain_exhausted},
       {"resumed", on_resumed},
       {"paused", on_paused},

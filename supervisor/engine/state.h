@@ -34,6 +34,10 @@ struct AttemptState {
   int submissions = 0;                  // sbatch calls that went through for it (not adoptions, not chain hand-overs)
   bool chain = false;                   // a task of a job array (chain mode) runs this attempt
   std::optional<slurm::JobId> task_job_id;  // chain mode: the task that claimed the attempt
+  bool in_job = false;                  // spare nodes: handed to the job of the attempt before, still running
+  bool step_claimed = false;            // spare nodes: the job took it (its claim names the job and the nodes)
+  std::vector<std::string> step_nodes;  // spare nodes: the nodes it runs on, from the claim
+  bool steps_only = false;              // spare nodes: mlsup ended its run (killed its steps), not the job
   std::optional<decide::EndClass> cancel_reason;  // mlsup asked Slurm to cancel it, and why
   bool pending_alerted = false;                   // people were told it is stuck pending
   bool held = false;                    // mlsup holds its pending job (a pause)

@@ -12,6 +12,7 @@
 #include "engine/check.h"
 #include "engine/memory.h"
 #include "observe/node_records.h"
+#include "render/spares.h"
 #include "slurm/accounting.h"
 #include "slurm/srun_messages.h"
 #include "slurm/types.h"
@@ -40,7 +41,7 @@ struct World {
   bool template_read = false;                  // template_text was looked for this pass
   std::optional<JobsAnswer> jobs;              // the current attempt's job (in chain mode: its array)
   std::optional<JobsAnswer> by_tag;            // the jobs carrying the current attempt's tag
-  std::optional<JobsAnswer> chain;             // the previous attempt's array, before the next attempt
+  std::optional<JobsAnswer> chain;             // the previous attempt's array (spare nodes: its job), before the next attempt
   std::optional<std::map<std::string, std::string>> heartbeat;  // the watched attempt's heartbeat files
   std::optional<checkpoint::Scan> checkpoints;
   std::optional<slurm::Result<std::vector<slurm::Node>>> nodes;
@@ -48,6 +49,9 @@ struct World {
   std::optional<DiskUse> disk;                 // the checkpoint folder's file system, when it was looked at
   std::optional<Claim> claim;                  // chain mode: the task that claimed the attempt
   bool claim_read = false;
+  std::optional<render::SpareClaim> spare_claim;  // spare nodes: the job's claim of the attempt
+  std::optional<int> spare_end;                // spare nodes: the exit status of the attempt's run in the job
+  bool spare_read = false;
   // Accounting's records: of the watched job once the controller has forgotten it, or (no job yet,
   // after an sbatch of unknown outcome) of the jobs carrying the attempt's tag.
   std::optional<slurm::Result<slurm::Accounting>> accounting;
@@ -59,7 +63,7 @@ struct World {
 // The sources a pass reads (observe.cpp reads those not yet in the world).
 struct Needs {
   bool jobs = false, by_tag = false, chain = false, template_text = false, checkpoints = false, nodes = false,
-       heartbeat = false, ending = false, claim = false, accounting = false, end_record = false;
+       heartbeat = false, ending = false, claim = false, accounting = false, end_record = false, spare = false;
 };
 
 }  // namespace mlsup::engine

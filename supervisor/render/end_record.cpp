@@ -11,7 +11,7 @@ namespace {
 // then ends the shell by the same signal, so that Slurm sees what it would have without the trap.
 constexpr std::string_view kLines = R"(# mlsup: how this script ends (exit status, ending signal), for when Slurm has forgotten the job
 mlsup_end_record() {
-  [ -n "${SLURM_JOB_ID:-}" ] || return 0
+  [ -n "${SLURM_JOB_ID:-}" ] && [ -z "${MLSUP_STEP_BODY:-}" ] || return 0  # a spare-node job's run: its loop records
   mkdir -p @DIR@ 2>/dev/null
   { printf 'exit_code=%s\nsignal=%s\n' "$1" "$2" >@DIR@/."$SLURM_JOB_ID.$$" && mv -f @DIR@/."$SLURM_JOB_ID.$$" @DIR@/"$SLURM_JOB_ID"; } 2>/dev/null
 }

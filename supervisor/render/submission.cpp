@@ -9,6 +9,7 @@
 #include "render/directives.h"
 #include "render/end_record.h"
 #include "render/lint.h"
+#include "render/spares.h"
 #include "render/template.h"
 #include "util/strings.h"
 
@@ -77,9 +78,11 @@ util::Result<void> effective_shape(const Config& c, const Directives& d, Submiss
   return {};
 }
 
-// A chain's script is rendered once for all its tasks: a value of one attempt in it would be the
-// same in every task; the first such use in text is an error at its line and column.
-util::Result<void> no_attempt_values(const Config& c, std::string_view text, const Attempt& attempt) {
+// A chain's script is rendered once for all its tasks, a spare-node job's once for all the attempts it
+// runs: a value of one attempt in it would be the same in every one; the first such use in text is an
+// error at its line and column.
+util::Result<void> no_attempt_values(const Config& c, std::string_view text, const Attempt& attempt, std::string_view mode,
+                                     std::string_view runner) {
   auto vars = template_variables(c, attempt);
   const auto per_attempt = per_attempt_variables();
   for (const auto& [name, env] : per_attempt) vars.erase(name);
@@ -90,9 +93,9 @@ util::Result<void> no_attempt_values(const Config& c, std::string_view text, con
   if (hit == per_attempt.end()) return std::unexpected(e);
   return std::unexpected(util::Error{
       .file = e.file, .line = e.line, .column = e.column, .subject = e.subject,
-      .message = "a chain (slurm.array) renders the script once for all its tasks, so this would be attempt " +
-                 std::to_string(attempt.number) + "'s value in every one of them: read $" + hit->second +
-                 " instead, which each task sets for the attempt it takes"});
+      .message = std::string(mode) + " renders the script once for all its " + std::string(runner) +
+                 ", so this would be attempt " + std::to_string(attempt.number) + "'s value in every one of them: read $" +
+                 hit->second + " instead, which is set for the attempt each one runs"});
 }
 
 // Chain mode: the tasks take their attempt's values at their start, which needs a shell script.
@@ -102,7 +105,34 @@ util::Result<void> chain_mode(const Config& c, std::string_view text, const Atte
   if (util::starts_with(first, "#!") && !first.ends_with("sh") && !first.ends_with("bash"))
     return std::unexpected(script_error(c, 1, "#!", "\"" + first + "\": a chain (slurm.array) needs a shell batch script, "
                                                     "whose first lines take each task's attempt; start the program from one"));
-  return no_attempt_values(c, text, attempt);
+  return no_attempt_values(c, text, attempt, "a chain (slurm.array)", "tasks");
+}
+
+// The #! line's program and its arguments ("/bin/bash -l").
+std::string shell_of(const std::string& script) {
+  return std::string(util::trim(std::string_view(script).substr(2, script.find('\n') - 2)));
+}
+
+// Spare nodes: the script runs once per attempt inside the job, on the training's nodes (slurm.nodes or
+// the script's, else 1), which needs a shell script.
+util::Result<void> spare_mode(const Config& c, std::string_view text, const Attempt& attempt, const Directives& d,
+                              Submission& s) {
+  if (c.slurm.spare_nodes == 0) return {};
+  if (!shell_script(s.script))
+    return std::unexpected(script_error(c, 1, "#!", "slurm.spare_nodes needs a shell batch script, whose first lines "
+                                                    "run each attempt inside the job; start the program from one"));
+  s.spare_nodes = c.slurm.spare_nodes;
+  s.tasks_per_node = 1;
+  if (c.slurm.ntasks_per_node) {
+    s.tasks_per_node = *c.slurm.ntasks_per_node;
+  } else if (const auto* t = d.find("ntasks-per-node")) {
+    int v = 0;
+    const auto [ptr, ec] = std::from_chars(t->value.data(), t->value.data() + t->value.size(), v);
+    if (ec != std::errc() || ptr != t->value.data() + t->value.size() || v < 1)
+      return std::unexpected(script_error(c, t->line, "--ntasks-per-node", "\"" + t->value + "\" is not a task count"));
+    s.tasks_per_node = v;
+  }
+  return no_attempt_values(c, text, attempt, "spare nodes (slurm.spare_nodes)", "attempts in a job");
 }
 
 // The lines mlsup puts after the script's header: a shell script's end record, then (chain mode) the
@@ -110,6 +140,7 @@ util::Result<void> chain_mode(const Config& c, std::string_view text, const Atte
 void add_lines(const Config& c, Submission& s) {
   std::string lines = shell_script(s.script) ? end_record_lines(c) : "";
   if (s.array) lines += chain_preamble(c);
+  if (s.spare_nodes > 0) lines += spare_preamble(c, s.nodes, s.tasks_per_node, shell_of(s.script));
   if (!lines.empty()) s.script = insert_after_header(s.script, lines);
 }
 
@@ -133,6 +164,11 @@ void control_options(const Config& c, const Directives& d, const Attempt& attemp
   if (signal_in_config || !d.find("signal"))
     out.push_back("--signal=B:" + c.slurm.signal + "@" + std::to_string(c.slurm.signal_lead.count()));
   out.push_back("--no-requeue");
+  if (s.spare_nodes > 0) {  // the training's nodes and the spares, in a job that outlives a node
+    std::erase_if(out, [](const std::string& o) { return util::starts_with(o, "--nodes="); });
+    out.push_back("--nodes=" + std::to_string(s.nodes + s.spare_nodes));
+    out.push_back("--no-kill");
+  }
   if (!attempt.exclude.empty()) {
     std::vector<std::string> nodes = attempt.exclude;
     if (const auto* x = d.find("exclude")) nodes.insert(nodes.begin(), x->value);
@@ -162,6 +198,7 @@ util::Result<Submission> plan_submission(const Config& config, std::string_view 
   s.warnings = lint_template(config, template_text, *directives);
   if (auto ok = effective_shape(config, *directives, s); !ok) return std::unexpected(ok.error());
   if (auto ok = chain_mode(config, template_text, attempt, s); !ok) return std::unexpected(ok.error());
+  if (auto ok = spare_mode(config, template_text, attempt, *directives, s); !ok) return std::unexpected(ok.error());
   add_lines(config, s);
   s.tag = attempt.tag.empty() ? job_tag(config.name, kUnstarted, attempt.number) : attempt.tag;
   s.environment = job_environment(config, attempt);

@@ -22,6 +22,8 @@ struct Submission {
   int nodes = 1;                      // node count the job asks for (the least, for a range)
   std::optional<config::Seconds> time_limit;   // nullopt when neither config nor script sets one
   std::optional<config::ArraySpec> array;      // the effective --array, if any
+  int spare_nodes = 0;                // nodes asked for beyond `nodes` (slurm.spare_nodes)
+  int tasks_per_node = 1;             // spare nodes: the training's tasks on each of its nodes
   std::vector<util::Error> warnings;  // what sbatch would ignore or the config overrides (render/lint.h)
 };
 

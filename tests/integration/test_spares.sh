@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Jobs that outlive a node (sbatch --no-kill, what spare nodes build on), on the live cluster
-# (SlurmdTimeout=10): a --no-kill job whose batch host fails is kept RUNNING by Slurm on its other
-# nodes with nothing left in it; mlsup must end it as a node fault rather than leave it to its limit.
+# Spare nodes (slurm.spare_nodes) on the live cluster (SlurmdTimeout=10), with the test trainer: a
+# training node's crash or power loss is survived inside the same job (no new submission), and the
+# batch host's loss, which no job survives (Slurm keeps the --no-kill job RUNNING on its other nodes
+# with nothing left in it), ends the job as a node fault and a new job is submitted.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 require_cluster
@@ -14,9 +15,9 @@ batch_host_of() { scontrol -o show job "$1" | grep -o ' BatchHost=[^ ]*' | cut -
 job_running() { local j; j=$(job_of_attempt "$1"); [ -n "$j" ] && [ "$(job_state "$j")" = RUNNING ]; }
 job_avoids() { ! nodes_of "$1" | grep -qx "$2"; }
 
-scenario "a --no-kill job loses its batch host -> cancelled as a node fault, the host excluded, the next job completes exactly"
-new_campaign nokill-batch "--steps 300 --step-seconds 0.1 --ckpt-every 10"
-sed -i 's/^  nodes: 1$/  nodes: 2\n  extra_args: ["--no-kill"]/' "$CONF"
+scenario "2 nodes + 1 spare, the batch host crashes -> the job (--no-kill, running on without its batch script) is cancelled as a node fault, the host excluded, a new job completes exactly"
+new_campaign spare-batch "--steps 300 --step-seconds 0.1 --ckpt-every 10"
+sed -i 's/^  nodes: 1$/  nodes: 2\n  spare_nodes: 1/' "$CONF"
 start_campaign
 wait_until 90 heartbeat_at_least 30
 JOB=$(job_of_attempt 1)
@@ -35,6 +36,58 @@ wait_campaign 300
 check "campaign completed" [ "$RC" -eq 0 ]
 check "result equals a failure-free run's" result_is_exact
 wait_until 60 all_idle
+scenario_done
+
+scenario "2 nodes + 1 spare, a training node other than the batch host crashes -> the training restarts inside the same job on the spare, no new submission, exact result"
+new_campaign spare-crash "--steps 300 --step-seconds 0.1 --ckpt-every 10"
+sed -i 's/^  nodes: 1$/  nodes: 2\n  spare_nodes: 1/' "$CONF"
+start_campaign
+wait_until 90 heartbeat_at_least 30
+JOB=$(job_of_attempt 1)
+HOST=$(batch_host_of "$JOB")
+VICTIM=$(status_query "[n for n in next(a[\"step_nodes\"] for a in s[\"history\"] if a[\"number\"] == 1) if n != \"$HOST\"][0]")
+SPARE=$(nodes_of "$JOB" | grep -vx -e "$HOST" -e "$VICTIM")
+FAULT_AT=$(date +%s.%N)
+fault crash "$VICTIM"
+echo "crashed $VICTIM (the batch host is $HOST) of job $JOB ($(nodes_of "$JOB" | paste -sd,))"
+wait_until 120 job_running 2
+echo "attempt 2 runs in job $(job_of_attempt 2) $(seconds_since "$FAULT_AT") s after the crash"
+check "attempt 2 runs in the same job" [ "$(job_of_attempt 2)" = "$JOB" ]
+fault revive "$VICTIM" --timeout 30
+wait_campaign 300
+check "campaign completed" [ "$RC" -eq 0 ]
+check "one sbatch for the whole campaign" [ "$(sbatch_count)" -eq 1 ]
+check "attempt 2 ran on the survivor, which kept its rank, and the spare: not on the crashed node" \
+  [ "$(status_query 'next(a["step_nodes"] for a in s["history"] if a["number"] == 2)' | paste -sd,)" = "$HOST,$SPARE" ]
+check "result equals a failure-free run's" result_is_exact
+wait_until 60 all_idle
+scenario_done
+
+scenario "2 nodes + 1 spare, power loss of a training node other than the batch host -> the hang is found, the run's steps killed, the training restarts inside the same job on the spare, exact result"
+STEADY_TIMEOUT=5s SAVE_TIMEOUT=8s new_campaign spare-freeze "--steps 300 --step-seconds 0.1 --ckpt-every 10"
+sed -i 's/^  nodes: 1$/  nodes: 2\n  spare_nodes: 1/' "$CONF"
+start_campaign
+wait_until 90 heartbeat_at_least 30
+JOB=$(job_of_attempt 1)
+HOST=$(batch_host_of "$JOB")
+VICTIM=$(status_query "[n for n in next(a[\"step_nodes\"] for a in s[\"history\"] if a[\"number\"] == 1) if n != \"$HOST\"][0]")
+SPARE=$(nodes_of "$JOB" | grep -vx -e "$HOST" -e "$VICTIM")
+FAULT_AT=$(date +%s.%N)
+fault freeze "$VICTIM"
+echo "froze $VICTIM (the batch host is $HOST) of job $JOB ($(nodes_of "$JOB" | paste -sd,))"
+wait_until 120 job_running 2
+echo "attempt 2 runs in job $(job_of_attempt 2) $(seconds_since "$FAULT_AT") s after the freeze"
+check "attempt 1 ended as a hang" [ "$(attempt_field 1 class)" = hang ]
+check "attempt 2 runs in the same job" [ "$(job_of_attempt 2)" = "$JOB" ]
+check "the frozen node is excluded" [ "$(excluded_nodes)" = "$VICTIM" ]
+fault revive "$VICTIM" --timeout 30
+wait_campaign 300
+check "campaign completed" [ "$RC" -eq 0 ]
+check "one sbatch for the whole campaign" [ "$(sbatch_count)" -eq 1 ]
+check "attempt 2 ran on the survivor, which kept its rank, and the spare" \
+  [ "$(status_query 'next(a["step_nodes"] for a in s["history"] if a["number"] == 2)' | paste -sd,)" = "$HOST,$SPARE" ]
+check "result equals a failure-free run's" result_is_exact
+wait_until 60 all_idle || scontrol update NodeName="$VICTIM" State=RESUME 2>/dev/null
 scenario_done
 
 finish

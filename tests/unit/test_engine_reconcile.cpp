@@ -455,3 +455,88 @@ TEST_CASE("reconcile: a pass that saw only a job waiting in the queue says so, a
 }
 
 }  // namespace mlsup::test
+
+namespace mlsup::test {
+namespace {
+
+// Spare nodes: attempt 1 of job 42 (n1, the batch host, and n2 train; n3 is the spare), running.
+CampaignState spare_campaign() {
+  AttemptState a = submitted(1, 42);
+  a.step_claimed = true;
+  a.step_nodes = {"n1", "n2"};
+  return with({a});
+}
+
+slurm::Job spare_job(std::string nodes) {
+  slurm::Job j = job(42, slurm::JobState::Running);
+  j.nodes = std::move(nodes);
+  j.batch_host = "n1";
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("spare nodes: the next run's nodes keep each rank where it was and put a spare where a node failed") {
+  using engine::spare_step_nodes;
+  using V = std::vector<std::string>;
+  CHECK(spare_step_nodes({"a", "b"}, {"a", "c"}, {}, 2) == V{"a", "c"});         // b left the job
+  CHECK(spare_step_nodes({"b", "a"}, {"a", "b", "c"}, {"b"}, 2) == V{"c", "a"});  // b's rank 0 moves, a keeps rank 1
+  CHECK(spare_step_nodes({"a", "b"}, {"a", "b", "c"}, {}, 2) == V{"a", "b"});     // nothing failed
+  CHECK_FALSE(spare_step_nodes({"a", "b"}, {"a", "b", "c"}, {"a", "b"}, 2));      // one spare for two
+  CHECK_FALSE(spare_step_nodes({"a", "b"}, {"a", "b", "c"}, {"c", "b"}, 2));      // the spare is bad too
+  CHECK(spare_step_nodes({}, {"a", "b", "c"}, {"a"}, 2) == V{"b", "c"});          // not known: the first good
+}
+
+TEST_CASE("spare nodes: a failed run in a job Slurm shrank ends the attempt as a node fault; the job goes on") {
+  EngineFixture f("", "slurm: {spare_nodes: 1}\n");
+  World w = world();
+  w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{spare_job("n[1,3]")});
+  w.spare_end = 137;
+  const auto r = decide(spare_campaign(), w, f.config);
+  REQUIRE(kinds(r.intents) == "Status End");
+  const auto& end = std::get<engine::intent::End>(r.intents[1]);
+  CHECK(end.fields["class"] == "node_fail");
+  CHECK(end.fields["action"] == "resubmit");
+  w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{spare_job("n[1-3]")});  // the run failed, its nodes are all there
+  CHECK(std::get<engine::intent::End>(decide(spare_campaign(), w, f.config).intents[1]).fields["class"] == "failed");
+  w.spare_end = 0;  // a run that succeeded ends the job itself: judged from the job's ending
+  CHECK(kinds(decide(spare_campaign(), w, f.config).intents) == "Status");
+}
+
+TEST_CASE("spare nodes: a hang's killed run ends the attempt as a hang while the job runs on") {
+  EngineFixture f("", "slurm: {spare_nodes: 1}\n");
+  CampaignState s = spare_campaign();
+  s.attempts[0].cancel_reason = decide::EndClass::Hang;
+  s.attempts[0].steps_only = true;
+  World w = world();
+  w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{spare_job("n[1-3]")});
+  const auto r = decide(s, w, f.config);
+  REQUIRE(kinds(r.intents) == "Status End");
+  CHECK(std::get<engine::intent::End>(r.intents[1]).fields["class"] == "hang");
+}
+
+TEST_CASE("spare nodes: the next attempt goes into the running job on the survivor and the spare, else to a new job") {
+  EngineFixture f("", "slurm: {spare_nodes: 1, nodes: 2}\n");
+  CampaignState s = spare_campaign();
+  s.attempts[0].ended = true;
+  s.awaiting_submit = true;
+  World w = world();
+  w.chain = engine::JobsAnswer(std::vector<slurm::Job>{spare_job("n[1,3]")});
+  w.nodes = slurm::Result<std::vector<slurm::Node>>(std::vector<slurm::Node>{});
+  auto r = decide(s, w, f.config);
+  REQUIRE(kinds(r.intents) == "Submit");
+  auto sub = std::get<engine::intent::Submit>(r.intents[0]);
+  CHECK(sub.attempt == 2);
+  CHECK(sub.in_job == slurm::JobId{42});
+  CHECK(sub.step_nodes == std::vector<std::string>{"n1", "n3"});
+  CHECK(sub.tag == s.attempts[0].tag);  // the job's own tag: a lost intent is adopted by it
+  w.chain = engine::JobsAnswer(std::vector<slurm::Job>{spare_job("n[1-2]")});  // n2 still in the job, but down
+  w.nodes = slurm::Result<std::vector<slurm::Node>>(std::vector<slurm::Node>{{.name = "n2", .state = "DOWN"}});
+  r = decide(s, w, f.config);
+  REQUIRE(kinds(r.intents) == "Report Submit");  // no spare left: a new job, the old one told to end
+  sub = std::get<engine::intent::Submit>(r.intents.back());
+  CHECK_FALSE(sub.in_job);
+  CHECK(sub.stop_job == slurm::JobId{42});
+}
+
+}  // namespace mlsup::test
