@@ -20,13 +20,18 @@
 # minute earlier still), so each job saves and ends early and the next resumes; it is compared with a
 # clean run of the same 2400 steps (row clean2400). The book's way gets the same limit and no signal
 # (Slurm kills the task at the limit).
-#   benchmarks/recovery.sh [--repeat N] [--chain] [--busy] [--book] [--schedule] [--cases LIST]
+#   benchmarks/recovery.sh [--repeat N] [--chain | --spares] [--busy] [--book] [--schedule] [--cases LIST]
 #                          [--slurmd-timeout S]
 # --cases: comma-separated, from clean, crash, sticky, hang, nodecrash, powerloss, timelimit
 #   (default: all but timelimit, which takes 5 minutes); a fault's lost time needs clean before it.
 # --slurmd-timeout: the private cluster's SlurmdTimeout (default 10); the header prints the cluster's.
 # --chain: the same campaigns as a chain (slurm.array "1-8%1"): the next attempt is a task already
 #   queued, so react ends at mlsup's handed-over event and queue at the task's claimed event.
+# --spares: the same campaigns with one spare node (slurm.spare_nodes: 1; the job holds 3 nodes): a
+#   failed or hung run restarts inside the same job when it can, so react ends at mlsup's handed-over
+#   event and queue at the job's claim of the next attempt; detect starts at the run's end as the job
+#   recorded it (spares/claims/<attempt>/end), or, for a run mlsup killed, at its attempt-ended event.
+#   Node faults hit the last node the training runs on, not the spare.
 # --busy: another workload keeps the cluster full. Before each campaign a filler (same user, its own
 #   job name, no mlsup tag in its comment, so mlsup never takes it for its own) takes every node but
 #   the two lowest with whole-node jobs of FILLER_SECONDS (20) s; once the campaign's job is queued it
@@ -50,18 +55,19 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
-repeat=1 chain="" busy="" book="" schedule="" steps=300 slurmd_timeout=10
+repeat=1 chain="" spares="" busy="" book="" schedule="" steps=300 slurmd_timeout=10
 cases=clean,crash,sticky,hang,nodecrash,powerloss
 while [ $# -gt 0 ]; do
   case $1 in
     --repeat) repeat=$2; shift 2 ;;
     --chain) chain=1; shift ;;
+    --spares) spares=1; shift ;;
     --busy) busy=1; shift ;;
     --book) book=1; shift ;;
     --schedule) schedule=1 steps=600; shift ;;
     --cases) cases=$2; shift 2 ;;
     --slurmd-timeout) slurmd_timeout=$2; shift 2 ;;
-    *) echo "usage: $0 [--repeat N] [--chain] [--busy] [--book] [--schedule] [--cases LIST] [--slurmd-timeout S]" >&2
+    *) echo "usage: $0 [--repeat N] [--chain | --spares] [--busy] [--book] [--schedule] [--cases LIST] [--slurmd-timeout S]" >&2
       exit 2 ;;
   esac
 done
@@ -109,14 +115,14 @@ filler_submit() {
   done
 }
 
-# With --busy: fills every node but the two lowest (the campaign's first job takes those, as on an
-# idle cluster), waits until those filler jobs run, then starts the loop (its pid in $work/filler.pid).
+# With --busy: fills every node but the two lowest (three with --spares: the campaign's first job
+# takes those, as on an idle cluster), waits until those filler jobs run, then starts the loop (its pid in $work/filler.pid).
 start_filler() {
   [ -n "$busy" ] || return 0
   local nodes others
   nodes=$(sinfo -h -N -o '%N' | sort -uV)
-  others=$(($(wc -l <<< "$nodes") - 2))
-  filler_submit "$others" -x "$(head -2 <<< "$nodes" | paste -sd,)"
+  others=$(($(wc -l <<< "$nodes") - 2 - ${spares:-0}))
+  filler_submit "$others" -x "$(head -$((2 + ${spares:-0})) <<< "$nodes" | paste -sd,)"
   until [ "$(squeue -h -n "$filler_name" -t R -o '%i' | wc -l)" -ge "$others" ]; do sleep 0.2; done
   filler_loop >/dev/null 2>&1 &
   echo $! > "$work/filler.pid"
@@ -147,12 +153,17 @@ def slurm(job, key):
     try: return time.mktime(time.strptime(f.get(key, ""), "%Y-%m-%dT%H:%M:%S"))
     except ValueError: return None
 ended, sub, hand, claim = at("attempt-ended"), at("submitted"), at("handed-over"), at("claimed")
+def run_end(n):  # spare nodes: the run'"'"'s end as the job recorded it
+    import glob, os
+    found = glob.glob(sys.argv[3] + "/.mlsup/*/spares/claims/%d/end" % n) if len(sys.argv) > 3 else []
+    return os.path.getmtime(found[0]) if found else None
 nxt = {n: hand.get(n + 1) or sub.get(n + 1) for n in ended}
 gaps = ["%.1f" % (nxt[n]["time"] - ended[n]["time"]) for n in sorted(ended) if nxt[n]]
 attempts = max([e["attempt"] for e in ev if "attempt" in e] or [0])
 def split(n):
     if nxt[n] is None: return None
-    end, seen = slurm(ended[n]["job_id"], "EndTime"), ended[n]["time"]
+    seen = ended[n]["time"]
+    end = (run_end(n) or seen) if n + 1 in hand and n + 1 not in sub else slurm(ended[n]["job_id"], "EndTime")
     start = claim[n + 1]["time"] if n + 1 in claim else slurm(sub.get(n + 1, {}).get("job_id"), "StartTime")
     if end is None or start is None: return "?"
     # Slurm'"'"'s times are whole seconds (truncated): a part that comes out below 0 is 0.
@@ -175,7 +186,11 @@ fault_node_when() {
   if [ -f "$dir/book" ]; then
     node=$(squeue -h -n "$(cat "$dir/book")" -t R -o %N | head -1)
   else
-    node=$("$mlsup" status "$dir/campaign.yaml" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["nodes"] or "")')
+    # the training's nodes: the run's own with spare nodes, else the job's
+    node=$("$mlsup" status "$dir/campaign.yaml" --json | python3 -c 'import json, sys
+s = json.load(sys.stdin)
+run = [a.get("step_nodes") for a in s["history"] if a["number"] == int(sys.argv[1])]
+print(",".join(run[0]) if run and run[0] else s["nodes"] or "")' "$attempt")
   fi
   node=$(scontrol show hostnames "$node" | tail -1)
   tests/cluster/fault.sh --dir "$cluster_dir" "$fault" "$node" >/dev/null 2>&1
@@ -231,7 +246,7 @@ campaign() {
 name: bench-recovery-$1-$$
 template: $repo/templates/srun.sbatch.tmpl
 vars: {script: $repo/examples/trainer/train.py, script_args: $train_args $2}
-slurm: {nodes: 2, ntasks_per_node: 1, time: "$job_time"${lead:+, signal_lead: $lead}${chain:+, array: \"1-8%1\"}}
+slurm: {nodes: 2, ntasks_per_node: 1, time: "$job_time"${lead:+, signal_lead: $lead}${chain:+, array: \"1-8%1\"}${spares:+, spare_nodes: 1}}
 checkpoint: {layout: glob, complete_marker: COMPLETE}
 heartbeat: {steady_timeout: 8s}
 target: {steps: $(steps_of "$2")}
@@ -243,7 +258,7 @@ YAML
   timeout -s KILL 300 "$mlsup" run "$dir/campaign.yaml" > "$dir/run.out" 2>&1
   t1=$(date +%s.%N)
   end_run "$dir"
-  "$mlsup" events "$dir/campaign.yaml" --json | summarise "$t0" "$t1"
+  "$mlsup" events "$dir/campaign.yaml" --json | summarise "$t0" "$t1" "$dir"
 }
 
 # The book's way (--book): runs one training (name, trainer arguments, optionally a fault to run
@@ -303,7 +318,7 @@ row() {
   printf '%-14s %6.1f %6s %8s  %-26s %s\n' "$1" "$2" "$lost" "$4" "$5" "$6"
 }
 
-echo "mode: $([ -n "$chain" ] && echo chain || echo single), $([ -n "$busy" ] && echo busy || echo idle) cluster," \
+echo "mode: $([ -n "$chain" ] && echo chain || { [ -n "$spares" ] && echo spares; } || echo single), $([ -n "$busy" ] && echo busy || echo idle) cluster," \
   "$(scontrol show config | awk '$1 == "SlurmdTimeout" { print $1 "=" $3 }')"
 [ -z "$book" ] || echo "rows */book: the book's way, measured beside each (--array=1-8%1 --requeue, no mlsup)"
 printf '%-14s %6s %6s %8s  %-26s %s\n' case wall lost attempts "ending->next submission" \

@@ -143,7 +143,9 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::Finish& i) 
     const auto [attempt, array] = *i.cancel_chain;
     const auto done = edges_.slurm->cancel(array);
     event("chain-cancelled", {{"attempt", attempt}, {"job_id", array},
-                              {"detail", done ? "the chain's remaining tasks are cancelled" : done.error().message}});
+                              {"detail", !done                          ? done.error().message
+                                         : config_.slurm.spare_nodes > 0 ? "the job, which would run the next attempt, is cancelled"
+                                                                         : "the chain's remaining tasks are cancelled"}});
   }
   return fact("finished", {{"code", i.code}, {"reason", i.reason}}, i.code == 0 ? "completed" : "stopped",
               {{"exit_code", i.code}, {"alert", true}});
