@@ -12,34 +12,6 @@ namespace {
 bool has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
 }  // namespace
-}  // namespace mlsup::engine
-
-namespace mlsup::engine::reconcile_parts {
-namespace {
-
-// The job's record with the attempt's run as its ending: state and exit status, on the run's nodes.
-slurm::Job run_ending(const slurm::Job& job, const AttemptState& a, slurm::JobState state, int status) {
-  slurm::Job j = job;
-  j.state = state;
-  j.exit_code = status;
-  j.exit_signal = 0;
-  if (!a.step_nodes.empty()) j.nodes = util::join(a.step_nodes, ",");
-  return j;
-}
-
-// Nodes a new run must not use: the exclusions, and the nodes Slurm keeps off or cannot reach.
-std::vector<std::string> unusable(const Pass& p, const std::vector<std::string>& exclude) {
-  std::vector<std::string> out = exclude;
-  if (p.w.nodes && *p.w.nodes)
-    for (const auto& n : **p.w.nodes)
-      if (n.kept_off() || n.not_responding) out.push_back(n.name);
-  return out;
-}
-
-}  // namespace
-}  // namespace mlsup::engine::reconcile_parts
-
-namespace mlsup::engine {
 
 std::optional<std::vector<std::string>> spare_step_nodes(const std::vector<std::string>& previous,
                                                          const std::vector<std::string>& job_nodes,
@@ -60,23 +32,42 @@ std::optional<std::vector<std::string>> spare_step_nodes(const std::vector<std::
   return out;
 }
 
-}  // namespace mlsup::engine
+namespace reconcile_parts {
+namespace {
 
-namespace mlsup::engine::reconcile_parts {
+// The job's record with the attempt's run as its ending: state and exit status, on the run's nodes.
+slurm::Job run_ending(const slurm::Job& job, const std::vector<std::string>& nodes, slurm::JobState state, int status) {
+  slurm::Job j = job;
+  j.state = state;
+  j.exit_code = status;
+  j.exit_signal = 0;
+  if (!nodes.empty()) j.nodes = util::join(nodes, ",");
+  return j;
+}
+
+// Nodes a new run must not use: the exclusions, and the nodes Slurm keeps off or cannot reach.
+std::vector<std::string> unusable(const Pass& p, const std::vector<std::string>& exclude) {
+  std::vector<std::string> out = exclude;
+  if (p.w.nodes && *p.w.nodes)
+    for (const auto& n : **p.w.nodes)
+      if (n.kept_off() || n.not_responding) out.push_back(n.name);
+  return out;
+}
+
+}  // namespace
 
 bool watch_in_job(Pass& p, const AttemptState& a, const slurm::Job& job) {
-  if (p.w.spare_claim && !a.step_claimed && p.w.spare_claim->job_id == job.job_id)
-    p.add(intent::StepClaimed{a.number, *p.w.spare_claim});
-  AttemptState run = a;
-  if (p.w.spare_claim && p.w.spare_claim->job_id == job.job_id) run.step_nodes = p.w.spare_claim->nodes;
+  const bool claimed = p.w.spare_claim && p.w.spare_claim->job_id == job.job_id;  // by this job
+  if (claimed && !a.step_claimed) p.add(intent::StepClaimed{a.number, *p.w.spare_claim});
+  const auto& nodes = claimed ? p.w.spare_claim->nodes : a.step_nodes;  // the run's
   const std::size_t before = p.out.size();
   if (a.steps_only) {
-    end(p, a, run_ending(job, run, slurm::JobState::Cancelled, 0), false);
+    end(p, a, run_ending(job, nodes, slurm::JobState::Cancelled, 0), false);
   } else if (p.w.spare_end && spare_run_failed(*p.w.spare_end, p.c)) {
     // Slurm took a node of the run out of the job (it failed, and killed the run with it): a node fault
     const auto now = slurm::expand_hostlist(job.nodes);
-    const bool lost = std::any_of(run.step_nodes.begin(), run.step_nodes.end(), [&](const auto& n) { return !has(now, n); });
-    end(p, a, run_ending(job, run, lost ? slurm::JobState::NodeFail : slurm::JobState::Failed, *p.w.spare_end), false);
+    const bool lost = std::any_of(nodes.begin(), nodes.end(), [&](const auto& n) { return !has(now, n); });
+    end(p, a, run_ending(job, nodes, lost ? slurm::JobState::NodeFail : slurm::JobState::Failed, *p.w.spare_end), false);
   } else {
     if (a.in_job && !a.step_claimed && !p.w.spare_claim) p.add(intent::SpareValues{a});  // again, until it is taken
     return false;
@@ -107,4 +98,5 @@ void place_in_job(Pass& p, const AttemptState& previous, const std::vector<slurm
   sub.tag = previous.tag;
 }
 
-}  // namespace mlsup::engine::reconcile_parts
+}  // namespace reconcile_parts
+}  // namespace mlsup::engine

@@ -88,11 +88,6 @@ mlsup_take_attempt() {
 mlsup_take_attempt
 )SH";
 
-void fill(std::string& text, std::string_view name, const std::string& value) {
-  for (auto at = text.find(name); at != std::string::npos; at = text.find(name, at + value.size()))
-    text.replace(at, name.size(), value);
-}
-
 bool header_line(std::string_view line) {
   const auto t = util::trim(line);
   return t.empty() || t.front() == '#';
@@ -112,12 +107,12 @@ std::string chain_values(const config::Config& config, const Attempt& attempt) {
 
 std::string chain_preamble(const config::Config& config) {
   std::string text(kPreamble);
-  fill(text, "@DIR@", util::shell_quote(chain_dir(config)));
-  fill(text, "@WAIT_TICKS@", std::to_string(config.slurm.chain_start_wait.count() * 5));
-  fill(text, "@HEARTBEAT_DIR@", util::shell_quote(config.heartbeat.dir));
-  fill(text, "@FAILED@", std::to_string(kClaimFailedExit));
-  fill(text, "@STRANDED@", std::to_string(kStrandedClaimSeconds));
-  fill(text, "@TRIES@", std::to_string(kClaimTries));
+  util::replace_all(text, "@DIR@", util::shell_quote(chain_dir(config)));
+  util::replace_all(text, "@WAIT_TICKS@", std::to_string(config.slurm.chain_start_wait.count() * 5));
+  util::replace_all(text, "@HEARTBEAT_DIR@", util::shell_quote(config.heartbeat.dir));
+  util::replace_all(text, "@FAILED@", std::to_string(kClaimFailedExit));
+  util::replace_all(text, "@STRANDED@", std::to_string(kStrandedClaimSeconds));
+  util::replace_all(text, "@TRIES@", std::to_string(kClaimTries));
   return text;
 }
 

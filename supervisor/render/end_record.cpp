@@ -35,8 +35,7 @@ std::string end_record_dir(const config::Config& config) { return config.state_d
 std::string end_record_lines(const config::Config& config) {
   std::string text(kLines);
   const std::string dir = util::shell_quote(end_record_dir(config));
-  for (auto at = text.find("@DIR@"); at != std::string::npos; at = text.find("@DIR@", at + dir.size()))
-    text.replace(at, 5, dir);
+  util::replace_all(text, "@DIR@", dir);
   return text;
 }
 

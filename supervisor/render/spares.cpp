@@ -77,11 +77,6 @@ if [ -z "${MLSUP_STEP_BODY:-}" ]; then
 fi
 )SH";
 
-void fill(std::string& text, std::string_view name, const std::string& value) {
-  for (auto at = text.find(name); at != std::string::npos; at = text.find(name, at + value.size()))
-    text.replace(at, name.size(), value);
-}
-
 }  // namespace
 
 std::string spares_dir(const config::Config& config) { return config.state_dir + "/spares"; }
@@ -98,15 +93,15 @@ std::string spare_preamble(const config::Config& config, int nnodes, int tasks_p
   std::string text(kPreamble);
   std::string signal = config.slurm.signal;
   if (util::starts_with(signal, "SIG")) signal = signal.substr(3);
-  fill(text, "@DIR@", util::shell_quote(spares_dir(config)));
-  fill(text, "@NNODES@", std::to_string(nnodes));
-  fill(text, "@TPN@", std::to_string(tasks_per_node));
-  fill(text, "@NTASKS@", std::to_string(nnodes * tasks_per_node));
-  fill(text, "@WAIT@", std::to_string(kHandoverWaitSeconds));
-  fill(text, "@SIGNAL@", signal);
-  fill(text, "@NO_RETRY@", std::to_string(config.policy.no_retry_exit_code));
-  fill(text, "@FAILED@", std::to_string(kClaimFailedExit));
-  fill(text, "@SHELL@", shell);
+  util::replace_all(text, "@DIR@", util::shell_quote(spares_dir(config)));
+  util::replace_all(text, "@NNODES@", std::to_string(nnodes));
+  util::replace_all(text, "@TPN@", std::to_string(tasks_per_node));
+  util::replace_all(text, "@NTASKS@", std::to_string(nnodes * tasks_per_node));
+  util::replace_all(text, "@WAIT@", std::to_string(kHandoverWaitSeconds));
+  util::replace_all(text, "@SIGNAL@", signal);
+  util::replace_all(text, "@NO_RETRY@", std::to_string(config.policy.no_retry_exit_code));
+  util::replace_all(text, "@FAILED@", std::to_string(kClaimFailedExit));
+  util::replace_all(text, "@SHELL@", shell);
   return text;
 }
 

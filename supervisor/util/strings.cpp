@@ -92,6 +92,12 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
   return best;
 }
 
+void replace_all(std::string& text, std::string_view name, std::string_view value) {
+  if (name.empty()) return;
+  for (auto at = text.find(name); at != std::string::npos; at = text.find(name, at + value.size()))
+    text.replace(at, name.size(), value);
+}
+
 std::string shell_quote(std::string_view s) {
   const auto safe = [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||

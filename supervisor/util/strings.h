@@ -28,6 +28,9 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
 // well-formed text comes back unchanged.
 std::string valid_utf8(std::string_view s);
 
+// Replaces every occurrence of name in text by value (the value's own text is not searched again).
+void replace_all(std::string& text, std::string_view name, std::string_view value);
+
 // Quotes s for POSIX sh: bare if it only has safe characters, else in single quotes.
 std::string shell_quote(std::string_view s);
 

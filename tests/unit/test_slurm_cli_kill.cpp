@@ -41,13 +41,18 @@ void stand_ins(const TempDir& dir, const std::string& already) {
                           "case \"$*\" in *41.0*) echo \"scancel: error: " + already + "\" >&2; exit 1 ;; esac\n");
 }
 
+// The command-line backend's kill_steps(41) against the stand-ins, step 0 answered with `already`.
+mlsup::slurm::Result<void> kill_steps_of_41(const TempDir& dir, const std::string& already) {
+  stand_ins(dir, already);
+  PathFirst path(dir.path());
+  return mlsup::slurm::make_cli_client()->kill_steps(41);
+}
+
 }  // namespace
 
 TEST_CASE("killing the steps: a step already ending is no failure, and the next step is still killed") {
   TempDir dir;
-  stand_ins(dir, "Kill job error on job step id 41.0: Job/step already completing or completed");
-  PathFirst path(dir.path());
-  const auto done = mlsup::slurm::make_cli_client()->kill_steps(41);
+  const auto done = kill_steps_of_41(dir, "Kill job error on job step id 41.0: Job/step already completing or completed");
   CHECK(done.has_value());
   CHECK(mlsup::util::read_file(dir.path() + "/asked").value_or("") ==
         "--verbose --signal=KILL 41.0\n--verbose --signal=KILL 41.1\n");
@@ -55,9 +60,7 @@ TEST_CASE("killing the steps: a step already ending is no failure, and the next 
 
 TEST_CASE("killing the steps: a refusal for another reason is a failure") {
   TempDir dir;
-  stand_ins(dir, "Kill job error on job step id 41.0: Access/permission denied");
-  PathFirst path(dir.path());
-  const auto done = mlsup::slurm::make_cli_client()->kill_steps(41);
+  const auto done = kill_steps_of_41(dir, "Kill job error on job step id 41.0: Access/permission denied");
   REQUIRE_FALSE(done.has_value());
   CHECK(done.error().kind == mlsup::slurm::ErrorKind::PermissionDenied);
 }
