@@ -6,8 +6,8 @@
 namespace mlsup::config {
 namespace {
 
-constexpr std::array<std::string_view, 8> kBudgetClasses{
-    "failed", "node_fail", "out_of_memory", "hang", "boot_fail", "timeout", "preempted", "planned_exit"};
+constexpr std::array<std::string_view, 9> kBudgetClasses{
+    "failed", "node_fail", "out_of_memory", "hang", "boot_fail", "timeout", "preempted", "planned_exit", "forgotten"};
 
 // The names notify.on may list.
 std::vector<std::string_view> alert_kind_names() {
@@ -113,6 +113,8 @@ const std::vector<KeySpec>& table() {
       {"policy.budgets.preempted", Kind::Budget, budget_field<6>, "restarts after preemption"},
       {"policy.budgets.planned_exit", Kind::Budget, budget_field<7>,
        "restarts after a clean exit short of target.steps"},
+      {"policy.budgets.forgotten", Kind::Budget, budget_field<8>,
+       "restarts after Slurm's controller forgot a job that never started or whose processes are gone"},
       {"policy.crash_loop_restarts", Kind::Int, [](Config& c) -> Field { return &c.policy.crash_loop_restarts; },
        "restarts in a row without step progress that stop the campaign", 1},
       {"policy.backoff_initial", Kind::Duration, [](Config& c) -> Field { return &c.policy.backoff_initial; },
@@ -214,6 +216,7 @@ Config defaults() {
       {"out_of_memory", {2, Seconds(6 * 3600)}}, {"hang", {5, Seconds(6 * 3600)}},
       {"boot_fail", {5, Seconds(6 * 3600)}}, {"timeout", unlimited},
       {"preempted", unlimited},              {"planned_exit", unlimited},
+      {"forgotten", {10, Seconds(6 * 3600)}},
   };
   return c;
 }

@@ -10,7 +10,7 @@ namespace {
 using enum EndClass;
 using A = Action;
 
-constexpr std::array<ClassRow, 16> kRows{{
+constexpr std::array<ClassRow, 17> kRows{{
     // class, name, action, exit code, budget, backoff, node related, counts for blame, reason
     {Completed, "completed", A::Finish, kCompleted, "", false, false, false, "the training completed"},
     {KillSwitch, "kill_switch", A::Stop, kStoppedBySwitch, "", false, false, false,
@@ -35,6 +35,9 @@ constexpr std::array<ClassRow, 16> kRows{{
      "record) says how it ended: nothing is submitted until a person decides"},
     {CancelRequested, "mlsup_cancel", A::Stop, kCancelled, "", false, false, false,
      "the campaign was cancelled with `mlsup cancel`"},
+    {Forgotten, "forgotten", A::Resubmit, 0, "forgotten", false, false, false,
+     "Slurm's controller forgot the job (a crash that lost its state?), which never started or whose processes are "
+     "gone"},
 }};
 
 constexpr bool in_enum_order() {

@@ -31,7 +31,8 @@ EndClass classify(const Ending& e) {
   if (e.cancelled_by_mlsup) return *e.cancelled_by_mlsup;
   if (e.vanished) {
     if (e.kill_switch) return EndClass::KillSwitch;
-    return e.target_reached ? EndClass::Completed : EndClass::EndUnknown;
+    if (e.target_reached) return EndClass::Completed;
+    return e.gone ? EndClass::Forgotten : EndClass::EndUnknown;
   }
   for (const auto& [state, cls] : kByState)
     if (state == e.state) return cls;

@@ -9,7 +9,7 @@ namespace mlsup::decide {
 
 enum class EndClass {
   Completed, KillSwitch, PlannedExit, NoRetry, Failed, Timeout, Preempted, NodeFail, OutOfMemory, BootFail,
-  Deadline, CancelledByPerson, Hang, Lost, EndUnknown, CancelRequested,
+  Deadline, CancelledByPerson, Hang, Lost, EndUnknown, CancelRequested, Forgotten,
 };
 
 // The class's name in events and the journal ("node_fail").
@@ -28,6 +28,7 @@ struct Ending {
   bool target_reached = false;                 // the step reached is at or past target.steps
   int no_retry_exit_code = 78;
   bool vanished = false;                       // Slurm forgot the job and no other source knows its end
+  bool gone = false;                           // ... and it never started, or its processes are shown gone
 };
 
 // The class of an ending.

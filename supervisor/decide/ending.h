@@ -24,6 +24,7 @@ struct EndingFacts {
   long long resume_step = 0;               // the step of the checkpoint it resumed from
   bool chain_goes_on = false;              // chain mode: the next task is queued already
   bool new_exclusion = false;              // a node was newly excluded for this ending
+  bool gone = false;                       // vanished, and it never started or its processes are shown gone
 };
 
 struct EndingVerdict {

@@ -3,6 +3,8 @@
 #include <array>
 #include <csignal>
 
+#include "slurm/scontrol_text.h"
+
 namespace mlsup::decide {
 namespace {
 
@@ -16,7 +18,9 @@ std::optional<Recalled> from_accounting(slurm::JobId id, const Witnesses& w) {
 
 std::optional<Recalled> from_inside(EndSource source, const std::optional<ExitSeen>& seen) {
   if (!seen) return std::nullopt;
-  return Recalled{source, state_of_exit(*seen), seen->exit_code, seen->signal};
+  const JobState state = state_of_exit(*seen);
+  if (state == JobState::Unknown) return std::nullopt;
+  return Recalled{source, state, seen->exit_code, seen->signal};
 }
 
 std::optional<Recalled> from_plugin(slurm::JobId, const Witnesses& w) { return from_inside(EndSource::PluginRecord, w.batch_exit); }
@@ -51,8 +55,23 @@ std::optional<Recalled> recall_ending(slurm::JobId id, const Witnesses& w) {
 }
 
 JobState state_of_exit(const ExitSeen& e) {
-  if (e.signal == SIGTERM) return JobState::Timeout;
+  if (e.signal == SIGTERM) return e.slurm_said.value_or(JobState::Unknown);
   return e.signal == 0 && e.exit_code == 0 ? JobState::Completed : JobState::Failed;
+}
+
+std::optional<JobState> ended_by(std::string_view scontrol_record) {
+  const auto records = slurm::parse_records(scontrol_record);
+  if (records.empty()) return std::nullopt;
+  const auto& r = records.front();
+  const auto preempted = r.find("PreemptTime");
+  if (preempted != r.end() && !preempted->second.empty() && preempted->second != "None") return JobState::Preempted;
+  const slurm::Job job = slurm::job_from_record(r);
+  for (const JobState shown : {JobState::Timeout, JobState::Preempted, JobState::Cancelled})
+    if (job.state == shown) return shown;
+  if (job.start_time <= 0 || job.end_time <= 0) return std::nullopt;
+  if (!job.time_limit_minutes) return JobState::Cancelled;  // no time limit to reach
+  const auto limit = static_cast<std::time_t>(*job.time_limit_minutes) * 60;
+  return job.end_time - job.start_time >= limit - 1 ? JobState::Timeout : JobState::Cancelled;
 }
 
 }  // namespace mlsup::decide

@@ -18,10 +18,12 @@ enum class EndSource { Accounting, PluginRecord, EndRecord };
 // The source's name in the `ended` record and its event ("accounting", "plugin_record", "end_record").
 std::string_view source_name(EndSource s);
 
-// An exit seen from inside the job: its code, or the signal that ended it.
+// An exit seen from inside the job: its code, or the signal that ended it, and what Slurm said of the
+// job when a SIGTERM came (nullopt: not asked, or no answer).
 struct ExitSeen {
   int exit_code = 0;
   int signal = 0;
+  std::optional<slurm::JobState> slurm_said;  // Timeout, Preempted or Cancelled
 };
 
 // What each source said; an absent one knows nothing.
@@ -43,8 +45,14 @@ struct Recalled {
 // job it still shows running does not count).
 std::optional<Recalled> recall_ending(slurm::JobId id, const Witnesses& w);
 
-// The state an exit seen from inside stands for: 0 completed, SIGTERM (a time limit, a preemption or a
-// person's cancel: inside they look alike) a time limit, any other code or signal a failure.
+// The state an exit seen from inside stands for: 0 completed, any other code or signal a failure, but
+// SIGTERM (a time limit, a preemption or a cancel: inside they look alike) what Slurm said of the job
+// then, and Unknown when it said nothing (the source does not know the end).
 slurm::JobState state_of_exit(const ExitSeen& e);
+
+// What Slurm's record of a job (`scontrol -o show job`, asked as SIGTERM came) says ended it: PREEMPTED
+// when it was preempted, TIMEOUT when it ran to its time limit, else CANCELLED (a person, an admin);
+// nullopt for a record that says neither (no StartTime or EndTime).
+std::optional<slurm::JobState> ended_by(std::string_view scontrol_record);
 
 }  // namespace mlsup::decide

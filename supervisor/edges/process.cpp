@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -51,21 +52,23 @@ void wire_standard_fds(int in_fd, int out_fd, int err_fd) {
   for (int target = 0; target < 3; ++target) ::dup2(spares[target], target);
 }
 
-// In the child: wires the pipes and execs; never returns. Reports exec failures through err_fd.
-[[noreturn]] void exec_child(const ProcessRequest& r, int out_fd, int err_fd, std::vector<std::string>& argv,
-                             std::vector<std::string>& env) {
+// In the child: writes "mlsup-exec: <what> <name>: <errno's text>" to stderr with write(2) alone.
+void exec_failure(const char* what, const char* name) {
+  const char* parts[] = {"mlsup-exec: ", what, name, ": ", std::strerror(errno), "\n"};
+  for (const char* part : parts) [[maybe_unused]] auto n = ::write(STDERR_FILENO, part, std::strlen(part));
+}
+
+// In the child: wires the pipes and execs; never returns. Reports exec failures through err_fd. It
+// allocates nothing: another thread of this process may have held the allocator's lock at the fork.
+[[noreturn]] void exec_child(const char* working_dir, int out_fd, int err_fd, char* const* argv, char* const* env) {
   wire_standard_fds(::open("/dev/null", O_RDONLY | O_CLOEXEC), out_fd, err_fd);
   ::setpgid(0, 0);
-  if (!r.working_dir.empty() && ::chdir(r.working_dir.c_str()) != 0) {
-    const std::string msg = "mlsup-exec: cannot enter " + r.working_dir + ": " + std::strerror(errno) + "\n";
-    [[maybe_unused]] auto n = ::write(STDERR_FILENO, msg.data(), msg.size());
+  if (*working_dir && ::chdir(working_dir) != 0) {
+    exec_failure("cannot enter ", working_dir);
     ::_exit(127);
   }
-  auto cargv = c_strings(argv);
-  auto cenv = c_strings(env);
-  ::execvpe(cargv[0], cargv.data(), cenv.data());
-  const std::string msg = "mlsup-exec: cannot run " + argv[0] + ": " + std::strerror(errno) + "\n";
-  [[maybe_unused]] auto n = ::write(STDERR_FILENO, msg.data(), msg.size());
+  ::execvpe(argv[0], argv, env);
+  exec_failure("cannot run ", argv[0]);
   ::_exit(127);
 }
 
@@ -143,6 +146,8 @@ ProcessResult run_process(const ProcessRequest& request) {
   }
   auto argv = request.argv;
   auto env = child_environment(request.env_add);
+  const auto cargv = c_strings(argv);
+  const auto cenv = c_strings(env);
   const auto deadline = Clock::now() + request.timeout;
   const pid_t pid = ::fork();
   if (pid < 0) {
@@ -150,10 +155,11 @@ ProcessResult run_process(const ProcessRequest& request) {
     for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) ::close(fd);
     return result;
   }
-  if (pid == 0) exec_child(request, out_pipe[1], err_pipe[1], argv, env);
+  if (pid == 0) exec_child(request.working_dir.c_str(), out_pipe[1], err_pipe[1], cargv.data(), cenv.data());
   ::setpgid(pid, pid);  // as the child does, so that a kill at once reaches its group
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
+  if (request.on_start) request.on_start(pid);
   int status = 0;
   // The deadline holds after the pipes close too: a child may close its output and run on.
   const bool ended = drain(out_pipe[0], err_pipe[0], result.out, result.err, deadline) && reap(pid, status, deadline);
@@ -166,6 +172,23 @@ ProcessResult run_process(const ProcessRequest& request) {
   }
   read_status(status, result);
   return result;
+}
+
+std::optional<long long> process_start_ticks(int pid) {
+  if (pid <= 0) return std::nullopt;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(in, text)) return std::nullopt;
+  const auto close = text.rfind(')');  // the name, in parentheses, may hold spaces
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream fields(text.substr(close + 1));
+  std::string state, skip;
+  fields >> state;  // field 3; the start time is field 22
+  for (int field = 4; field < 22 && fields >> skip; ++field) {
+  }
+  long long ticks = 0;
+  if (state == "Z" || state == "X" || !(fields >> ticks)) return std::nullopt;
+  return ticks;
 }
 
 // Opens /dev/null on each of fd 0, 1 and 2 that is closed. Called in order, each open takes the

@@ -1,6 +1,8 @@
 #pragma once
 // Runs a program with an argv vector (never through a shell) and collects what it printed.
 #include <chrono>
+#include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +16,9 @@ struct ProcessRequest {
   // The child and its process group are killed (SIGKILL) this long after the start, whether or not
   // they still hold the output pipes open.
   std::chrono::milliseconds timeout{std::chrono::seconds(60)};
+  // Called in this process once the child exists (its pid), before its output is read: a caller
+  // that must be able to find the child again (sbatch) records it here.
+  std::function<void(int pid)> on_start;
 };
 
 struct ProcessResult {
@@ -28,6 +33,11 @@ struct ProcessResult {
 
 // Runs the request to completion (or its timeout, which bounds the call); blocking.
 ProcessResult run_process(const ProcessRequest& request);
+
+// When process pid of this host started, in clock ticks since boot (/proc/PID/stat); nullopt when no
+// such process runs (or only its zombie is left). With the pid, it tells a process from a later one
+// that reuses the number.
+std::optional<long long> process_start_ticks(int pid);
 
 // Opens /dev/null on each of the standard fds (0, 1, 2) that is closed, so that no pipe or file
 // opened later takes its number; for the start of main().

@@ -7,7 +7,9 @@
 
 #include "engine/campaign.h"
 #include "engine/reconcile.h"
+#include "edges/process.h"
 #include "journal/atomic_file.h"
+#include "journal/lease.h"
 #include "render/submission.h"
 #include "slurm/sbatch.h"
 #include "util/files.h"
@@ -99,19 +101,50 @@ util::Result<void> Campaign::send(const AttemptState& a) {
     event("submit-paced", {{"attempt", a.number}, {"waited", waited},
                            {"reason", "the supervisor spaces its sbatch calls out (run/tick --submit-rate)"}});
   if (auto held = hold(static_cast<double>(slurm::kSbatchTimeout.count())); !held) return held;
-  auto id = edges_.slurm->submit({plan->options, plan->environment, script, config_.base_dir});
+  // Held until the journal has it: a job no journal names (an sbatch that outlived its supervisor, or
+  // one of a supervisor that lost its lease) never starts, and is cancelled as a duplicate.
+  auto options = plan->options;
+  options.push_back("--hold");
+  auto id = edges_.slurm->submit({options, plan->environment, script, config_.base_dir,
+                                  [&](int pid) { (void)sbatch_started(a.number, pid); }});
   crash_point("after-sbatch");
   if (!id) return submit_failed(a, id.error());
-  auto ok = fact("submitted", {{"attempt", a.number}, {"job_id", *id}, {"chain", plan->array.has_value()}}, "submitted",
+  auto ok = fact("submitted", {{"attempt", a.number}, {"job_id", *id}, {"chain", plan->array.has_value()}, {"held", true}},
+                 "submitted",
                  {{"resume_from", a.resume_from}, {"resume_step", a.resume_step}, {"exclude", a.exclude}, {"script", script},
                   {"reason", a.number == 1 ? "first attempt" : "resubmission"}});
-  if (ok) crash_point("after-submitted");
-  return ok;
+  if (!ok) return ok;
+  crash_point("after-submitted");
+  return release_submission(a.number, *id);
+}
+
+// sbatch-started: the sbatch that runs for attempt now, so that a supervisor after this one (should this
+// one die meanwhile) can tell whether it still may submit.
+util::Result<void> Campaign::sbatch_started(int attempt, int pid) {
+  const auto me = journal::current_identity();
+  json fields = {{"attempt", attempt}, {"pid", pid}, {"start_ticks", edges::process_start_ticks(pid).value_or(0)},
+                 {"host", me.host}, {"boot_id", me.boot_id}};
+  if (edges_.server_now)
+    if (const auto t = edges_.server_now()) fields["server_time"] = *t;
+  return record("sbatch-started", fields);
+}
+
+// A submission journaled: its job may start (the pass after releases it when this fails).
+util::Result<void> Campaign::release_submission(int attempt, slurm::JobId id) {
+  if (auto held = hold(kSlurmCallBound); !held) return held;
+  if (auto done = edges_.slurm->release(id); !done) {
+    event("release-failed", {{"attempt", attempt}, {"job_id", id}, {"detail", done.error().message},
+                             {"decision", "the job waits held; its release is tried again next pass"}});
+    return {};
+  }
+  return record("released", {{"attempt", attempt}, {"job_id", id}, {"for", "submission"}});
 }
 
 util::Result<void> Campaign::act(const CampaignState&, const intent::Adopt& i) {
-  return fact("adopted", {{"attempt", i.attempt}, {"job_id", i.job_id}, {"chain", i.chain}}, "adopted",
-              {{"detail", "a job with this attempt's tag already exists"}});
+  auto ok = fact("adopted", {{"attempt", i.attempt}, {"job_id", i.job_id}, {"chain", i.chain}, {"held", i.held}}, "adopted",
+                 {{"detail", "a job with this attempt's tag already exists"}});
+  if (!ok || !i.held) return ok;
+  return release_submission(i.attempt, i.job_id);
 }
 
 util::Result<void> Campaign::act(const CampaignState&, const intent::Exclude& i) {

@@ -106,6 +106,8 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::Release& i)
                              {"decision", "tried again next pass"}});
     return {};
   }
+  if (i.attempt.held_for == "submission")  // a submission's release, which an earlier pass could not make
+    return record("released", {{"attempt", i.attempt.number}, {"job_id", i.job_id}, {"for", "submission"}});
   return fact("released", {{"attempt", i.attempt.number}, {"job_id", i.job_id}}, "job-released",
               {{"reason", "the pause is over: the job may start"}});
 }

@@ -45,6 +45,12 @@ struct Edges {
   std::function<double()> pace_submit;
   // How full the file system holding a folder is; empty function = statvfs (edges/disk_use.h).
   std::function<std::optional<DiskUse>(const std::string& folder)> disk;
+  // The file server's clock, as the lease reads it (nullopt: it cannot be read); empty function = now.
+  std::function<std::optional<double>()> server_now;
+  // When process pid of this host started (edges::process_start_ticks); empty function = that one.
+  std::function<std::optional<long long>(int pid)> process_start;
+  // Ends the process group of a process of this host (an earlier supervisor's sbatch past its deadline).
+  std::function<void(int pid)> kill_group;
 };
 
 // How often a supervisor looks at the checkpoint folder's file system (statvfs may be an RPC to the
@@ -107,6 +113,11 @@ class Campaign {
   // Loads the window's time zone (nothing without a window); UTC, and the error, when it cannot be.
   util::Result<void> window_zone();
   bool kill_switch() const;
+  // Whether an earlier supervisor's sbatch still runs (this host), or the file server's clock (another).
+  void look_at_sbatch(const SbatchRun& run, World& w) const;
+  // The files a job the controller forgot left that show it started: its output (mlsup's default
+  // path), its attempt's heartbeat files.
+  std::vector<std::string> started_signs(const AttemptState& a, slurm::JobId id) const;
   // The checkpoint folder's file system, when a look is due (kDiskLookEvery) and the campaign has not ended.
   std::optional<DiskUse> look_at_disk(const CampaignState& s);
   // Accounting's records of the attempt's job (by id), or of its tag when it has no job yet.
@@ -148,6 +159,9 @@ class Campaign {
   // Spare nodes (engine/act_spares.cpp): a job's claim of an attempt, its values written again.
   util::Result<void> act(const CampaignState& s, const intent::StepClaimed& i);
   util::Result<void> act(const CampaignState& s, const intent::SpareValues& i);
+  util::Result<void> act(const CampaignState& s, const intent::AwaitSbatch& i);
+  util::Result<void> act(const CampaignState& s, const intent::EndSbatch& i);
+  util::Result<void> act(const CampaignState& s, const intent::CancelDuplicate& i);
 
   // A fact: the record appended, then told as the event (the record's fields and extra).
   util::Result<void> fact(const std::string& type, const nlohmann::json& fields, const std::string& what,
@@ -161,6 +175,9 @@ class Campaign {
 
   // sbatch for attempt a, whose intent is journaled.
   util::Result<void> send(const AttemptState& a);
+  // The sbatch for attempt that runs as pid, journaled; the job id a submission got, released.
+  util::Result<void> sbatch_started(int attempt, int pid);
+  util::Result<void> release_submission(int attempt, slurm::JobId id);
   // Journals a failed sbatch and tells what follows (engine/submit_retry.cpp).
   util::Result<void> submit_failed(const AttemptState& a, const slurm::Error& e);
   // Looks at the template file and keeps what submissions render from (engine/template_snapshot.cpp);

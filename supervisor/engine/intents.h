@@ -57,6 +57,32 @@ struct Adopt {
   int attempt = 0;
   slurm::JobId job_id = 0;
   bool chain = false;
+  bool held = false;  // it waits held, as mlsup submits: released once adopted
+};
+
+// An earlier supervisor's sbatch for the attempt may still submit: nothing is submitted meanwhile
+// (journaled once, so that it is told once).
+struct AwaitSbatch {
+  int attempt = 0;
+  SbatchRun run;
+  std::string reason;
+};
+
+// That sbatch can submit no more: it ended, or it is ended now (kill: its process group, on this
+// host, past its deadline); the attempt is submitted again unless its job appears.
+struct EndSbatch {
+  int attempt = 0;
+  SbatchRun run;
+  bool kill = false;
+  std::string reason;
+};
+
+// A job that carries an attempt's tag but is not the one the journal names for it (an sbatch whose
+// outcome was unknown, a supervisor that lost its lease): cancelled, and journaled as a duplicate.
+struct CancelDuplicate {
+  int attempt = 0;
+  slurm::Job job;
+  slurm::JobId attempt_job = 0;  // the attempt's own job, as the journal names it
 };
 
 // Keep a node out of the next attempts.
@@ -211,6 +237,7 @@ using Intent = std::variant<intent::Report, intent::Prune, intent::Submit, inten
                             intent::Relax, intent::PendingAlert, intent::Claimed, intent::PatchQueued,
                             intent::ChainExhausted, intent::ChainValues, intent::Status, intent::TakeRequest,
                             intent::Hold, intent::Release, intent::AskToStop, intent::Lift, intent::ClearSwitch,
-                            intent::StepClaimed, intent::SpareValues>;
+                            intent::StepClaimed, intent::SpareValues, intent::AwaitSbatch, intent::EndSbatch,
+                            intent::CancelDuplicate>;
 
 }  // namespace mlsup::engine

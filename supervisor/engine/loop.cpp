@@ -2,8 +2,10 @@
 #include "engine/loop_parts.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <csignal>
+#include <pthread.h>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -161,6 +163,7 @@ std::variant<Opened, RunResult> open_campaign(const config::Config& config, slur
   edges.hold = [held](double seconds) { return held->hold(wall_now(), seconds); };
   edges.epoch = held->info().epoch;
   edges.pace_submit = [&submits] { return submits.wait(); };
+  edges.server_now = [path = config.state_dir + "/lease.json"] { return journal::file_server_time(path); };
   auto campaign = Campaign::open(config, std::move(edges));
   if (!campaign) {
     o.lease->release();
@@ -346,6 +349,51 @@ void tick_metrics(const MetricsOut& m, const std::vector<std::string>& files, co
   write_textfile(m.textfile, m.text(configs, f));
 }
 
+// SIGINT and SIGTERM during a tick: the passes under way end (an sbatch in flight is waited for and
+// journaled), none starts after. Blocked in every thread of the tick and taken by one of its own.
+class TickSignals {
+ public:
+  TickSignals() {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGINT);
+    sigaddset(&set_, SIGTERM);
+    ::pthread_sigmask(SIG_BLOCK, &set_, &old_);
+    waiter_ = std::thread([this] { wait(); });
+  }
+  ~TickSignals() {
+    done_ = true;
+    waiter_.join();
+    ::pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  // The signal that asked the tick to stop ("" while none did).
+  std::string stopped() const {
+    std::lock_guard lock(mutex_);
+    return stopped_;
+  }
+
+ private:
+  void wait() {
+    const timespec every{0, 100'000'000};
+    while (!done_) {
+      const int sig = ::sigtimedwait(&set_, nullptr, &every);
+      if (sig != SIGINT && sig != SIGTERM) continue;
+      std::lock_guard lock(mutex_);
+      stopped_ = sig == SIGINT ? "SIGINT" : "SIGTERM";
+      print_line("mlsup: " + stopped_ + ": the passes under way end first (an sbatch takes at most 2m); no other "
+                 "campaign is looked at; SIGKILL leaves at once, and the next run or tick adopts what they submitted");
+    }
+  }
+
+  sigset_t set_{}, old_{};
+  std::atomic<bool> done_ = false;
+  mutable std::mutex mutex_;
+  std::string stopped_;
+  std::thread waiter_;
+};
+
+// Campaign passes a tick runs side by side at most (one campaign's slow sbatch does not hold up the others).
+constexpr std::size_t kTickThreads = 16;
+
 }  // namespace
 
 RunResult tick(const Supervise& what) {
@@ -360,12 +408,20 @@ RunResult tick(const Supervise& what) {
   Clients clients;
   std::vector<std::pair<std::string, RunResult>> results(files.size());
   std::vector<double> took(files.size());
-  std::vector<std::thread> passes;  // side by side: one campaign's slow sbatch does not hold up the others
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    passes.emplace_back([&, i] {
-      const double began = mono_now();
-      results[i] = {files[i], tick_one(files[i], gates, clients, named, *submits)};
-      took[i] = mono_now() - began;
+  TickSignals signals;
+  std::atomic<std::size_t> next = 0;
+  std::vector<std::thread> passes;
+  for (std::size_t t = 0; t < std::min(files.size(), kTickThreads); ++t) {
+    passes.emplace_back([&] {
+      for (std::size_t i; (i = next++) < files.size();) {
+        if (const auto sig = signals.stopped(); !sig.empty()) {
+          results[i] = {files[i], {decide::kDetached, "tick stopped on " + sig + " before this campaign's pass"}};
+          continue;
+        }
+        const double began = mono_now();
+        results[i] = {files[i], tick_one(files[i], gates, clients, named, *submits)};
+        took[i] = mono_now() - began;
+      }
     });
   }
   for (auto& t : passes) t.join();
@@ -373,6 +429,8 @@ RunResult tick(const Supervise& what) {
   for (const auto& p : problems) results.push_back({p, {kBadInput, "not a config"}});
   auto r = combine(results);
   r.quiet = r.quiet && problems.empty() && lines_printed() == printed_before;
+  if (const auto sig = signals.stopped(); !sig.empty() && r.exit_code == 0)
+    r = {decide::kDetached, "tick stopped on " + sig + " once its passes under way had ended: " + r.reason, false};
   return r;
 }
 

@@ -32,6 +32,12 @@ void for_chain(Needs& n, const World& w, const AttemptState& a, const std::vecto
 
 }  // namespace
 
+bool duplicates_due(const CampaignState& s, const Memory& m, double mono) {
+  if (s.attempts.empty()) return false;
+  const bool uncertain = std::any_of(s.attempts.begin(), s.attempts.end(), [](const AttemptState& a) { return a.uncertain; });
+  return uncertain || mono - m.duplicates_swept_at >= kDuplicateSweep;
+}
+
 bool chain_refresh_due(const Memory& m, const config::Config& c, double mono) {
   const double period = std::max(10.0, 10.0 * static_cast<double>(c.poll_interval.count()) / 1000.0);
   return mono - m.chain_refreshed_at >= period;
@@ -41,6 +47,9 @@ Needs needs(const CampaignState& s, const World& w, const Memory& m, const confi
   Needs n;
   const AttemptState* a = s.current();
   if (s.finished_code) return n;
+  // A job of the campaign that the journal does not name is cancelled; looked for once Slurm has answered.
+  const auto answered = [](const std::optional<JobsAnswer>& q) { return q && *q; };
+  n.tagged = duplicates_due(s, m, w.now.mono) && (answered(w.jobs) || answered(w.by_tag) || (!w.jobs && !w.by_tag));
   if (!a || a->ended) {
     Memory asked = m;  // submit_due may take a wait from the journal: the pass's memory is reconcile's to change
     const bool due = !a || (s.awaiting_submit && submit_due(s, asked, w.now));
@@ -51,6 +60,7 @@ Needs needs(const CampaignState& s, const World& w, const Memory& m, const confi
   }
   if (!a->job_id) {
     n.by_tag = true;
+    n.sbatch = a->sbatch.has_value() && w.by_tag && *w.by_tag && (*w.by_tag)->empty();
     n.template_text = w.by_tag && *w.by_tag && (*w.by_tag)->empty();
     n.accounting = n.template_text && !a->submit_failures.empty() && decide::outcome_unknown(a->submit_failures.back().kind);
     return n;

@@ -9,6 +9,8 @@
 
 #include "decide/window.h"
 #include "edges/disk_use.h"
+#include "edges/process.h"
+#include "journal/lease.h"
 #include "engine/campaign.h"
 #include "engine/reconcile.h"
 #include "engine/window_now.h"
@@ -85,6 +87,29 @@ slurm::Result<slurm::Accounting> Campaign::accounting(const AttemptState& a) {
   return edges_.slurm->accounted_by_tag(a.tag, static_cast<std::time_t>(since));
 }
 
+std::vector<std::string> Campaign::started_signs(const AttemptState& a, slurm::JobId id) const {
+  std::vector<std::string> signs;
+  std::error_code ec;
+  const std::string ending = "-" + std::to_string(id) + ".out";  // mlsup's default output, logs/%x-%j.out
+  for (fs::directory_iterator it(config_.state_dir + "/logs", ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().filename().string().ends_with(ending)) signs.push_back("its output " + it->path().string());
+  const std::string heartbeat = render::heartbeat_file(config_, a.number);
+  if (fs::exists(heartbeat, ec)) signs.push_back("its heartbeat file " + heartbeat);
+  if (fs::is_directory(heartbeat + ".d", ec) && !fs::is_empty(heartbeat + ".d", ec))
+    signs.push_back("its per-task heartbeat files in " + heartbeat + ".d");
+  return signs;
+}
+
+void Campaign::look_at_sbatch(const SbatchRun& run, World& w) const {
+  const auto me = journal::current_identity();
+  if (run.host == me.host && run.boot_id == me.boot_id && !me.boot_id.empty()) {
+    const auto started = edges_.process_start ? edges_.process_start(run.pid) : edges::process_start_ticks(run.pid);
+    w.sbatch_running = started && *started == run.start_ticks;
+    return;
+  }
+  w.server_now = edges_.server_now ? edges_.server_now() : std::nullopt;
+}
+
 bool Campaign::kill_switch() const {
   std::error_code ec;
   return fs::exists(config_.switches.kill, ec);
@@ -141,6 +166,12 @@ bool Campaign::read_sources(const CampaignState& s, const Needs& n, World& w) {
   auto want = [&read](bool needed, bool have) { return needed && !have && (read = true); };
   if (want(n.jobs, w.jobs.has_value())) w.jobs = edges_.slurm->jobs({*a->job_id});
   if (want(n.by_tag, w.by_tag.has_value())) w.by_tag = edges_.slurm->find_by_tag(a->tag);
+  if (want(n.tagged, w.tagged.has_value()))  // the same load of the user's jobs answers it (slurm/shared_query.h)
+    w.tagged = edges_.slurm->find_by_tag(render::campaign_tag_prefix(config_.name, campaign_id_));
+  if (want(n.sbatch, w.sbatch_read)) {
+    look_at_sbatch(*a->sbatch, w);
+    w.sbatch_read = true;
+  }
   if (want(n.chain, w.chain.has_value())) w.chain = edges_.slurm->jobs({*a->job_id});
   if (want(n.template_text, w.template_read)) {
     take_template();
@@ -154,7 +185,9 @@ bool Campaign::read_sources(const CampaignState& s, const Needs& n, World& w) {
   if (want(n.ending, w.ending.has_value())) w.ending = ending_output(ended_job(*a, w), config_.state_dir);
   if (want(n.accounting, w.accounting.has_value())) w.accounting = accounting(*a);
   if (want(n.end_record, w.end_record_read)) {
-    w.end_record = util::read_file(render::end_record_dir(config_) + "/" + std::to_string(ended_job(*a, w).job_id));
+    const auto id = ended_job(*a, w).job_id;
+    w.end_record = util::read_file(render::end_record_dir(config_) + "/" + std::to_string(id));
+    w.started_signs = started_signs(*a, id);
     w.end_record_read = true;
   }
   if (want(n.claim, w.claim_read)) {

@@ -79,6 +79,7 @@ void recover(Pass& p, const AttemptState& a) {
     return;
   }
   if (found->empty()) {
+    if (sbatch_in_flight(p, a)) return;  // its job is adopted when it appears
     if (!absence_confirmed(p, a)) return;  // neither a second job nor a stop while the first may still appear
     const auto retry = decide::submit_retry(a.submit_failures, p.c, p.wall());
     if (retry.step == decide::SubmitStep::Stop) return finish(p, decide::kCannotGoOn, retry.reason, &a, false);
@@ -87,8 +88,9 @@ void recover(Pass& p, const AttemptState& a) {
     if (p.w.template_text) p.add(intent::Send{a});
     return;
   }
-  const auto& job = found->front();
-  p.add(intent::Adopt{a.number, job.array_job_id ? job.array_job_id : job.job_id, job.array_job_id != 0});
+  const auto& job = found->front();  // any other is a duplicate once this one is the journal's
+  p.add(intent::Adopt{a.number, job.array_job_id ? job.array_job_id : job.job_id, job.array_job_id != 0,
+                      job.state == slurm::JobState::Pending && job.reason.starts_with("JobHeld")});
 }
 
 // After an ending: the next attempt once its backoff is over, unless the kill switch says stop.
@@ -207,8 +209,11 @@ void submit(Pass& p, int number) {
 
 const slurm::Job* watched_job(const AttemptState& a, const std::vector<slurm::Job>& jobs) {
   const slurm::JobId id = a.task_job_id.value_or(a.job_id.value_or(0));
+  // The tag, not the id, identifies: a controller that lost its state hands the ids out again.
+  const std::string prefix = a.tag.substr(0, a.tag.rfind(':') + 1);
+  const auto ours = [&](const slurm::Job& j) { return j.comment.empty() || prefix.empty() || j.comment.starts_with(prefix); };
   const auto it = std::find_if(jobs.begin(), jobs.end(),
-                               [&](const slurm::Job& j) { return j.job_id == id && (!a.chain || j.array_task_id); });
+                               [&](const slurm::Job& j) { return j.job_id == id && (!a.chain || j.array_task_id) && ours(j); });
   return it == jobs.end() ? nullptr : &*it;
 }
 
@@ -238,7 +243,10 @@ Reconciled reconcile(const CampaignState& s, const World& w, Memory m, const con
                      const std::string& campaign_id) {
   Pass p{s, w, m, c, campaign_id, {}};
   const AttemptState* a = s.current();
-  if (!s.finished_code) watch_disk(p);
+  if (!s.finished_code) {
+    watch_disk(p);
+    cancel_duplicates(p);
+  }
   if (s.finished_code) {
   } else if (lifecycle(p, a)) {
   } else if (!a) {

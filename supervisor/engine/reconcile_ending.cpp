@@ -9,6 +9,7 @@
 #include "decide/recall.h"
 #include "observe/end_record.h"
 #include "observe/node_records.h"
+#include "util/strings.h"
 
 namespace mlsup::engine::reconcile_parts {
 using nlohmann::json;
@@ -141,12 +142,12 @@ void warn_budget(Pass& p, const AttemptState& a, decide::EndClass cls) {
 }  // namespace
 
 void end(Pass& p, const AttemptState& a, const slurm::Job& job, bool vanished, bool chain_goes_on,
-         std::string_view source) {
+         std::string_view source, std::string_view gone) {
   if (p.w.heartbeat) observe(p.m.heartbeat, *p.w.heartbeat, p.mono());  // its last word
   const auto newest = p.w.checkpoints ? checkpoint::newest_complete(*p.w.checkpoints) : std::nullopt;
   decide::EndingFacts facts{job.state, job.exit_code, job.exit_signal, vanished, a.cancel_reason, p.w.kill_switch,
                             combined(p.m.heartbeat).step, newest ? newest->step : 0, a.resume_step, chain_goes_on,
-                            excluded_for(p.s, a.number)};
+                            excluded_for(p.s, a.number), !gone.empty()};
   auto v = decide::judge_ending(facts, p.s.restarts, p.c, p.wall());
   json evidence = json::object();
   auto exclusions = blamed(p, a, job, v, evidence);
@@ -159,12 +160,59 @@ void end(Pass& p, const AttemptState& a, const slurm::Job& job, bool vanished, b
   fields.update(evidence);
   fields["new_exclusion"] = facts.new_exclusion;
   if (!source.empty()) fields["end_source"] = std::string(source);
+  if (!gone.empty()) fields["reason"] = fields["reason"].get<std::string>() + ": " + std::string(gone);
   for (auto& e : exclusions) p.add(std::move(e));
   p.add(intent::End{std::move(fields), job.std_out});
   if (v.decision.action == decide::Action::Pause) return;
   if (v.decision.action != decide::Action::Resubmit) return finish(p, v.decision.exit_code, v.decision.reason, &a, true);
   warn_budget(p, a, v.cls);
   start_wait(p.m.resubmit, a.number, 0, v.decision.delay_seconds, p.mono());
+}
+
+namespace {
+
+// What shows that a job the controller forgot ever started: mlsup saw it running, or it left files,
+// heartbeats, the plugin's records, or a record in accounting.
+std::vector<std::string> signs_it_started(const Pass& p, const AttemptState& a, const decide::Witnesses& seen) {
+  std::vector<std::string> signs = p.w.started_signs;
+  const bool mine = p.m.attempt == a.number;
+  if (mine && (p.m.running_seen_at > 0 || p.m.heartbeat.running_since > 0)) signs.push_back("mlsup saw it running");
+  if (mine && !p.m.heartbeat.files.empty()) signs.push_back("mlsup saw its heartbeat or output");
+  if (p.w.ending && (!p.w.ending->records.exits.empty() || !p.w.ending->records.health.empty()))
+    signs.push_back("the plugin's records of it");
+  if (!seen.accounted.empty()) signs.push_back("accounting's record of it");
+  return signs;
+}
+
+}  // namespace
+
+// No source knows how a forgotten job ended: one that never started is submitted again; one that ran,
+// once its processes are shown gone (its heartbeat silent for the timeout a hang would need); else
+// the campaign stops for a person (end_unknown).
+void unrecalled(Pass& p, const AttemptState& a, slurm::JobId id, const decide::Witnesses& seen) {
+  const auto signs = signs_it_started(p, a, seen);
+  const slurm::Job job{.job_id = id};
+  focus(p.m, a.number);
+  if (p.w.heartbeat) observe(p.m.heartbeat, *p.w.heartbeat, p.mono());
+  const auto newest = p.w.checkpoints ? checkpoint::newest_complete(*p.w.checkpoints) : std::nullopt;
+  const long long step = std::max(combined(p.m.heartbeat).step, newest ? newest->step : 0LL);
+  if (p.c.target_steps > 0 && step >= p.c.target_steps) return end(p, a, job, true);  // the training reached its end
+  if (signs.empty())
+    return end(p, a, job, true, false, "", "nothing shows that it ever started (no output, heartbeat, plugin record, "
+                                           "end record or accounting record): it is submitted again");
+  if (!p.c.heartbeat.enabled) return end(p, a, job, true);  // its processes cannot be shown gone
+  if (p.m.heartbeat.running_since <= 0) p.m.heartbeat.running_since = p.mono();
+  const auto settings = settings_in_force(p.c.heartbeat, p.c.poll_interval, p.m.calibration);
+  const std::string silent = hang_reason(p.m.heartbeat, settings, p.mono());
+  if (!silent.empty())
+    return end(p, a, job, true, false, "", "it ran (" + util::join(signs, "; ") + ") and its processes are gone: " +
+                                               silent + "; it is submitted again from the newest complete checkpoint");
+  if (p.m.forgotten_told == a.number) return;
+  p.m.forgotten_told = a.number;
+  p.report("forgotten-waiting",
+           {{"attempt", a.number}, {"job_id", id}, {"signs", signs},
+            {"decision", "Slurm forgot job " + std::to_string(id) + ", which ran (" + util::join(signs, "; ") +
+                             "): nothing is submitted until its heartbeat shows its processes gone"}});
 }
 
 void forgotten(Pass& p, const AttemptState& a, slurm::JobId id) {
@@ -181,7 +229,7 @@ void forgotten(Pass& p, const AttemptState& a, slurm::JobId id) {
       if (x.step == observe::kBatchStep) seen.batch_exit = decide::ExitSeen{x.exit_code, x.signal};
   if (p.w.end_record) seen.end_record = observe::parse_end_record(*p.w.end_record);
   const auto found = decide::recall_ending(id, seen);
-  if (!found) return end(p, a, slurm::Job{.job_id = id}, true);
+  if (!found) return unrecalled(p, a, id, seen);
   const slurm::Job job{.job_id = id, .state = found->state, .exit_code = found->exit_code, .exit_signal = found->exit_signal};
   end(p, a, job, false, false, decide::source_name(found->source));
 }

@@ -5,9 +5,15 @@
 #include <utility>
 #include <vector>
 
+#include "decide/recall.h"
 #include "engine/reconcile.h"
 
 namespace mlsup::engine {
+// The campaign's tags are looked for in the queue (duplicates) every pass while an attempt's sbatch
+// ended unseen, and every kDuplicateSweep seconds in any case (a supervisor that lost the campaign
+// while its sbatch ran leaves a held job no journal names).
+inline constexpr double kDuplicateSweep = 300;
+bool duplicates_due(const CampaignState& s, const Memory& m, double mono);
 // True when next.env is due the newest checkpoint again (chain mode, every 10 polls, 10 s at least).
 bool chain_refresh_due(const Memory& m, const config::Config& c, double mono);
 // Spare nodes: a run of the script that ended with this status failed, and the job waits for the next
@@ -48,13 +54,17 @@ void pending(Pass& p, const AttemptState& a, const slurm::Job& job);
 
 // Its job ended (or Slurm forgot it and no source knows its end: vanished) (reconcile_ending.cpp);
 // source names where a forgotten job's end was found ("" when Slurm's controller told it).
+// gone: why a forgotten job is known to have stopped (it never started, its processes are gone), "" otherwise.
 void end(Pass& p, const AttemptState& a, const slurm::Job& job, bool vanished, bool chain_goes_on = false,
-         std::string_view source = "");
+         std::string_view source = "", std::string_view gone = "");
 
 // Slurm's controller no longer knows the job: its end from accounting, the plugin's record of the
 // batch script or the script's end record, in that order; none knows: the campaign is held (ending
 // class end_unknown). While accounting does not answer, nothing is decided.
 void forgotten(Pass& p, const AttemptState& a, slurm::JobId id);
+// No source knows how that job ended: it never started, or it ran and its processes are shown gone
+// (resubmitted, class forgotten); otherwise it is waited for, or (no heartbeat) the campaign stops.
+void unrecalled(Pass& p, const AttemptState& a, slurm::JobId id, const decide::Witnesses& seen);
 
 // Chain mode: an attempt handed to the array that no task has claimed yet (reconcile_chain.cpp).
 void watch_chain(Pass& p, const AttemptState& a, const std::vector<slurm::Job>& jobs);
@@ -72,6 +82,12 @@ bool lifecycle(Pass& p, const AttemptState* a);
 // An ending's decision d under a pause (a resubmission, or the kill switch a pause --now set, waits
 // for `mlsup resume`) or a cancel (anything short of completion ends the campaign as cancelled).
 void lifecycle_decision(const CampaignState& s, const AttemptState& a, decide::EndClass cls, decide::Decision& d);
+
+// An sbatch of an earlier supervisor that may still submit the open attempt a (reconcile_sbatch.cpp):
+// true while it is waited for (nothing is submitted); false once it can submit no more.
+bool sbatch_in_flight(Pass& p, const AttemptState& a);
+// Jobs that carry one of the campaign's tags but are not the ones the journal names: cancelled.
+void cancel_duplicates(Pass& p);
 
 // True once attempt a's resubmission (after its ending) may go ahead.
 bool submit_due(const CampaignState& s, Memory& m, const Clocks& now);

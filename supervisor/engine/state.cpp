@@ -44,12 +44,43 @@ void on_submitted(CampaignState& s, const JournalRecord& r) {
   if (!a) return;
   a->job_id = r.data.value("job_id", 0u);
   if (r.type == "submitted") ++a->submissions;
+  if (r.type == "adopted") a->uncertain = true;  // found by its tag: another sbatch of it may have run too
   a->submit_failures.clear();
   a->chain = r.data.value("chain", a->chain);
+  a->sbatch.reset();
+  a->sbatch_awaited = 0;
+  if (r.data.value("held", false)) {  // submitted held: released once the journal has it
+    a->held = true;
+    a->held_for = "submission";
+  }
+}
+
+void on_sbatch_started(CampaignState& s, const JournalRecord& r) {
+  if (auto* a = attempt(s, r.data))
+    a->sbatch = SbatchRun{r.data.value("pid", 0),          r.data.value("start_ticks", 0LL), r.data.value("host", ""),
+                          r.data.value("boot_id", ""),     r.time,                           r.data.value("server_time", 0.0)};
+}
+
+// An earlier supervisor's sbatch is waited for (sbatch-awaited), or its end is known (sbatch-ended).
+void on_sbatch_awaited(CampaignState& s, const JournalRecord& r) {
+  if (auto* a = attempt(s, r.data)) {
+    a->sbatch_awaited = r.data.value("pid", 0);
+    a->uncertain = true;
+  }
+}
+
+void on_sbatch_ended(CampaignState& s, const JournalRecord& r) {
+  if (auto* a = attempt(s, r.data)) {
+    a->sbatch.reset();
+    a->sbatch_awaited = 0;
+    a->uncertain = true;
+  }
 }
 
 void on_submit_failed(CampaignState& s, const JournalRecord& r) {
   if (auto* a = attempt(s, r.data)) {
+    a->sbatch.reset();
+    a->uncertain = a->uncertain || decide::outcome_unknown(slurm::error_kind_from_name(r.data.value("kind", "")));
     a->submit_failures.push_back({r.time, slurm::error_kind_from_name(r.data.value("kind", "")), r.data.value("message", "")});
     ++a->failed_submissions;
   }
@@ -179,7 +210,10 @@ void on_cancel_requested(CampaignState& s, const JournalRecord& r) {
 }
 
 void on_held(CampaignState& s, const JournalRecord& r) {
-  if (auto* a = attempt(s, r.data)) a->held = r.type == "held";
+  if (auto* a = attempt(s, r.data)) {
+    a->held = r.type == "held";
+    a->held_for = a->held ? r.data.value("for", "pause") : "";
+  }
 }
 
 void on_switch_set(CampaignState& s, const JournalRecord& r) {
@@ -202,6 +236,9 @@ const std::map<std::string, Apply>& appliers() {
       {"submit-intent", on_submit_intent},
       {"submitted", on_submitted},
       {"submit-failed", on_submit_failed},
+      {"sbatch-started", on_sbatch_started},
+      {"sbatch-awaited", on_sbatch_awaited},
+      {"sbatch-ended", on_sbatch_ended},
       {"adopted", on_submitted},
       {"cancel-intent", on_cancel_intent},
       {"pending-alert",

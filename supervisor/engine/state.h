@@ -19,6 +19,17 @@
 
 namespace mlsup::engine {
 
+// An sbatch of the attempt, as its supervisor recorded it once it ran: enough to tell, from the same
+// host, whether it still runs (and may still submit), and from another, when its deadline is over.
+struct SbatchRun {
+  int pid = 0;
+  long long start_ticks = 0;  // its start in clock ticks since boot (/proc/PID/stat), which a reused pid does not share
+  std::string host, boot_id;
+  double time = 0;            // the record's time (the writer's wall clock)
+  double server_time = 0;     // the file server's clock then (0: not known)
+  bool operator==(const SbatchRun&) const = default;
+};
+
 struct AttemptState {
   int number = 0;
   std::string tag;                      // the job's --comment
@@ -40,7 +51,11 @@ struct AttemptState {
   bool steps_only = false;              // spare nodes: mlsup ended its run (killed its steps), not the job
   std::optional<decide::EndClass> cancel_reason;  // mlsup asked Slurm to cancel it, and why
   bool pending_alerted = false;                   // people were told it is stuck pending
-  bool held = false;                    // mlsup holds its pending job (a pause)
+  bool held = false;                    // mlsup holds its pending job (a pause, or its submission until journaled)
+  std::string held_for;                 // why: "pause", "window" or "submission"
+  std::optional<SbatchRun> sbatch;      // an sbatch for it that ran and whose end no record tells yet
+  int sbatch_awaited = 0;               // the pid of an earlier supervisor's sbatch that this one waits for (0: none)
+  bool uncertain = false;               // an sbatch for it ended unseen (its job may appear late: a duplicate)
   double switch_set_at = 0;             // when mlsup set the kill switch for it (a pause --now, a cancel); 0: not
   std::string switch_for;               // and why: "pause", "cancel", "window"
   bool ended = false;

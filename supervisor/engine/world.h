@@ -56,14 +56,22 @@ struct World {
   // after an sbatch of unknown outcome) of the jobs carrying the attempt's tag.
   std::optional<slurm::Result<slurm::Accounting>> accounting;
   std::optional<std::string> end_record;       // the forgotten job's end record, as its script wrote it
+  std::vector<std::string> started_signs;      // files a forgotten job left that show it started (its output, heartbeats)
   bool end_record_read = false;
   std::optional<WindowNow> window;             // nullopt: the campaign has no window
+  std::optional<JobsAnswer> tagged;            // every job carrying one of the campaign's tags (duplicates)
+  // An earlier supervisor's sbatch for the open submission: whether it still runs (nullopt: it ran on
+  // another host or boot, where this one cannot look), and the file server's clock then.
+  std::optional<bool> sbatch_running;
+  std::optional<double> server_now;
+  bool sbatch_read = false;
 };
 
 // The sources a pass reads (observe.cpp reads those not yet in the world).
 struct Needs {
   bool jobs = false, by_tag = false, chain = false, template_text = false, checkpoints = false, nodes = false,
-       heartbeat = false, ending = false, claim = false, accounting = false, end_record = false, spare = false;
+       heartbeat = false, ending = false, claim = false, accounting = false, end_record = false, spare = false,
+       tagged = false, sbatch = false;
 };
 
 }  // namespace mlsup::engine

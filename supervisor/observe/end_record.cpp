@@ -22,13 +22,18 @@ bool read_value(std::string_view line, std::string_view key, std::optional<int>&
 
 std::optional<decide::ExitSeen> parse_end_record(std::string_view text) {
   std::optional<int> code, signal;
+  std::optional<slurm::JobState> said;
   for (const auto& raw : util::split(std::string(text), '\n')) {
     const std::string_view line = util::trim(raw);
     if (line.empty()) continue;
+    if (util::starts_with(line, "slurm=")) {  // Slurm's record of the job as the SIGTERM came ("" when not asked)
+      said = decide::ended_by(line.substr(6));
+      continue;
+    }
     if (!read_value(line, "exit_code", code) && !read_value(line, "signal", signal)) return std::nullopt;
   }
   if (!code || !signal) return std::nullopt;
-  return decide::ExitSeen{*code, *signal};
+  return decide::ExitSeen{*code, *signal, said};
 }
 
 }  // namespace mlsup::observe

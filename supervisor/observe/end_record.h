@@ -1,6 +1,7 @@
 #pragma once
 // The end record a job's script writes as it ends (the lines mlsup adds to a shell batch script,
-// render/end_record.h): "exit_code=N" and "signal=S" lines, renamed into place whole. Pure.
+// render/end_record.h): "exit_code=N" and "signal=S" lines, and on a SIGTERM "slurm=" with Slurm's
+// record of the job then (`scontrol -o show job`), renamed into place whole. Pure.
 #include <optional>
 #include <string_view>
 

@@ -41,7 +41,21 @@ std::string heartbeat_file(const config::Config& config, int attempt) {
 }
 
 std::string job_tag(const std::string& name, const std::string& campaign_id, int attempt) {
-  return "mlsup:" + name + ":" + campaign_id + ":" + std::to_string(attempt);
+  return campaign_tag_prefix(name, campaign_id) + std::to_string(attempt);
+}
+
+std::string campaign_tag_prefix(const std::string& name, const std::string& campaign_id) {
+  return "mlsup:" + name + ":" + campaign_id + ":";
+}
+
+std::optional<int> tag_attempt(const std::string& tag, const std::string& prefix) {
+  if (!tag.starts_with(prefix) || tag.size() == prefix.size() || tag.size() - prefix.size() > 9) return std::nullopt;
+  int n = 0;
+  for (std::size_t i = prefix.size(); i < tag.size(); ++i) {
+    if (tag[i] < '0' || tag[i] > '9') return std::nullopt;
+    n = n * 10 + (tag[i] - '0');
+  }
+  return n;
 }
 
 Variables template_variables(const config::Config& config, const Attempt& attempt) {

@@ -1,6 +1,7 @@
 #pragma once
 // The values of the contract with the training job for one attempt: the same values serve as
 // template variables ({{attempt}}) and as the job's environment (MLSUP_ATTEMPT).
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +29,10 @@ inline constexpr const char* kUnstarted = "new";
 // The one tag format, "mlsup:<name>:<campaign id>:<attempt>": every job of an attempt carries it
 // (sbatch --comment), and a supervisor finds its jobs again by it.
 std::string job_tag(const std::string& name, const std::string& campaign_id, int attempt);
+// What every tag of the campaign begins with ("mlsup:NAME:ID:"), and the attempt a tag with that
+// beginning names (nullopt for a tag of another shape).
+std::string campaign_tag_prefix(const std::string& name, const std::string& campaign_id);
+std::optional<int> tag_attempt(const std::string& tag, const std::string& prefix);
 
 // Every template variable: the contract values, the Slurm settings (slurm.*) and the user's (vars.*).
 Variables template_variables(const config::Config& config, const Attempt& attempt);

@@ -1,6 +1,7 @@
 #pragma once
 // The one interface through which mlsup talks to Slurm. Every call is a blocking RPC or process:
 // call it from a worker thread, never from the event loop.
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -16,6 +17,7 @@ struct SubmitRequest {
   std::vector<std::pair<std::string, std::string>> environment;  // added to sbatch's environment
   std::string script_path;           // the rendered script
   std::string working_dir;           // sbatch runs here (the job's default working directory)
+  std::function<void(int pid)> on_start;  // told sbatch's pid once it runs, before it is waited for
 };
 
 class Client {

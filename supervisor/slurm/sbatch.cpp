@@ -31,6 +31,7 @@ Result<JobId> submit_with_sbatch(const SubmitRequest& request) {
   p.env_add = request.environment;
   p.working_dir = request.working_dir;
   p.timeout = kSbatchTimeout;
+  p.on_start = request.on_start;
   return parse_sbatch_result(edges::run_process(p));
 }
 

@@ -23,6 +23,10 @@ usage: $PROG --dir DIR COMMAND [ARGS]      (--dir may also follow COMMAND; defau
   hang-job JOBID          SIGSTOP every process of the job (not its slurmstepds)
   unhang-job JOBID        SIGCONT them again
   restart-ctld | stop-ctld | start-ctld   forwarded to cluster.sh
+  freeze-ctld | thaw-ctld SIGSTOP / SIGCONT slurmctld (a controller that does not answer)
+  snapshot-ctld DEST      copy slurmctld's saved state (StateSaveLocation) to folder DEST
+  crash-ctld [--restore DEST]  SIGKILL slurmctld (no state saved), put back the state copied to
+                          DEST when given (a crash that lost what came after it), start it again
 EOF
   exit "${1:-2}"
 }
@@ -192,6 +196,49 @@ cmd_unhang_job() {
   log "continued job $job: ${#pids[@]} processes"
 }
 
+# fault.sh freeze-ctld / thaw-ctld: stops or continues slurmctld (it accepts connections, answers nothing).
+cmd_signal_ctld() {
+  local -a pids
+  mapfile -t pids < <(pids_of slurmctld)
+  [ "${#pids[@]}" -gt 0 ] || die "slurmctld of $CLUSTER is not running"
+  signal_pids "$1" "${pids[@]}"
+  log "slurmctld of $CLUSTER: SIG$1"
+}
+
+# fault.sh snapshot-ctld DEST: a copy of the controller's saved state, for a crash that loses what follows.
+cmd_snapshot_ctld() {
+  local dest="${1:?snapshot-ctld needs DEST}"
+  rm -rf "$dest"
+  cp -a "$DIR/state" "$dest"
+  log "copied slurmctld's state to $dest"
+}
+
+# fault.sh crash-ctld [--restore DEST]: slurmctld killed at once, its state as copied to DEST when given.
+cmd_crash_ctld() {
+  local restore=""
+  [ "${1:-}" != --restore ] || restore="${2:?--restore needs DEST}"
+  [ -z "$restore" ] || [ -d "$restore" ] || die "no state copy at $restore"
+  local -a pids
+  mapfile -t pids < <(pids_of slurmctld)
+  if [ "${#pids[@]}" -gt 0 ]; then
+    signal_pids KILL "${pids[@]}"
+    signal_pids CONT "${pids[@]}"
+    wait_pids_gone 10 "${pids[@]}" || die "slurmctld ${pids[*]} does not die"
+  fi
+  local deadline=$((SECONDS + 10))
+  while ss -Htln "sport = :$CTLD_PORT" | grep -q .; do
+    [ "$SECONDS" -lt "$deadline" ] || die "port $CTLD_PORT still listening after slurmctld was killed"
+    sleep 0.1
+  done
+  rm -f "$DIR/run/slurmctld.pid"
+  if [ -n "$restore" ]; then
+    rm -rf "$DIR/state"
+    cp -a "$restore" "$DIR/state"
+  fi
+  log "slurmctld of $CLUSTER killed${restore:+, its state put back to $restore}"
+  "$CLUSTER_SH_PATH" start-ctld --dir "$DIR"
+}
+
 # Parses "--dir DIR" anywhere in the arguments, loads the cluster and dispatches the command.
 fault_main() {
   local dir="${MLSUP_FAULT_DIR:-}" cmd=""
@@ -220,6 +267,10 @@ fault_main() {
     hang-job) cmd_hang_job "${rest[@]}" ;;
     unhang-job) cmd_unhang_job "${rest[@]}" ;;
     restart-ctld | stop-ctld | start-ctld) exec "$CLUSTER_SH_PATH" "$cmd" --dir "$DIR" ;;
+    freeze-ctld) cmd_signal_ctld STOP ;;
+    thaw-ctld) cmd_signal_ctld CONT ;;
+    snapshot-ctld) cmd_snapshot_ctld "${rest[@]}" ;;
+    crash-ctld) cmd_crash_ctld "${rest[@]}" ;;
     *) log "unknown command: $cmd"; fault_usage ;;
   esac
 }

@@ -49,8 +49,9 @@ TEST_CASE("a supervisor that died between the intent and the journal's record ad
   f.pass(*c);
   CHECK(f.submits() == 0);
   CHECK(f.fake.calls.back().rfind("find_by_tag mlsup:t:", 0) == 0);
+  const auto before = f.fake.calls.size();
   f.pass(*c);
-  CHECK(f.fake.calls.back() == "jobs 555");
+  CHECK(f.fake.calls[before] == "jobs 555");
 }
 
 TEST_CASE("a Slurm outage is never a job state: nothing is decided while queries fail") {
@@ -162,21 +163,50 @@ TEST_CASE("an ending that needs no backoff is followed by the resubmission in th
   CHECK(f.submits() == 2);
 }
 
-TEST_CASE("a job Slurm forgot before its end was seen, with no source of its end, holds the campaign: no resubmission") {
+TEST_CASE("a job Slurm forgot after it ran, with no source of its end: waited for until its heartbeat shows it gone, then resubmitted") {
   EngineFixture f;
   auto c = f.open();
   f.pass(*c);
   f.fake.set_state(f.fake.table.begin()->first, JobState::Running);
   f.pass(*c);
-  f.fake.table.clear();  // aged out (MinJobAge) while nobody looked
-  const auto out = f.pass(*c);
-  f.clock += 6;
+  f.fake.table.clear();  // aged out (MinJobAge), or lost in a controller crash, while nobody looked
+  CHECK_FALSE(f.pass(*c).has_value());
+  f.clock += 30;
+  CHECK_FALSE(f.pass(*c).has_value());
+  CHECK(f.submits() == 1);  // it ran: its processes may live on until the startup timeout (60 s) shows them gone
+  f.clock += 31;
+  CHECK_FALSE(f.pass(*c).has_value());
+  CHECK(f.submits() == 2);
+  const std::string all = slurp(f.config.state_dir + "/journal.jsonl");
+  CHECK(all.find("\"class\":\"forgotten\"") != std::string::npos);
+  CHECK(slurp(f.config.state_dir + "/events.jsonl").find("forgotten-waiting") != std::string::npos);
+}
+
+TEST_CASE("a job Slurm forgot before anything shows it started is submitted again at once") {
+  EngineFixture f;
+  auto c = f.open();
+  f.pass(*c);  // submitted; the controller crashes and comes back without it before it starts
+  f.fake.table.clear();
+  CHECK_FALSE(f.pass(*c).has_value());
+  CHECK(f.submits() == 2);
+  const std::string all = slurp(f.config.state_dir + "/journal.jsonl");
+  CHECK(all.find("\"class\":\"forgotten\"") != std::string::npos);
+  CHECK(all.find("nothing shows that it ever started") != std::string::npos);
+}
+
+TEST_CASE("a job Slurm forgot after it ran, without heartbeats to show it gone, holds the campaign for a person") {
+  EngineFixture f;
+  f.config.heartbeat.enabled = false;
+  auto c = f.open();
   f.pass(*c);
+  f.fake.set_state(f.fake.table.begin()->first, JobState::Running);
+  f.pass(*c);
+  f.fake.table.clear();
+  const auto out = f.pass(*c);
   CHECK(f.submits() == 1);
   REQUIRE(out.has_value());
   CHECK(out->exit_code == 15);
-  const std::string all = slurp(f.config.state_dir + "/journal.jsonl");
-  CHECK(all.find("\"class\":\"end_unknown\"") != std::string::npos);
+  CHECK(slurp(f.config.state_dir + "/journal.jsonl").find("\"class\":\"end_unknown\"") != std::string::npos);
 }
 
 TEST_CASE("a forgotten job whose training reached its target completes the campaign") {

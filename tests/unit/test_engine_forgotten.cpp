@@ -1,6 +1,7 @@
 // A job Slurm's controller has forgotten (MinJobAge passed before mlsup looked): its end comes from
 // accounting, the plugin's record of the batch script or the script's end record, in that order;
-// when none knows, the campaign is held (exit 15) and nothing is submitted.
+// when none knows, a job that never started, or whose processes its heartbeat shows gone, is submitted
+// again (class forgotten); otherwise the campaign is held (exit 15) and nothing is submitted.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -166,8 +167,9 @@ TEST_CASE("forgotten: accounting outranks the end record (a person's cancel look
   CHECK(out->exit_code == decide::kCancelledByPerson);
 }
 
-TEST_CASE("forgotten and no source knows its end: mlsup does not guess; the campaign is held (15), nothing submitted") {
+TEST_CASE("forgotten after it ran, no source knows its end, no heartbeat to show it gone: the campaign is held (15)") {
   EngineFixture f;
+  f.config.heartbeat.enabled = false;
   auto c = f.open();
   f.fake.accounting.available = true;  // accounting that has no record of it knows nothing either
   run_then_forget(f, *c);

@@ -84,6 +84,8 @@ TEST_CASE("reconcile: each phase of a campaign and what it calls for") {
   running.heartbeat = std::map<std::string, std::string>{{"", "5"}};
   World gone = world();
   gone.jobs = engine::JobsAnswer(std::vector<slurm::Job>{});
+  World gone_ran = gone;
+  gone_ran.started_signs = {"its output /x/logs/t-42.out"};
   World completed = world();
   completed.jobs = engine::JobsAnswer(std::vector<slurm::Job>{job(42, slurm::JobState::Completed)});
   World pending_killed = world();
@@ -100,7 +102,8 @@ TEST_CASE("reconcile: each phase of a campaign and what it calls for") {
       {"an intent without its job, a job carries the tag: adopted", with({intent_only}), tag_found, "Adopt"},
       {"an intent without its job, Slurm does not answer: told only", with({intent_only}), tag_failed, "Report"},
       {"a running job with a fresh heartbeat: status only", with({submitted(1, 42)}), running, "Status"},
-      {"a job Slurm forgot: the ending and, no source knowing its end, the hold", with({submitted(1, 42)}), gone, "End Finish"},
+      {"a job Slurm forgot, nothing shows it started: the ending (forgotten), to be submitted again", with({submitted(1, 42)}), gone, "End"},
+      {"a job Slurm forgot that ran, no source knowing its end: waited for until shown gone", with({submitted(1, 42)}), gone_ran, "Report"},
       {"a completed job: the ending and the campaign's end", with({submitted(1, 42)}), completed, "Status End Finish"},
       {"a pending job, the kill switch set: cancelled", with({submitted(1, 42)}), pending_killed, "Status Cancel"},
       {"the job query failed: told, nothing decided", with({submitted(1, 42)}), query_failed, "Report"},
