@@ -12,7 +12,7 @@ constexpr std::array<ExitCodeRow, 15> kRows = {{
     {kUsage, "the command line is wrong", 12},
     {kBadInput, "the config or the template is wrong (the message says file:line:column: key: what to do)", 10},
     {kLeaseHeld, "run: another supervisor acts on this campaign (or took it over)", 2},
-    {kDetached, "run: stopped supervising on SIGTERM/SIGINT; the jobs keep running", 1},
+    {kDetached, "run, tick: stopped supervising on SIGTERM/SIGINT (a tick once its passes under way ended); the jobs keep running", 1},
     {kStoppedBySwitch, "the campaign stopped: the kill switch", 3},
     {kBudgetSpent, "the campaign stopped: a restart budget is spent, or a crash loop", 7},
     {kCancelledByPerson, "the campaign stopped: its job was cancelled by a person", 6},

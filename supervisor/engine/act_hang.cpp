@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "decide/blame.h"
+#include "decide/probe.h"
 #include "edges/process.h"
 #include "engine/campaign.h"
 #include "engine/reconcile.h"
@@ -47,7 +48,41 @@ std::vector<std::string> stale_nodes(const intent::Hang& i) {
   return names;
 }
 
+// A node of the job whose heartbeat did not go silent first: probed beside the suspects, it shows
+// whether the probe itself works (a slow controller leaves every node unanswered).
+std::optional<std::string> control_node(const intent::Hang& i) {
+  const auto stale = stale_nodes(i);
+  for (const auto& n : slurm::expand_hostlist(i.job.nodes))
+    if (std::find(stale.begin(), stale.end(), n) == stale.end()) return n;
+  return std::nullopt;
+}
+
 }  // namespace
+
+// Slurm's own view of the nodes: those it marks not responding or down (none when it cannot be asked).
+std::vector<std::string> Campaign::slurm_silent_nodes() {
+  std::vector<std::string> out;
+  if (const auto nodes = edges_.slurm->nodes())
+    for (const auto& n : *nodes)
+      if (n.not_responding || n.state == "DOWN") out.push_back(n.name);
+  return out;
+}
+
+// What a probe of nodes (and the control node, when given) proves silent, weighed (decide/probe.h); a
+// doubt is told.
+util::Result<std::vector<std::string>> Campaign::proven_silent(const intent::Hang& i, const std::vector<std::string>& nodes,
+                                                               const std::optional<std::string>& control) {
+  auto asked = nodes;
+  if (control) asked.push_back(*control);
+  auto silent = probe_nodes(i.job, asked);
+  if (!silent) return silent;
+  if (silent->empty()) return silent;
+  const auto verdict = decide::judge_probe({nodes, *silent, control, slurm_silent_nodes()});
+  if (!verdict.doubt.empty())
+    event("probe-doubted", {{"attempt", i.attempt.number}, {"job_id", i.job.job_id}, {"unanswered", *silent},
+                            {"proven", verdict.silent}, {"reason", verdict.doubt}});
+  return verdict.silent;
+}
 
 util::Result<std::vector<std::string>> Campaign::probe_nodes(const slurm::Job& job, const std::vector<std::string>& nodes) {
   if (auto held = hold(static_cast<double>(config_.heartbeat.probe_timeout.count()) + 5); !held) return std::unexpected(held.error());
@@ -56,7 +91,7 @@ util::Result<std::vector<std::string>> Campaign::probe_nodes(const slurm::Job& j
 
 util::Result<void> Campaign::act(const CampaignState& s, const intent::Hang& i) {
   if (!i.waited_on) return hang(s, i, i.reason, std::nullopt);
-  auto silent = probe_nodes(i.job, stale_nodes(i));  // only a node proven silent makes it a hang before the timeout
+  auto silent = proven_silent(i, stale_nodes(i), control_node(i));  // only a node proven silent makes it a hang now
   if (!silent) return std::unexpected(silent.error());
   if (silent->empty()) {
     event("probe-answered", {{"attempt", i.attempt.number}, {"job_id", i.job.job_id}, {"nodes", stale_nodes(i)},
@@ -83,7 +118,7 @@ util::Result<void> Campaign::hang(const CampaignState& s, const intent::Hang& i,
                                     {"margin", stale_margin(config_.heartbeat)}});
   }
   if (!silent) {  // the other nodes' ranks, when they were waiting, showed life: only a timeout probes them all
-    auto probed = probe_nodes(i.job, nodes);
+    auto probed = proven_silent(i, nodes, std::nullopt);
     if (!probed) return std::unexpected(probed.error());
     silent = std::move(*probed);
   }

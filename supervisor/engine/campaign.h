@@ -139,6 +139,11 @@ class Campaign {
                           std::optional<std::vector<std::string>> silent);
   // The nodes of job that do not answer a probe step, under the lease.
   util::Result<std::vector<std::string>> probe_nodes(const slurm::Job& job, const std::vector<std::string>& nodes);
+  // Of nodes, those a probe shows silent, weighed with the control node and Slurm's own view
+  // (decide/probe.h); a silence that proves nothing is told (probe-doubted).
+  util::Result<std::vector<std::string>> proven_silent(const intent::Hang& i, const std::vector<std::string>& nodes,
+                                                       const std::optional<std::string>& control);
+  std::vector<std::string> slurm_silent_nodes();
   util::Result<void> act(const CampaignState& s, const intent::Cancel& i);
   util::Result<void> act(const CampaignState& s, const intent::ResendCancel& i);
   util::Result<void> act(const CampaignState& s, const intent::Relax& i);

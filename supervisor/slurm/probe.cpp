@@ -1,30 +1,47 @@
 #include "slurm/probe.h"
 
-#include <future>
-
-#include "edges/process.h"
+#include "util/strings.h"
 
 namespace mlsup::slurm {
+namespace {
 
-bool probe_says_silent(const edges::ProcessResult& result) {
-  return result.timed_out || result.err.find("Communication connection failure") != std::string::npos;
+// The nodes of nodes that are not in answered.
+std::vector<std::string> unanswered(const std::vector<std::string>& nodes, const std::set<std::string>& answered) {
+  std::vector<std::string> out;
+  for (const auto& n : nodes)
+    if (!answered.contains(n)) out.push_back(n);
+  return out;
+}
+
+// One step over nodes: the nodes whose task printed its name before the deadline.
+std::set<std::string> ask(JobId job, const std::vector<std::string>& nodes, std::chrono::seconds timeout) {
+  edges::ProcessRequest r;
+  r.argv = probe_argv(job, nodes);
+  r.timeout = timeout;
+  return probe_answers(edges::run_process(r));
+}
+
+}  // namespace
+
+std::vector<std::string> probe_argv(JobId job, const std::vector<std::string>& nodes) {
+  const std::string n = std::to_string(nodes.size());
+  return {"srun", "--overlap", "--jobid=" + std::to_string(job), "-w", util::join(nodes, ","), "-N" + n, "-n" + n,
+          "--ntasks-per-node=1", "--quiet", "--unbuffered", "printenv", "SLURMD_NODENAME"};
+}
+
+std::set<std::string> probe_answers(const edges::ProcessResult& result) {
+  std::set<std::string> names;
+  for (const auto& line : util::split(result.out, '\n'))
+    if (const auto name = util::trim(line); !name.empty()) names.insert(std::string(name));
+  return names;
 }
 
 std::vector<std::string> unresponsive_nodes(JobId job, const std::vector<std::string>& nodes,
                                             std::chrono::seconds timeout) {
-  std::vector<std::future<bool>> answers;
-  for (const auto& node : nodes) {
-    answers.push_back(std::async(std::launch::async, [job, node, timeout] {
-      edges::ProcessRequest r;
-      r.argv = {"srun", "--overlap", "--jobid=" + std::to_string(job), "-w", node, "-N1", "-n1", "--quiet", "true"};
-      r.timeout = timeout;
-      return !probe_says_silent(edges::run_process(r));
-    }));
-  }
-  std::vector<std::string> silent;
-  for (std::size_t i = 0; i < nodes.size(); ++i)
-    if (!answers[i].get()) silent.push_back(nodes[i]);
-  return silent;
+  if (nodes.empty()) return {};
+  const auto silent = unanswered(nodes, ask(job, nodes, timeout));
+  if (silent.empty()) return {};
+  return unanswered(silent, ask(job, silent, 2 * timeout));  // a slow launch, not a dead node, answers now
 }
 
 }  // namespace mlsup::slurm

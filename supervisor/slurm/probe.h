@@ -1,7 +1,10 @@
 #pragma once
-// Asks each node of a running job whether it still answers, by running a trivial step on it:
-// libslurm has no slurmd ping, and a frozen node's slurmd still accepts TCP connections.
+// Asks the nodes of a running job whether they still answer, by running one trivial step over all of
+// them (each task prints its node's name): libslurm has no slurmd ping, and a frozen node's slurmd
+// still accepts TCP connections. Two steps at most, whatever the width: one over every node, then one
+// over the nodes that did not answer, with twice the deadline.
 #include <chrono>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -10,13 +13,16 @@
 
 namespace mlsup::slurm {
 
-// The nodes among nodes that gave no answer within timeout (all probed at once); a step refused at
-// once is an answer.
+// The nodes among nodes that gave no answer within timeout in the first step, nor within twice it in
+// the second. A step Slurm refuses or cannot create answers for no node: the caller weighs that
+// (decide/probe.h), not this.
 std::vector<std::string> unresponsive_nodes(JobId job, const std::vector<std::string>& nodes,
                                             std::chrono::seconds timeout);
 
-// Whether one probe's result means the node is gone: no answer in time, or Slurm could not reach
-// its slurmd (a crashed node refuses the connection). A step refused for other reasons is an answer.
-bool probe_says_silent(const edges::ProcessResult& result);
+// The nodes a probe step's output names (one name per line, as its tasks printed them).
+std::set<std::string> probe_answers(const edges::ProcessResult& result);
+
+// The probe step's command line for nodes of job.
+std::vector<std::string> probe_argv(JobId job, const std::vector<std::string>& nodes);
 
 }  // namespace mlsup::slurm

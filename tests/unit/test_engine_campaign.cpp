@@ -685,6 +685,24 @@ TEST_CASE("per-task heartbeats: a hang names the node whose heartbeat stopped fi
   CHECK(excludes(f.fake.submitted[1], "n2"));
 }
 
+TEST_CASE("per-task heartbeats: a waited-on node that does not answer while the control node does not either proves nothing") {
+  EngineFixture f("", "slurm: {nodes: 2}\n");
+  f.silent = {"n1", "n2"};  // a frozen controller: no step starts, on any node
+  auto c = f.open();
+  const auto beat = two_node_job(f, *c);
+  beat("n1.0", "5");
+  beat("n2.1", "5 saving");
+  f.pass(*c);
+  f.clock += 3;
+  beat("n1.0", "5 saving waiting 1");
+  f.pass(*c);
+  CHECK_FALSE(std::filesystem::exists(f.config.state_dir + "/fenced/1"));
+  const auto events = events_of(f);
+  CHECK(events.find("\"probe-doubted\"") != std::string::npos);
+  CHECK(events.find("the control node n1") != std::string::npos);
+  CHECK(f.submits() == 1);
+}
+
 TEST_CASE("per-task heartbeats: the node the other ranks wait on is probed before the timeout; proven silent, it is a hang at once") {
   EngineFixture f("", "slurm: {nodes: 2}\n");
   f.silent = {"n2"};

@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <csignal>
+#include <set>
 
 #include <slurm/slurm_errno.h>
 
@@ -160,13 +162,20 @@ TEST_CASE("scontrol -o records: a long value is read whole, and only a field nam
   CHECK(parse_records("Gres/gpu:a100=2\n")[0].at("Gres/gpu:a100") == "2");
 }
 
-TEST_CASE("a probe's result: silence and a refused connection mean gone; anything else is an answer") {
+TEST_CASE("a probe step: the nodes whose task printed its name answered; one step for every node, whatever the width") {
   using mlsup::edges::ProcessResult;
-  CHECK(probe_says_silent(ProcessResult{.started = true, .timed_out = true}));
-  CHECK(probe_says_silent(ProcessResult{.started = true, .exit_code = 233,
-                                        .err = "srun: error: Task launch for StepId=3.1 failed on node n4: "
-                                               "Communication connection failure\n"}));
-  CHECK_FALSE(probe_says_silent(ProcessResult{.started = true, .exit_code = 0}));
-  CHECK_FALSE(probe_says_silent(ProcessResult{.started = true, .exit_code = 1,
-                                              .err = "srun: error: Unable to create step for job 3: Job/step already completing or completed\n"}));
+  // As srun printed it on the local cluster with n3 frozen: the others' names at once, n3's launch failed.
+  const ProcessResult frozen{.started = true, .timed_out = true, .out = "c1n4\nc1n1\nc1n2\n",
+                             .err = "srun: error: Task launch for StepId=1.1 failed on node c1n3: Socket timed out on "
+                                    "send/recv operation\n"};
+  CHECK(probe_answers(frozen) == std::set<std::string>{"c1n1", "c1n2", "c1n4"});
+  CHECK(probe_answers(ProcessResult{.started = true, .exit_code = 1,
+                                    .err = "srun: error: Unable to create step for job 3: Job/step already completing or completed\n"})
+            .empty());
+  std::vector<std::string> wide;
+  for (int i = 1; i <= 1000; ++i) wide.push_back("n" + std::to_string(i));
+  const auto argv = probe_argv(42, wide);
+  CHECK(std::count(argv.begin(), argv.end(), std::string("srun")) == 1);
+  CHECK(std::find(argv.begin(), argv.end(), "-N1000") != argv.end());
+  CHECK(std::find(argv.begin(), argv.end(), "--ntasks-per-node=1") != argv.end());
 }
