@@ -10,13 +10,13 @@ started=$(date +%s)
 
 sanitized_log=$PWD/build-asan/sanitized.log
 
-# Builds the unit tests and the fuzz replays with ASan and UBSan in build-asan/ (only those, at -O1:
-# see MLSUP_SANITIZE) and runs them; any report (ASan, UBSan or a leak) ends the program with an error,
-# which fails them.
+# Builds the unit tests, the fuzz replays and mlsup itself with ASan and UBSan in build-asan/ (at -O1:
+# see MLSUP_SANITIZE) and runs the first two; any report (ASan, UBSan or a leak) ends the program with
+# an error, which fails them. The sanitized mlsup runs a live scenario once the cluster suites are done.
 sanitized_tests() {
   export UBSAN_OPTIONS=print_stacktrace=1
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMLSUP_SANITIZE=ON >/dev/null &&
-    cmake --build build-asan -j"$(nproc)" --target mlsup_unittest mlsup_fuzz &&
+    cmake --build build-asan -j"$(nproc)" --target mlsup_unittest mlsup_fuzz mlsup &&
     ctest --test-dir build-asan --output-on-failure --timeout 1200 -R '^(unit|fuzz_replay_.*)$'
 }
 
@@ -71,6 +71,17 @@ if [ $sanitized_rc -ne 0 ]; then
   [ $rc -ne 0 ] || rc=1
 else
   echo "test.sh: the unit tests and fuzz replays pass under ASan/UBSan ($(grep -c 'Test *#' "$sanitized_log") tests; log: $sanitized_log)"
+  # A live scenario under ASan and UBSan: slurmctld frozen and restarted under a running campaign.
+  live_started=$(date +%s)
+  if SLURM_CONF=$MLSUP_CLUSTER_CONF_c0 MLSUP=$PWD/build-asan/mlsup ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
+      MLSUP_SOURCE_DIR=$PWD timeout -s KILL 600 bash tests/integration/test_controller_faults.sh outage-libslurm \
+      >"$PWD/build-asan/live.log" 2>&1; then
+    echo "test.sh: the controller-outage scenario passes with mlsup under ASan/UBSan ($(( $(date +%s) - live_started ))s)"
+  else
+    tail -n 60 "$PWD/build-asan/live.log" >&2
+    echo "test.sh: FAILED: the controller-outage scenario with mlsup under ASan/UBSan; log: $PWD/build-asan/live.log" >&2
+    [ $rc -ne 0 ] || rc=1
+  fi
 fi
 if [ $rc -ne 0 ] && [ -f build/Testing/Temporary/LastTest.log ]; then
   # The failures once more at the very end, where a truncated log still shows them.

@@ -125,6 +125,9 @@ int run(int argc, char** argv) {
       });
   run_cmd->add_option("--metrics-every", supervise.metrics.every, "seconds between two metrics expositions at least (default 10)")
       ->check(CLI::PositiveNumber);
+  run_cmd->add_flag("--standby", supervise.standby,
+                    "wait for a campaign another supervisor holds (asked every 5 s) and take it over once that one stops "
+                    "or its lease runs out, instead of exiting 5: a second login node's supervisor");
 
   bool tick_verbose = false;
   campaign_cmds.at("tick")->add_flag("--verbose,-v", tick_verbose,

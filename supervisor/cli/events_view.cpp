@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <ctime>
+#include <iterator>
 
 #include "config/duration.h"
 #include "journal/journal.h"
@@ -66,6 +67,20 @@ util::Result<double> parse_since(std::string_view text, double now) {
 }
 
 std::vector<nlohmann::json> LogFollower::poll() {
+  std::vector<nlohmann::json> older;
+  if (first_) {  // the log's rotated parts first, oldest first: what it held before it was last rotated
+    first_ = false;
+    for (const auto& part : journal::rotated_parts(path_)) {
+      auto events = journal::EventLog::read_one(part);
+      older.insert(older.end(), std::make_move_iterator(events.begin()), std::make_move_iterator(events.end()));
+    }
+  }
+  auto newer = poll_current();
+  older.insert(older.end(), std::make_move_iterator(newer.begin()), std::make_move_iterator(newer.end()));
+  return older;
+}
+
+std::vector<nlohmann::json> LogFollower::poll_current() {
   struct stat st{};
   if (::stat(path_.c_str(), &st) != 0) {  // not there (yet, or between a rotation's rename and create)
     inode_ = device_ = 0;

@@ -31,7 +31,10 @@ class LogFollower {
   std::vector<nlohmann::json> poll();
 
  private:
+  std::vector<nlohmann::json> poll_current();  // the current file's new complete lines
+
   std::string path_;
+  bool first_ = true;  // the first poll reads the rotated parts too
   unsigned long long inode_ = 0;
   unsigned long long device_ = 0;
   long long offset_ = 0;  // bytes read, up to the last complete line

@@ -93,6 +93,7 @@ struct NotifySettings {
   std::string ca_file;          // https: the CAs trusted instead of the system's; "" = the system's store
   Seconds unreachable_after{600};  // Slurm unanswered this long is the supervisor's trouble
   int budget_warn_at = 80;      // percent of a restart budget used that is "nearly spent"
+  bool include_output = false;  // the webhook's json body carries the job's output tail (it may hold secrets)
 };
 
 // Where a key was written, for errors found after loading.

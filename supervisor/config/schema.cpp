@@ -163,6 +163,8 @@ const std::vector<KeySpec>& table() {
        "https webhook: PEM file of the CAs that may sign the server's certificate; \"\" = the system's store"},
       {"notify.unreachable_after", Kind::Duration, [](Config& c) -> Field { return &c.notify.unreachable_after; },
        "Slurm's controller unanswered this long is a trouble alert"},
+      {"notify.include_output", Kind::Bool, [](Config& c) -> Field { return &c.notify.include_output; },
+       "the webhook's json body carries the last lines of the job's output (which may hold tokens or data)"},
       {"notify.budget_warn_at", Kind::Int, [](Config& c) -> Field { return &c.notify.budget_warn_at; },
        "a budget alert when this percent of a restart budget is used within its window (1-100)", 1},
       {"window.hours", Kind::String, [](Config& c) -> Field { return &c.window.hours; },

@@ -15,6 +15,8 @@ using asio::ip::tcp;
 
 constexpr std::size_t kMaxHead = 8192;              // a request head longer than this is not answered
 constexpr auto kDeadline = std::chrono::seconds(5);  // one connection's time, request and answer
+constexpr std::size_t kMaxOpen = 32;                 // connections served at once; more wait in the backlog
+constexpr auto kAcceptRetry = std::chrono::milliseconds(200);  // after a failed accept (no fd left: EMFILE)
 
 std::string response(const char* status, const char* type, const std::string& body) {
   return std::string("HTTP/1.1 ") + status + "\r\nContent-Type: " + type + "\r\nContent-Length: " +
@@ -70,14 +72,25 @@ struct MetricsServer::Impl : std::enable_shared_from_this<MetricsServer::Impl> {
     std::string answer;
   };
 
-  explicit Impl(asio::io_context& context) : io(context), acceptor(context) {}
+  explicit Impl(asio::io_context& context) : io(context), acceptor(context), retry(context) {}
 
+  // One accept at a time: none while kMaxOpen are open (end() resumes), and after a failure (a process
+  // out of file descriptors fails every accept at once) the next one only after kAcceptRetry, not in a loop.
   void accept() {
     auto c = std::make_shared<Connection>(io);
     acceptor.async_accept(c->socket, [self = shared_from_this(), c](const boost::system::error_code& ec) {
       if (ec == asio::error::operation_aborted || !self->acceptor.is_open()) return;
-      if (!ec) self->serve(c);
-      self->accept();
+      if (ec) return self->accept_later();
+      self->serve(c);
+      if (self->open.size() < kMaxOpen) self->accept();
+      else self->paused = true;
+    });
+  }
+
+  void accept_later() {
+    retry.expires_after(kAcceptRetry);
+    retry.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+      if (!ec && self->acceptor.is_open()) self->accept();
     });
   }
 
@@ -100,11 +113,16 @@ struct MetricsServer::Impl : std::enable_shared_from_this<MetricsServer::Impl> {
     c->socket.shutdown(tcp::socket::shutdown_both, ignored);
     c->socket.close(ignored);
     c->deadline.cancel();
-    open.erase(c);
+    if (open.erase(c) > 0 && paused && acceptor.is_open()) {
+      paused = false;
+      accept();
+    }
   }
 
   asio::io_context& io;
   tcp::acceptor acceptor;
+  asio::steady_timer retry;
+  bool paused = false;  // kMaxOpen connections open: the next accept waits for one to end
   std::set<std::shared_ptr<Connection>> open;
   std::string text = "# mlsup: no exposition yet\n";
 };
@@ -132,6 +150,7 @@ void MetricsServer::set_text(std::string text) { impl_->text = std::move(text); 
 void MetricsServer::close() {
   boost::system::error_code ignored;
   impl_->acceptor.close(ignored);
+  impl_->retry.cancel();
   for (const auto& c : std::set(impl_->open)) impl_->end(c);
 }
 

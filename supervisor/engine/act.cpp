@@ -215,7 +215,7 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::PendingAler
 util::Result<void> Campaign::act(const CampaignState& s, const intent::Status& i) {
   StatusSaid said{s.current() ? s.current()->number : 0, i.job.job_id, i.job.state, i.job.nodes, i.job.reason,
                   combined(memory_.heartbeat).step};
-  if (said == status_said_) return {};
+  if (said == status_said_ || !hold(0)) return {};  // unchanged, or another supervisor's to write now
   const json j = {{"version", 1},          {"campaign", config_.name},   {"attempts", said.attempts},
                   {"job_id", said.job_id}, {"job_state", std::string(slurm::state_name(said.state))},
                   {"nodes", said.nodes},   {"reason", said.reason},      {"step", said.step},

@@ -16,7 +16,7 @@ using nlohmann::json;
 void Campaign::write_chain_values(const AttemptState& a, const std::string& resume_from) {
   const std::string dir = render::chain_dir(config_);
   const std::string text = render::chain_values(config_, {a.number, resume_from, a.exclude, a.tag, campaign_id_});
-  if (util::read_file(dir + "/next.env").value_or("") == text) return;
+  if (lease_lost_ || util::read_file(dir + "/next.env").value_or("") == text) return;  // another supervisor's now
   std::error_code ec;
   fs::create_directories(dir + "/claims", ec);
   if (auto ok = journal::write_atomically(dir + "/next.env", text, 0644); !ok)

@@ -35,14 +35,17 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::CancelDupli
     return {};
   }
   const std::string state(slurm::state_name(i.job.state));
+  const std::string job = "job " + std::to_string(i.job.job_id) + " (" + state + ")";
+  const std::string why =
+      i.revived ? job + " is attempt " + std::to_string(i.attempt) + "'s, which has ended: the controller runs it again " +
+                      "(a restart that lost its state?); it is cancelled"
+                : job + " carries attempt " + std::to_string(i.attempt) + "'s tag, but the attempt's job is " +
+                      std::to_string(i.attempt_job) + ": an sbatch whose answer was lost, or one of a supervisor that " +
+                      "had lost the campaign, submitted it; it is cancelled";
   return fact("duplicate-cancelled",
-              {{"attempt", i.attempt}, {"job_id", i.job.job_id}, {"state", state}, {"attempt_job", i.attempt_job}},
-              "duplicate-cancelled",
-              {{"alert", i.job.state != slurm::JobState::Pending},
-               {"reason", "job " + std::to_string(i.job.job_id) + " (" + state + ") carries attempt " +
-                              std::to_string(i.attempt) + "'s tag, but the attempt's job is " +
-                              std::to_string(i.attempt_job) + ": an sbatch whose answer was lost, or one of a "
-                              "supervisor that had lost the campaign, submitted it; it is cancelled"}});
+              {{"attempt", i.attempt}, {"job_id", i.job.job_id}, {"state", state}, {"attempt_job", i.attempt_job},
+               {"revived", i.revived}},
+              "duplicate-cancelled", {{"alert", i.job.state != slurm::JobState::Pending}, {"reason", why}});
 }
 
 }  // namespace mlsup::engine

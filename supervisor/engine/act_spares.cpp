@@ -16,7 +16,7 @@ void Campaign::write_spare_values(const AttemptState& a, slurm::JobId job, const
   const std::string dir = render::spares_dir(config_);
   const std::string text =
       render::spare_values(config_, {a.number, a.resume_from, a.exclude, a.tag, campaign_id_}, job, nodes);
-  if (util::read_file(dir + "/next.env").value_or("") == text) return;
+  if (lease_lost_ || util::read_file(dir + "/next.env").value_or("") == text) return;  // another supervisor's now
   std::error_code ec;
   fs::create_directories(dir + "/claims", ec);
   if (auto ok = journal::write_atomically(dir + "/next.env", text, 0644); !ok)

@@ -81,9 +81,10 @@ std::string alert_summary(const json& event, std::string_view kind) {
   return line;
 }
 
-std::string alert_payload(const json& event, std::string_view kind, std::string_view format) {
+std::string alert_payload(const json& event, std::string_view kind, std::string_view format, bool include_output) {
   if (format == "slack") return util::dump_json(json{{"text", alert_summary(event, kind)}});
   json body = event;
+  if (!include_output) body.erase("output_tail");
   body["alert_kind"] = std::string(kind);
   body["summary"] = alert_summary(event, kind);
   return util::dump_json(body);

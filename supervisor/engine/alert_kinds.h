@@ -20,7 +20,9 @@ std::optional<std::string_view> chosen_alert(const nlohmann::json& event, const 
 // One readable line: "mlsup <campaign>: <kind>: <reason> (attempt N, job J, node X)".
 std::string alert_summary(const nlohmann::json& event, std::string_view kind);
 
-// The webhook's body: the event with alert_kind and summary (json), or {"text": summary} (slack).
-std::string alert_payload(const nlohmann::json& event, std::string_view kind, std::string_view format);
+// The webhook's body: the event with alert_kind and summary (json; the job's output tail only when
+// include_output), or {"text": summary} (slack).
+std::string alert_payload(const nlohmann::json& event, std::string_view kind, std::string_view format,
+                          bool include_output = false);
 
 }  // namespace mlsup::engine

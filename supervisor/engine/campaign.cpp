@@ -109,7 +109,10 @@ double Campaign::mono() const { return edges_.mono ? edges_.mono() : edges_.now(
 
 util::Result<void> Campaign::hold(double seconds) {
   if (!edges_.hold) return {};
-  return edges_.hold(seconds);
+  auto held = edges_.hold(seconds);
+  if (!held && (held.error().kind == util::ErrorKind::Superseded || held.error().kind == util::ErrorKind::Held))
+    lease_lost_ = true;  // from now on this supervisor writes nothing another one reads
+  return held;
 }
 
 util::Result<void> Campaign::record(const std::string& type, json fields) {
@@ -167,6 +170,8 @@ util::Result<std::optional<Outcome>> Campaign::pass() {
   for (int r = 0; r < 2 && !state_.finished_code; ++r) {
     const Progress before = progress(state_);
     auto acted = round(state_);
+    if (lease_lost_) return std::unexpected(acted ? util::Error{.kind = util::ErrorKind::Superseded, .message = "lost the lease"}
+                                                  : acted.error());
     save_memory();
     if (!acted) return std::unexpected(acted.error());
     if (!due_at_once(before, state(), memory_, config_, clocks())) break;

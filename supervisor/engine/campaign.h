@@ -68,6 +68,10 @@ struct Outcome {
   std::string reason;
 };
 
+// True for the kill switch's text when mlsup wrote it (a pause --now, a cancel, the window's end: what
+// AskToStop writes), false for a person's `mlsup stop` ("stop requested ...") or a file of their own.
+bool switch_set_by_mlsup(std::string_view text);
+
 // The lifecycle verbs' requests folder, and the requests in it (engine/act_lifecycle.cpp).
 std::string requests_dir(const config::Config& c);
 std::vector<Request> read_requests(const std::string& dir);
@@ -218,6 +222,7 @@ class Campaign {
   std::string campaign_id_;
   CampaignState state_;         // the journal replayed, record after record as the journal hands them over
   bool queued_ = false;
+  bool lease_lost_ = false;     // hold() found another supervisor holding the campaign: nothing more is written
   Memory memory_;             // what passes remember beyond the journal (memory.json)
   std::string memory_saved_;  // memory.json's text as last written
   // What status.json says, but for its time: compared before any JSON is built.

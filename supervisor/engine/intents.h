@@ -78,11 +78,13 @@ struct EndSbatch {
 };
 
 // A job that carries an attempt's tag but is not the one the journal names for it (an sbatch whose
-// outcome was unknown, a supervisor that lost its lease): cancelled, and journaled as a duplicate.
+// outcome was unknown, a supervisor that lost its lease), or the attempt's own job alive again after
+// its ending (a controller that lost its state): cancelled, and journaled as a duplicate.
 struct CancelDuplicate {
   int attempt = 0;
   slurm::Job job;
   slurm::JobId attempt_job = 0;  // the attempt's own job, as the journal names it
+  bool revived = false;          // it is that job, alive again after the attempt ended (a controller's lost state)
 };
 
 // Keep a node out of the next attempts.

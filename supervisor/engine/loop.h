@@ -49,6 +49,7 @@ struct Supervise {
   double submit_rate = 2;            // sbatch calls per second at most, over all campaigns (after a burst)
   int submit_burst = 4;              // sbatch calls that may go at once
   MetricsOut metrics;
+  bool standby = false;              // run: a campaign another supervisor holds is waited for, not given up (exit 5)
 };
 
 // The config files that sources name: a file as given; a folder stands for the *.yaml and *.yml

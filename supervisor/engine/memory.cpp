@@ -138,7 +138,6 @@ json to_json(const Memory& m) {
           {"slurm_alerted", m.slurm_alerted},
           {"disk_level", m.disk_level},
           {"forgotten_told", m.forgotten_told},
-          {"duplicates_swept_at", m.duplicates_swept_at},
           {"window_told", m.window_told}};
 }
 
@@ -181,7 +180,6 @@ Memory memory_from_json(const json& j) {
   m.slurm_alerted = get(j, "slurm_alerted", false);
   m.disk_level = get(j, "disk_level", 0);
   m.forgotten_told = get(j, "forgotten_told", 0);
-  m.duplicates_swept_at = get(j, "duplicates_swept_at", 0.0);
   m.window_told = get(j, "window_told", 0);
   return m;
 }

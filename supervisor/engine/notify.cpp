@@ -68,7 +68,7 @@ std::string Notifier::run_command(const json& event) const {
 }
 
 std::string Notifier::post_webhook(const json& event) const {
-  const std::string body = alert_payload(event, kind_of(event), settings_.format);
+  const std::string body = alert_payload(event, kind_of(event), settings_.format, settings_.include_output);
   return edges::post({.url = settings_.webhook, .body = body, .ca_file = settings_.ca_file, .timeout = bounds_.webhook});
 }
 

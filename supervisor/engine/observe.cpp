@@ -30,16 +30,19 @@ namespace {
 // One look at an attempt's heartbeat files: P itself (key "") and every P.d/<name> the SPANK plugin's
 // per-task paths give (hidden files, such as a writer's temporary ones, are skipped). One listing.
 // Names and contents come back as valid UTF-8 (other bytes spelled "\xNN"), as memory.json keeps them.
+// A heartbeat's first bytes are all it says (a step, phase words); a file that grows is read no further.
+constexpr std::size_t kHeartbeatBytes = 256;
+
 std::map<std::string, std::string> read_heartbeats(const std::string& path) {
   std::map<std::string, std::string> out;
-  if (auto p = util::read_file(path)) out[""] = util::valid_utf8(*p);
+  if (auto p = util::read_head(path, kHeartbeatBytes)) out[""] = util::valid_utf8(*p);
   std::error_code ec;
   std::size_t seen = 0;
   for (fs::directory_iterator it(path + ".d", ec), end; !ec && it != end && seen < 4096; it.increment(ec), ++seen) {
     const std::string name = util::valid_utf8(it->path().filename().string());
     std::error_code gone;  // a file renamed away meanwhile is skipped; the listing goes on
     if (name.empty() || name[0] == '.' || !it->is_regular_file(gone)) continue;
-    if (auto text = util::read_file(it->path().string())) out[name] = util::valid_utf8(*text);
+    if (auto text = util::read_head(it->path().string(), kHeartbeatBytes)) out[name] = util::valid_utf8(*text);
   }
   return out;
 }
@@ -110,6 +113,12 @@ void Campaign::look_at_sbatch(const SbatchRun& run, World& w) const {
   w.server_now = edges_.server_now ? edges_.server_now() : std::nullopt;
 }
 
+bool switch_set_by_mlsup(std::string_view text) {
+  for (const char* why : {"pause requested", "cancel requested", "window requested"})
+    if (text.starts_with(why)) return true;
+  return false;
+}
+
 bool Campaign::kill_switch() const {
   std::error_code ec;
   return fs::exists(config_.switches.kill, ec);
@@ -119,6 +128,7 @@ World Campaign::observe(const CampaignState& s) {
   World w;
   w.now = clocks();
   w.kill_switch = kill_switch();
+  w.kill_switch_ours = w.kill_switch && switch_set_by_mlsup(util::read_file(config_.switches.kill).value_or(""));
   w.window = window_at(w.now.wall);
   w.disk = look_at_disk(s);
   for (int round = 0; round < 4 && read_sources(s, needs(s, w, memory_, config_), w); ++round) {

@@ -153,6 +153,7 @@ void watch_submitted(Pass& p, const AttemptState& a) {
                                      {"kind", slurm::error_kind_name(jobs.error().kind)}, {"detail", jobs.error().message},
                                      {"decision", "wait and ask again; nothing is decided"}});
     p.m.slurm_error = jobs.error().message;
+    p.m.duplicates_swept_at = 0;  // once it answers again (a restarted controller), its jobs are looked over at once
     unanswered(p, a, jobs.error());
     return;
   }

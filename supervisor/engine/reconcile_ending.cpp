@@ -155,7 +155,7 @@ void end(Pass& p, const AttemptState& a, const slurm::Job& job, bool vanished, b
     facts.new_exclusion = true;
     v = decide::judge_ending(facts, p.s.restarts, p.c, p.wall());
   }
-  lifecycle_decision(p.s, a, v.cls, v.decision);
+  lifecycle_decision(p.s, a, v.cls, p.w.kill_switch_ours, v.decision);
   json fields = ended_fields(a, job, v.cls, {v.step, facts.checkpoint_step, v.progressed}, v.decision);
   fields.update(evidence);
   fields["new_exclusion"] = facts.new_exclusion;

@@ -56,7 +56,9 @@ bool cancelling(Pass& p, const AttemptState* a) {
 }
 
 // The kill switch is a person's `mlsup stop`, not the one pause --now set for this attempt.
-bool stop_asked(const Pass& p, const AttemptState* a) { return p.w.kill_switch && !(a && a->switch_set_at > 0); }
+bool stop_asked(const Pass& p, const AttemptState* a) {
+  return p.w.kill_switch && !(a && a->switch_set_at > 0 && p.w.kill_switch_ours);
+}
 
 // Chain mode: the queued tasks of the attempt's array (the ended attempt's, before the next one), as
 // this pass's query shows them; nullptr when they are not known or none is left.
@@ -145,7 +147,7 @@ bool outside_window(Pass& p, const AttemptState* a) {
   hold_chain(p, a, "window");
   if (a && !a->ended && a->chain && !a->task_job_id && p.w.jobs && *p.w.jobs && !task_running(**p.w.jobs))
     return true;  // the attempt waits for a task of the held chain
-  if (!a || a->ended) return !p.w.kill_switch || window_switch(a);  // a person's stop is followed as usual
+  if (!a || a->ended) return !stop_asked(p, a);  // a person's stop is followed as usual
   const slurm::Job* job = live_job(p, *a);
   if (!job) return false;  // a decided submission goes out (and is held next pass), an ending is followed
   if (job->state == slurm::JobState::Pending) return hold_queued(p, *a, *job, "window", "outside its window");
@@ -166,7 +168,7 @@ bool lifecycle(Pass& p, const AttemptState* a) {
   if (p.s.cancel_requested) return cancelling(p, a);
   if (p.s.paused) return pausing(p, a);
   if (window_closed(p)) return outside_window(p, a);
-  if (window_switch(a) && a->ended && p.w.kill_switch) {  // the window is open again: its switch goes first
+  if (window_switch(a) && a->ended && p.w.kill_switch && p.w.kill_switch_ours) {  // the window is open again: its switch goes first
     p.add(intent::ClearSwitch{*a});
     return true;
   }
@@ -177,13 +179,14 @@ bool lifecycle(Pass& p, const AttemptState* a) {
   return false;
 }
 
-void lifecycle_decision(const CampaignState& s, const AttemptState& a, decide::EndClass cls, decide::Decision& d) {
+void lifecycle_decision(const CampaignState& s, const AttemptState& a, decide::EndClass cls, bool switch_ours,
+                        decide::Decision& d) {
   const bool completed = d.action == decide::Action::Finish && d.exit_code == decide::kCompleted;
   if (s.cancel_requested && !completed) {
     d = {decide::Action::Stop, decide::kCancelled, 0, "the campaign was " + std::string(kCancelled) + " (" + d.reason + ")"};
     return;
   }
-  const bool pause_switch = cls == decide::EndClass::KillSwitch && a.switch_set_at > 0;  // not a person's stop
+  const bool pause_switch = cls == decide::EndClass::KillSwitch && a.switch_set_at > 0 && switch_ours;  // not a person's stop
   if (s.paused && (d.action == decide::Action::Resubmit || pause_switch))
     d = {decide::Action::Pause, 0, 0, d.reason + "; the campaign is paused: `mlsup resume` carries it on"};
   else if (pause_switch && a.switch_for == "window")

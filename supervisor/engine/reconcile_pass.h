@@ -10,9 +10,10 @@
 
 namespace mlsup::engine {
 // The campaign's tags are looked for in the queue (duplicates) every pass while an attempt's sbatch
-// ended unseen, and every kDuplicateSweep seconds in any case (a supervisor that lost the campaign
-// while its sbatch ran leaves a held job no journal names).
-inline constexpr double kDuplicateSweep = 300;
+// ended unseen or after Slurm failed to answer, and every kDuplicateSweep seconds in any case (a
+// supervisor that lost the campaign while its sbatch ran leaves a held job no journal names; a
+// controller that lost its state may run an ended attempt's job again). The same job query answers it.
+inline constexpr double kDuplicateSweep = 10;
 bool duplicates_due(const CampaignState& s, const Memory& m, double mono);
 // True when next.env is due the newest checkpoint again (chain mode, every 10 polls, 10 s at least).
 bool chain_refresh_due(const Memory& m, const config::Config& c, double mono);
@@ -81,7 +82,9 @@ void place_in_job(Pass& p, const AttemptState& previous, const std::vector<slurm
 bool lifecycle(Pass& p, const AttemptState* a);
 // An ending's decision d under a pause (a resubmission, or the kill switch a pause --now set, waits
 // for `mlsup resume`) or a cancel (anything short of completion ends the campaign as cancelled).
-void lifecycle_decision(const CampaignState& s, const AttemptState& a, decide::EndClass cls, decide::Decision& d);
+// switch_ours: the kill switch is mlsup's own (a person's stop over it stops).
+void lifecycle_decision(const CampaignState& s, const AttemptState& a, decide::EndClass cls, bool switch_ours,
+                        decide::Decision& d);
 
 // An sbatch of an earlier supervisor that may still submit the open attempt a (reconcile_sbatch.cpp):
 // true while it is waited for (nothing is submitted); false once it can submit no more.

@@ -1,6 +1,8 @@
 // Exactly once across supervisors: an open submission whose sbatch an earlier supervisor left running
 // is waited for (its job, submitted held, is adopted when it appears), and a job that carries one of
 // the campaign's tags but is not the journal's is cancelled as a duplicate. Pure (engine/reconcile.h).
+#include <algorithm>
+
 #include "engine/reconcile_pass.h"
 #include "render/contract.h"
 #include "slurm/sbatch.h"
@@ -52,6 +54,13 @@ bool sbatch_in_flight(Pass& p, const AttemptState& a) {
   return false;
 }
 
+// True when a later attempt that has not ended runs in job (spare nodes: the same job; chain mode: its array).
+bool later_attempt_runs_in(const CampaignState& s, int number, const slurm::Job& job) {
+  return std::any_of(s.attempts.begin(), s.attempts.end(), [&](const AttemptState& a) {
+    return a.number > number && !a.ended && a.job_id && journal_job(a, job);
+  });
+}
+
 void cancel_duplicates(Pass& p) {
   if (!p.w.tagged || !*p.w.tagged) return;
   p.m.duplicates_swept_at = p.mono();
@@ -59,9 +68,13 @@ void cancel_duplicates(Pass& p) {
   for (const auto& job : **p.w.tagged) {
     const auto number = render::tag_attempt(job.comment, prefix);
     if (!number || slurm::is_final(job.state)) continue;
-    for (const auto& a : p.s.attempts)
-      if (a.number == *number && a.job_id && !journal_job(a, job))
-        p.add(intent::CancelDuplicate{a.number, job, *a.job_id});
+    for (const auto& a : p.s.attempts) {
+      if (a.number != *number || !a.job_id) continue;
+      if (!journal_job(a, job)) p.add(intent::CancelDuplicate{a.number, job, *a.job_id});
+      else if (a.ended && p.c.slurm.spare_nodes == 0 && (!a.chain || a.task_job_id == job.job_id) &&
+               !later_attempt_runs_in(p.s, a.number, job))
+        p.add(intent::CancelDuplicate{a.number, job, *a.job_id, true});  // a controller that lost its state runs it again
+    }
   }
 }
 

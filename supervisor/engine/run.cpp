@@ -63,7 +63,7 @@ struct Slot {
 class Supervisor {
  public:
   explicit Supervisor(const Supervise& what)
-      : sources_(what.sources), metrics_(what.metrics), submits_(submit_pacer(what)), signals_(io_, SIGINT, SIGTERM, SIGHUP), timer_(io_) {
+      : sources_(what.sources), metrics_(what.metrics), standby_(what.standby), submits_(submit_pacer(what)), signals_(io_, SIGINT, SIGTERM, SIGHUP), timer_(io_) {
     signals_.add(SIGUSR1);
   }
 
@@ -118,7 +118,9 @@ class Supervisor {
     }
     s.config = c;
     if (s.result && s.result->exit_code == decide::kBadInput) s.result.reset();  // fixed: it joins
-    if (s.opened.campaign) s.reloaded = std::move(c);
+    // A pass under way (the first one opens the campaign with the config it was started with) takes it
+    // at its next pass; in_flight first: the worker owns s.opened meanwhile.
+    if (s.in_flight || s.opened.campaign) s.reloaded = std::move(c);
   }
 
   // A campaign no longer named: its lease is released after the pass in flight; its jobs go on.
@@ -234,7 +236,7 @@ class Supervisor {
       s.passed = true;
       ::malloc_trim(0);
     }
-    if (!held.empty() && s.held.empty() && slots_.size() > 1) print_line("mlsup: " + s.file + ": waiting: " + held);
+    if (!held.empty() && s.held.empty() && (slots_.size() > 1 || standby_)) print_line("mlsup: " + s.file + ": waiting: " + held);
     s.held = held;
     if (!held.empty()) s.next = Clock::now() + std::chrono::seconds(5);  // asked again now and then
     if (r) {
@@ -251,10 +253,10 @@ class Supervisor {
     return std::none_of(slots_.begin(), slots_.end(), [](const auto& s) { return s->in_flight; });
   }
 
-  // Nothing is left to supervise: every campaign ended, or waits on another supervisor.
+  // Nothing is left to supervise: every campaign ended, or waits on another supervisor (unless standby).
   bool done() const {
-    return nothing_in_flight() && std::none_of(slots_.begin(), slots_.end(), [](const auto& s) {
-             return !s->leaving && (s->running() || s->fresh());
+    return nothing_in_flight() && std::none_of(slots_.begin(), slots_.end(), [this](const auto& s) {
+             return !s->leaving && (s->running() || s->fresh() || (standby_ && !s->held.empty() && !s->result));
            });
   }
 
@@ -350,6 +352,7 @@ class Supervisor {
 
   std::vector<std::string> sources_;
   MetricsOut metrics_;
+  bool standby_ = false;
   std::map<std::string, PassFigures::Passes> passes_by_;  // the passes' count and time, by campaign
   bool exposing_ = false;                                 // an exposition is being made on the pool
   Clock::time_point exposed_{};                           // when the last one began

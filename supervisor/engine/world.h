@@ -36,6 +36,7 @@ struct WindowNow {
 struct World {
   Clocks now;
   bool kill_switch = false;                    // the kill switch file exists
+  bool kill_switch_ours = false;               // ... and says mlsup set it (a pause --now, a cancel, the window), not a person's stop
   std::optional<std::string> template_text;    // what a submission renders from; nullopt: nothing renders
   int template_nodes = 1;                      // the node count of its job
   bool template_read = false;                  // template_text was looked for this pass

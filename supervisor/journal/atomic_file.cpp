@@ -28,10 +28,24 @@ util::Result<void> write_all(int fd, std::string_view text, const std::string& p
   return {};
 }
 
+// This process's umask, as /proc/self/status tells it (umask(2) cannot be read without being set, which
+// would race with the other threads' files); 022 where it cannot be read.
+mode_t process_umask() {
+  const int fd = ::open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 022;
+  char buf[4096];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return 022;
+  buf[n] = '\0';
+  const char* at = std::strstr(buf, "Umask:");
+  return at ? static_cast<mode_t>(std::strtoul(at + 6, nullptr, 8)) & 0777 : 022;
+}
+
 // Gives the temp file its mode and content, makes it durable and closes it (fd is closed in every case).
 util::Result<void> fill_and_close(int fd, std::string_view text, mode_t mode, const std::string& path) {
   util::Result<void> done;
-  if (::fchmod(fd, mode) != 0) done = std::unexpected(io_error(path, "cannot set the mode", errno));
+  if (::fchmod(fd, mode & ~process_umask()) != 0) done = std::unexpected(io_error(path, "cannot set the mode", errno));
   if (done) done = write_all(fd, text, path);
   if (done && ::fsync(fd) != 0) done = std::unexpected(io_error(path, "cannot sync", errno));
   if (::close(fd) != 0 && done) done = std::unexpected(io_error(path, "cannot close", errno));

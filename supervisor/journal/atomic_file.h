@@ -12,7 +12,7 @@ namespace mlsup::journal {
 
 // Replaces path with text (temp file in the same folder, fsync, rename, fsync of the folder unless
 // sync_folder is false: for a file whose previous content may come back after a crash); on failure the
-// temp file is removed and path keeps its old content.
+// temp file is removed and path keeps its old content. The file gets mode less this process's umask.
 util::Result<void> write_atomically(const std::string& path, std::string_view text, mode_t mode = 0644,
                                     bool sync_folder = true);
 

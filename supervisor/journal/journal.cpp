@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fcntl.h>
+#include <iterator>
 #include <optional>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -299,20 +300,26 @@ util::Result<Record> Journal::append(const std::string& type, json fields, doubl
   return record;
 }
 
-util::Result<void> Journal::compact(const std::function<bool(const Record&)>& keep_it) {
-  std::vector<Record> kept;
-  for (auto& r : read_only(path_, campaign_).first)
-    if (keep_it(r)) kept.push_back(std::move(r));
-  if (auto ok = rewrite(kept); !ok) return ok;
-  for (std::size_t i = 0; i < kept.size(); ++i) kept[i].line = static_cast<int>(i) + 2;
-  records_ = std::move(kept);
-  count_ = records_.size();
-  needs_repair_ = false;
-  return {};
+std::vector<std::string> rotated_parts(const std::string& path) {
+  std::vector<std::string> parts;
+  for (int i = kEventLogParts; i >= 1; --i) {
+    const std::string part = path + "." + std::to_string(i);
+    if (::access(part.c_str(), F_OK) == 0) parts.push_back(part);
+  }
+  return parts;
+}
+
+void EventLog::rotate_if_full() const {
+  struct stat st{};
+  if (::stat(path_.c_str(), &st) != 0 || st.st_size < max_bytes_) return;
+  for (int i = kEventLogParts - 1; i >= 1; --i)  // a writer beside this one may rotate too: each rename is whole
+    (void)::rename((path_ + "." + std::to_string(i)).c_str(), (path_ + "." + std::to_string(i + 1)).c_str());
+  (void)::rename(path_.c_str(), (path_ + ".1").c_str());
 }
 
 util::Result<void> EventLog::append(const json& event) {
   if (!event.is_object()) return std::unexpected(util::Error{.file = path_, .message = "an event must be a JSON object"});
+  rotate_if_full();
   const int fd = ::open(path_.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return std::unexpected(io_error(path_, "cannot open to append", errno));
   std::string line = util::dump_json(event) + "\n";
@@ -324,6 +331,17 @@ util::Result<void> EventLog::append(const json& event) {
 }
 
 std::vector<json> EventLog::read(const std::string& path) {
+  std::vector<json> events;
+  auto files = rotated_parts(path);
+  files.push_back(path);
+  for (const auto& file : files) {
+    auto part = read_one(file);
+    events.insert(events.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
+  }
+  return events;
+}
+
+std::vector<json> EventLog::read_one(const std::string& path) {
   const auto text = read_file_if_exists(path);
   if (!text || !*text) return {};
   return parse(**text);

@@ -19,7 +19,7 @@ namespace mlsup::journal {
 inline constexpr int kJournalVersion = 1;
 
 struct Record {
-  long long seq = 0;    // 1, 2, ... increasing; never reused, also across compaction
+  long long seq = 0;    // 1, 2, ... increasing; never reused
   double time = 0;      // unix seconds, from the clock handed to append()
   std::string type;
   nlohmann::json data;  // the whole object, seq, time and type included
@@ -66,10 +66,6 @@ class Journal {
   // The highest epoch any record carries.
   long long newest_epoch() const { return newest_epoch_; }
 
-  // Rewrites the journal atomically with only the records keep() accepts (read from the file again);
-  // sequence numbers go on from the highest ever written.
-  util::Result<void> compact(const std::function<bool(const Record&)>& keep);
-
   // The journal file.
   const std::string& path() const { return path_; }
 
@@ -83,7 +79,7 @@ class Journal {
 
   std::string path_;
   std::string campaign_;
-  long long last_seq_ = 0;  // the highest seq ever written, compacted records included
+  long long last_seq_ = 0;  // the highest seq ever written
   std::vector<Record> records_;
   std::vector<std::string> warnings_;
   bool needs_repair_ = false;  // the file holds bytes past the last good record
@@ -96,22 +92,38 @@ class Journal {
 };
 
 // <state_dir>/events.jsonl: one JSON object per line, no header; for people and tools, not for replay.
+// An event log grows to kEventLogBytes, then becomes path.1 (path.1 path.2, ..., the oldest of
+// kEventLogParts parts dropped) and a new one begins: a campaign of months keeps its recent history.
+inline constexpr long long kEventLogBytes = 16LL << 20;
+inline constexpr int kEventLogParts = 4;
+
+// The rotated parts of the log at path that exist, oldest first (path.4 ... path.1).
+std::vector<std::string> rotated_parts(const std::string& path);
+
 class EventLog {
  public:
   // The log at path; the file is created by the first append.
-  explicit EventLog(std::string path) : path_(std::move(path)) {}
+  explicit EventLog(std::string path, long long max_bytes = kEventLogBytes) : path_(std::move(path)), max_bytes_(max_bytes) {}
 
-  // Appends event (a JSON object) as one line; on failure nothing of it stays in the file. Not synced.
+  // Appends event (a JSON object) as one line, rotating the log first when it has reached its size; on
+  // failure nothing of it stays in the file. Not synced.
   util::Result<void> append(const nlohmann::json& event);
 
-  // Every event in path, oldest first; incomplete or garbled lines are skipped, a missing file has none.
+  // Every event in path and its rotated parts, oldest first; incomplete or garbled lines are skipped, a
+  // missing file has none.
   static std::vector<nlohmann::json> read(const std::string& path);
+  // The events of one file only (a rotated part).
+  static std::vector<nlohmann::json> read_one(const std::string& path);
 
   // The events in text, the contents of an event log: each complete line that is a JSON object.
   static std::vector<nlohmann::json> parse(std::string_view text);
 
  private:
+  // Moves the log to path.1 (and each part one further) when it has reached max_bytes_.
+  void rotate_if_full() const;
+
   std::string path_;
+  long long max_bytes_;
 };
 
 }  // namespace mlsup::journal

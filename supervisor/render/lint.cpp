@@ -110,6 +110,16 @@ void quoted_placeholders(const Config& c, std::string_view text, std::vector<uti
   }
 }
 
+// A webhook over plain http: the alerts (the campaign, its nodes, its errors) cross the network readable.
+void clear_text_webhook(const Config& c, std::vector<util::Error>& out) {
+  if (!util::starts_with(c.notify.webhook, "http://")) return;
+  const auto at = c.written.find("notify.webhook");
+  const config::Location where = at == c.written.end() ? config::Location{} : at->second;
+  out.push_back({.file = c.source_file, .line = where.line, .column = where.column, .subject = "notify.webhook",
+                 .message = "an http:// URL sends every alert across the network in clear text (the campaign, its "
+                            "nodes, its errors); use https:// unless the receiver is on this host"});
+}
+
 }  // namespace
 
 std::vector<util::Error> lint_template(const Config& c, std::string_view template_text, const Directives& directives) {
@@ -117,6 +127,7 @@ std::vector<util::Error> lint_template(const Config& c, std::string_view templat
   late_directives(c, template_text, out);
   overrides(c, directives, out);
   quoted_placeholders(c, template_text, out);
+  clear_text_webhook(c, out);
   return out;
 }
 

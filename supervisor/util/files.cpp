@@ -13,6 +13,18 @@ std::optional<std::string> read_file(const std::string& path) {
   return s.str();
 }
 
+std::optional<std::string> read_head(const std::string& path, std::size_t max_bytes) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return std::nullopt;
+  const auto size = static_cast<std::size_t>(std::max<std::streamoff>(0, in.tellg()));
+  in.seekg(0);
+  std::string text(std::min(size, max_bytes), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(std::max<std::streamsize>(0, in.gcount())));
+  if (size > max_bytes) text += "\n... " + std::to_string(size) + " bytes";
+  return text;
+}
+
 std::string read_end(const std::string& path, std::streamoff max_bytes) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return "";

@@ -9,6 +9,10 @@ namespace mlsup::util {
 // The whole file, or nullopt when it cannot be opened.
 std::optional<std::string> read_file(const std::string& path);
 
+// The first max_bytes of a file (nullopt when it cannot be opened); a longer file's text ends in
+// "\n... <size> bytes", so that two reads differ when its size does.
+std::optional<std::string> read_head(const std::string& path, std::size_t max_bytes);
+
 // The last max_bytes of a file ("" when it cannot be opened): a log's end without reading gigabytes.
 std::string read_end(const std::string& path, std::streamoff max_bytes);
 

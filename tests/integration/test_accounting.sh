@@ -3,9 +3,11 @@
 # and is not run again until slurmctld has purged the ended job (it purges about once a minute).
 # With accounting (slurmdbd backed by MariaDB): a crash is resumed, a person's scancel stops the
 # campaign (12) with nothing resubmitted, a completion without target.steps is not rerun. Without
-# accounting: the script's end record decides, and with no source at all (the batch shell killed by
-# SIGKILL, which leaves no end record) the campaign is held (15) and nothing is submitted; then a
-# person's `mlsup resume` lets the ticks carry it on from its checkpoint to an uninterrupted run's result.
+# accounting: the script's end record decides; with no source at all (the batch shell killed by
+# SIGKILL, which leaves no end record) a job that ran is waited for until its heartbeat shows it gone,
+# then submitted again (class forgotten) and carried on from its checkpoint to an uninterrupted run's
+# result; without heartbeats to show that, the campaign is held (15) and nothing is submitted, until a
+# person's `mlsup resume` lets the ticks carry it on the same way.
 set -uo pipefail
 # A hard limit on the whole suite: SIGTERM runs the EXIT trap, which stops both clusters.
 [ -n "${MLSUP_ACCT_SUITE:-}" ] || exec timeout -k 30 420 env MLSUP_ACCT_SUITE=1 bash "$0" "$@"
@@ -45,10 +47,10 @@ poll_interval: 1s
 YAML
   CONF_OF[$name]="$dir/campaign.yaml" CLUSTER_OF[$name]=$cluster
 }
-# A campaign of the test trainer (NAME, its cluster's slurm.conf, the trainer's arguments) through
-# the shipped srun template, checkpoints in its folder's ckpt/.
+# A campaign of the test trainer (NAME, its cluster's slurm.conf, the trainer's arguments, its heartbeat
+# mapping) through the shipped srun template, checkpoints in its folder's ckpt/.
 trainer_campaign() {
-  local name=$1 cluster=$2 args=$3 dir="$T/$1"
+  local name=$1 cluster=$2 args=$3 heartbeat=$4 dir="$T/$1"
   mkdir -p "$dir"
   cat >"$dir/campaign.yaml" <<YAML
 name: $name
@@ -56,7 +58,7 @@ template: $REPO/templates/srun.sbatch.tmpl
 vars: {script: $TRAINER, script_args: $args}
 slurm: {nodes: 1, ntasks_per_node: 1, time: "00:05:00", signal_lead: 30s}
 checkpoint: {dir: $dir/ckpt, layout: glob, complete_marker: COMPLETE}
-heartbeat: {startup_timeout: 10m, steady_timeout: 10m}
+heartbeat: $heartbeat
 policy: {backoff_initial: 1s, backoff_max: 1s}
 poll_interval: 1s
 YAML
@@ -76,20 +78,22 @@ campaign cancel "$A_CONF" 'sleep 600'
 campaign complete "$A_CONF" 'sleep 1'
 campaign record "$P_CONF" 'sleep 1'
 UNKNOWN_ARGS="--steps 200 --step-seconds 0.05 --ckpt-every 20 --nonce 0e0d0015"
-trainer_campaign unknown "$P_CONF" "$UNKNOWN_ARGS"
-complete_checkpoints() { ls "$T"/unknown/ckpt/*/COMPLETE 2>/dev/null | wc -l; }
-two_checkpoints() { [ "$(complete_checkpoints)" -ge 2 ]; }
-NAMES=(crash cancel complete record unknown)
+trainer_campaign unknown "$P_CONF" "$UNKNOWN_ARGS" "{startup_timeout: 15s, steady_timeout: 15s, calibrate: false}"
+trainer_campaign held "$P_CONF" "$UNKNOWN_ARGS" "{enabled: false}"
+complete_checkpoints() { ls "$T/$1"/ckpt/*/COMPLETE 2>/dev/null | wc -l; }
+two_checkpoints() { [ "$(complete_checkpoints unknown)" -ge 2 ] && [ "$(complete_checkpoints held)" -ge 2 ]; }
+NAMES=(crash cancel complete record unknown held)
 
 scenario "each campaign's first tick submits its job; the jobs end (one by a person's scancel) and no tick sees it"
 for n in "${NAMES[@]}"; do tick "$n"; done
-check "every campaign submitted one job" test "$(for n in "${NAMES[@]}"; do job "$n"; done | grep -c .)" -eq 5
+check "every campaign submitted one job" test "$(for n in "${NAMES[@]}"; do job "$n"; done | grep -c .)" -eq 6
 wait_until 60 running cancel
 on cancel scancel "$(job cancel)"
 # The trainer's batch shell is SIGKILLed once it has saved two checkpoints: no end record is written.
 wait_until 90 two_checkpoints
 check "the trainer saved checkpoints before its batch shell is killed" two_checkpoints
 pkill -9 -f "spool/[^/]*/job0*$(job unknown)/slurm_script"
+pkill -9 -f "spool/[^/]*/job0*$(job held)/slurm_script"
 wait_until 150 all_forgotten "${NAMES[@]}"
 check "slurmctld forgot every job (MinJobAge 5 s and its purge)" all_forgotten "${NAMES[@]}"
 scenario_done
@@ -109,37 +113,57 @@ scenario_done
 
 scenario "the next ticks, without accounting"
 declare -A TICK_RC
-for n in record unknown; do tick "$n"; TICK_RC[$n]=$?; echo "tick of $n exited ${TICK_RC[$n]}"; done
+for n in record unknown held; do tick "$n"; TICK_RC[$n]=$?; echo "tick of $n exited ${TICK_RC[$n]}"; done
 sleep 2
-for n in record unknown; do tick "$n"; TICK_RC[$n]=$?; echo "tick of $n exited ${TICK_RC[$n]}"; done
+for n in record unknown held; do tick "$n"; TICK_RC[$n]=$?; echo "tick of $n exited ${TICK_RC[$n]}"; done
 check "end record: completed from the script's end record" test "$(ended_event record class=completed end_source=end_record)" -eq 1
 check "end record: the campaign is done (0), not rerun" test "$(on record status_field exit_code):$(on record sbatch_count)" = "0:1"
-check "no source: classed end_unknown" test "$(ended_event unknown class=end_unknown)" -eq 1
-check "no source: the campaign is held with 15, an alerted stop" test "$(on unknown event_count stopped exit_code=15 alert=true)" -eq 1
-check "no source: nothing resubmitted" test "$(on unknown sbatch_count)" -eq 1
-check "no source: the tick exits 15" test "${TICK_RC[unknown]}" -eq 15
-check "no source: the journal's attempt 1 is classed end_unknown" test "$(on unknown attempt_field 1 class)" = end_unknown
-check "no source: status says the campaign stopped with 15" test "$(on unknown status_field exit_code)" = 15
+check "no source, it ran: waited for until its heartbeat shows it gone (told once)" test "$(on unknown event_count forgotten-waiting)" -eq 1
+check "no source, it ran: nothing resubmitted yet" test "$(on unknown sbatch_count)" -eq 1
+check "no source, no heartbeats: classed end_unknown" test "$(ended_event held class=end_unknown)" -eq 1
+check "no source, no heartbeats: the campaign is held with 15, an alerted stop" test "$(on held event_count stopped exit_code=15 alert=true)" -eq 1
+check "no source, no heartbeats: nothing resubmitted" test "$(on held sbatch_count)" -eq 1
+check "no source, no heartbeats: the tick exits 15" test "${TICK_RC[held]}" -eq 15
+check "no source, no heartbeats: the journal's attempt 1 is classed end_unknown" test "$(on held attempt_field 1 class)" = end_unknown
+check "no source, no heartbeats: status says the campaign stopped with 15" test "$(on held status_field exit_code)" = 15
+scenario_done
+
+# Ticks every 2 s until campaign NAME has completed (or LIMIT seconds passed); the last tick's code in TICK_RC.
+tick_to_the_end() {
+  local name=$1 limit=$2 t1; t1=$(date +%s)
+  done_yet() { [ "$(on "$name" status_field exit_code)" = 0 ]; }
+  while ! done_yet && [ $(( $(date +%s) - t1 )) -lt "$limit" ]; do tick "$name"; TICK_RC[$name]=$?; sleep 2; done
+  echo "ticks of $name: $(( $(date +%s) - t1 ))s, the last exited ${TICK_RC[$name]}"
+}
+
+# The attempt after the forgotten one completed from a checkpoint of attempt 1, with an uninterrupted
+# run's result: checks_carried_on NAME WHY.
+checks_carried_on() {
+  local name=$1 why=$2 expected result
+  check "$why: the last tick exits 0: the campaign completed" test "${TICK_RC[$name]}" -eq 0
+  check "$why: status says the campaign completed (0)" test "$(on "$name" status_field exit_code)" = 0
+  check "$why: one more job was submitted, no more" test "$(on "$name" sbatch_count)" -eq 2
+  check "$why: attempt 2 completed" test "$(on "$name" attempt_field 2 class)" = completed
+  check "$why: attempt 2 resumed from a checkpoint of attempt 1" test -n "$(on "$name" attempt_field 2 resume_from)"
+  expected=$(/usr/bin/python3 "$TRAINER" --expected-result $UNKNOWN_ARGS)
+  result=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["chain"])' \
+    "$T/$name/.mlsup/$name/result.json" 2>/dev/null)
+  check "$why: the result equals an uninterrupted run's" test -n "$result" -a "$result" = "$expected"
+}
+
+scenario "the job that ran, its heartbeat silent past its timeout: submitted again by itself, carried on to an uninterrupted run's result"
+tick_to_the_end unknown 120
+check "no source, it ran: classed forgotten, resubmitted" test "$(ended_event unknown class=forgotten action=resubmit)" -eq 1
+checks_carried_on unknown "no source, it ran"
 scenario_done
 
 scenario "a person resumes the held campaign; the ticks carry it on to an uninterrupted run's result"
-on unknown timeout -s KILL 60 "$MLSUP" resume "${CONF_OF[unknown]}" >"$T/unknown/resume.out" 2>&1
+on held timeout -s KILL 60 "$MLSUP" resume "${CONF_OF[held]}" >"$T/held/resume.out" 2>&1
 rc=$?
-cat "$T/unknown/resume.out"
+cat "$T/held/resume.out"
 check "mlsup resume exits 0" test "$rc" -eq 0
-held() { [ "$(on unknown status_field exit_code)" != 0 ]; }
-t1=$(date +%s)
-while held && [ $(( $(date +%s) - t1 )) -lt 120 ]; do tick unknown; TICK_RC[unknown]=$?; sleep 2; done
-echo "ticks after the resume: $(( $(date +%s) - t1 ))s, the last exited ${TICK_RC[unknown]}"
-check "the last tick exits 0: the campaign completed" test "${TICK_RC[unknown]}" -eq 0
-check "status says the campaign completed (0)" test "$(on unknown status_field exit_code)" = 0
-check "one more job was submitted, no more" test "$(on unknown sbatch_count)" -eq 2
-check "attempt 2 completed" test "$(on unknown attempt_field 2 class)" = completed
-check "attempt 2 resumed from a checkpoint of attempt 1" test -n "$(on unknown attempt_field 2 resume_from)"
-expected=$(/usr/bin/python3 "$TRAINER" --expected-result $UNKNOWN_ARGS)
-result=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["chain"])' \
-  "$T/unknown/.mlsup/unknown/result.json" 2>/dev/null)
-check "the result equals an uninterrupted run's" test -n "$result" -a "$result" = "$expected"
+tick_to_the_end held 120
+checks_carried_on held "resumed by a person"
 scenario_done
 
 on crash scancel "$(job crash 2)" 2>/dev/null

@@ -26,14 +26,15 @@ line=$(echo "$out" | grep '^chaos:' | tail -n 1)
 said() { echo "$line" | grep -qE "$1"; }
 check "chaos: the run ended with its summary" [ -n "$line" ]
 check "chaos: the supervisor was SIGKILLed 10 times" said "^chaos: 10 supervisor kills"
-check "chaos: faults were injected" said "kills, [1-9][0-9]* faults"
-check "chaos: never two live jobs of the campaign at once" said "most live at once: 1;"
+check "chaos: no duplicate ever started" said "duplicates started: 0,"
+check "chaos: faults were injected" said "during an sbatch\), [1-9][0-9]* faults"
+check "chaos: never two running jobs of the campaign at once" said "most running at once: 1;"
 check "chaos: no ending lost (every job Slurm showed is a journaled attempt)" said "lost endings: 0;"
 check "chaos: the result equals an uninterrupted run's" said "result exact: yes;"
 check "chaos: the journal opens cleanly" said "journal problems: 0;"
 check "chaos: the last run completed the campaign (exit 0)" said "last run exit 0;"
 check "chaos: accounting was asked" said "; accounting: [1-9][0-9]* jobs,"
-check "chaos: never two live jobs at once in accounting (submit to end)" said "accounting: .*most live at once: 1,"
+check "chaos: never two running jobs at once in accounting (start to end)" said "accounting: .*most running at once: 1,"
 check "chaos: no job in accounting unknown to the journal (no orphan, no second submission)" said "unknown to the journal: 0,"
 check "chaos: every job the journal knows is in accounting" said "journaled but not in accounting: 0;"
 
@@ -50,5 +51,5 @@ check "ctld restarts: the result equals an uninterrupted run's" said "result exa
 check "ctld restarts: the journal opens cleanly" said "journal problems: 0;"
 check "ctld restarts: the run completed the campaign (exit 0)" said "last run exit 0;"
 check "ctld restarts: accounting has the one job, the journal's" \
-  said "accounting: 1 jobs, most live at once: 1, unknown to the journal: 0, journaled but not in accounting: 0;"
+  said "accounting: 1 jobs, most running at once: 1, unknown to the journal: 0, journaled but not in accounting: 0;"
 finish

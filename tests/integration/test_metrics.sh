@@ -99,4 +99,30 @@ echo "--metrics-listen nonsense: exit $bad_rc: $(head -n 1 "$CDIR/bad.out")"
 check "a bad address: exit 2 (usage), saying HOST:PORT" sh -c "[ $bad_rc -eq 2 ] && grep -q 'HOST:PORT' '$CDIR/bad.out'"
 scenario_done
 
+scenario "the endpoint flooded with few file descriptors left: no busy loop, and it answers again"
+new_campaign flood "--steps 300 --step-seconds 0.1 --ckpt-every 50"
+PORT=$(free_port)
+( ulimit -n 40; exec "$MLSUP" run "$CONF" --metrics-listen "127.0.0.1:$PORT" --metrics-every 1 ) > "$CDIR/run.out" 2>&1 &
+RUNNER=$!
+check "the endpoint answers" wait_until 30 curl -sf -o /dev/null "http://127.0.0.1:$PORT/metrics"
+# 100 idle connections held open for 8 s: more than the supervisor has descriptors left.
+python3 -c 'import socket, sys, time
+held = []
+for _ in range(100):
+    s = socket.socket(); s.settimeout(2)
+    try: s.connect(("127.0.0.1", int(sys.argv[1]))); held.append(s)
+    except OSError: pass
+time.sleep(8)' "$PORT" &
+flood=$!
+sleep 2
+cpu() { awk '{ print $14 + $15 }' "/proc/$RUNNER/stat"; }  # user + system, in clock ticks (1/100 s)
+before=$(cpu); sleep 4; after=$(cpu)
+echo "the supervisor's CPU during 4 s of the flood: $(( after - before )) ticks"
+check "no busy loop under the flood: under 1 s of CPU in 4 s" [ $(( after - before )) -lt 100 ]
+wait "$flood"
+check "it answers again once the flood is over" wait_until 15 curl -sf -o /dev/null "http://127.0.0.1:$PORT/metrics"
+wait_campaign 180
+check "the campaign completed" [ "$RC" -eq 0 ]
+scenario_done
+
 finish

@@ -112,6 +112,13 @@ TEST_CASE("the webhook's body: the event with its kind and summary (json), or on
   CHECK(full["summary"] == "mlsup c: stopped: the failed budget is spent");
 }
 
+TEST_CASE("the webhook's body leaves the job's output out unless notify.include_output asks for it") {
+  const json e = {{"event", "attempt-ended"}, {"campaign", "c"}, {"output_tail", "HF_TOKEN=hf_secret"}, {"output", "/x/t-7.out"}};
+  CHECK_FALSE(json::parse(engine::alert_payload(e, "restart", "json")).contains("output_tail"));
+  CHECK(json::parse(engine::alert_payload(e, "restart", "json"))["output"] == "/x/t-7.out");
+  CHECK(json::parse(engine::alert_payload(e, "restart", "json", true))["output_tail"] == "HF_TOKEN=hf_secret");
+}
+
 TEST_CASE("notify.on names known kinds only, each once, with the error at its place") {
   CHECK(config_error("notify:\n  on: [hang, hnag]\n") ==
         "4:14: notify.on: \"hnag\" is not one of: stopped, completed, pending, budget, trouble, hang, restart, exclusion, disk "

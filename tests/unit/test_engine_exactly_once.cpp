@@ -144,3 +144,24 @@ TEST_CASE("a job with an attempt's tag that the journal does not name is cancell
   f.pass(*c);
   CHECK(f.calls("cancel 901") == 1);  // ended: nothing more to do
 }
+
+TEST_CASE("a supervisor that lost its lease writes nothing more: no memory.json, status.json or next.env") {
+  EngineFixture f;
+  auto c = f.open();
+  f.pass(*c);
+  const auto id = f.last_job();
+  f.fake.set_state(id, JobState::Running);
+  f.heartbeat("5\n");
+  f.pass(*c);
+  const std::string memory = mlsup::test::slurp(f.config.state_dir + "/memory.json");
+  const std::string status = mlsup::test::slurp(f.config.state_dir + "/status.json");
+  REQUIRE_FALSE(memory.empty());
+  REQUIRE_FALSE(status.empty());
+  f.lease_lost = true;  // another supervisor took the campaign over while this one was frozen
+  f.clock += 3;
+  f.heartbeat("9\n");
+  f.fake.set_state(id, JobState::Completed);
+  CHECK_FALSE(c->pass().has_value());
+  CHECK(mlsup::test::slurp(f.config.state_dir + "/memory.json") == memory);
+  CHECK(mlsup::test::slurp(f.config.state_dir + "/status.json") == status);
+}

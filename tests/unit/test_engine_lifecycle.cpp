@@ -130,6 +130,10 @@ TEST_CASE("lifecycle: what a pause or a cancel calls for in each phase") {
     w.kill_switch = true;
     return w;
   };
+  auto own_switch = [](World w) {  // the switch mlsup set for the pause --now ("pause requested")
+    w.kill_switch = w.kill_switch_ours = true;
+    return w;
+  };
   const auto pending = world({job(slurm::JobState::Pending)});
   const auto running = world({job(slurm::JobState::Running)});
   auto failed_job = job(slurm::JobState::Failed);
@@ -158,11 +162,15 @@ TEST_CASE("lifecycle: what a pause or a cancel calls for in each phase") {
       {"paused, the last attempt ended, a person's stop: stopped", with(awaiting, true, false, false), stop(world()),
        "Finish"},
       {"paused --now, its attempt ended on the pause's switch: still paused", with(awaiting_after_now, true, true, false),
-       stop(world()), ""},
+       own_switch(world()), ""},
+      {"paused --now, its attempt ended, a person's stop over the switch: stopped", with(awaiting_after_now, true, true, false),
+       stop(world()), "Finish"},
       {"paused, a running job ends on a person's stop: a stop", with(campaign({attempt()}), true, false, false),
        stop(world({completed_job})), "Status End Finish", "stop"},
       {"paused --now, a running job ends on the pause's switch: a pause", with(campaign({asked}), true, true, false),
-       stop(world({completed_job})), "Status End"},
+       own_switch(world({completed_job})), "Status End"},
+      {"paused --now, a running job ends on a person's stop over the pause's switch: a stop",
+       with(campaign({asked}), true, true, false), stop(world({completed_job})), "Status End Finish", "stop"},
       {"the pause over, a held job: released", campaign({held}), pending, "Release Status"},
       {"cancel, nothing submitted: the end", with(campaign({}), false, false, true), world(), "Finish"},
       {"cancel, the last attempt ended: the end", with(awaiting, false, false, true), world(), "Finish"},
@@ -390,6 +398,23 @@ TEST_CASE("lifecycle: pause --now ends the running attempt through the kill swit
   CHECK_FALSE(std::filesystem::exists(f.config.switches.kill));
   CHECK_FALSE(f.pass(*c));
   CHECK(f.submits() == 2);
+}
+
+TEST_CASE("lifecycle: a person's `mlsup stop` after pause --now set the switch stops the campaign (10), not a pause") {
+  EngineFixture f;
+  auto c = f.open();
+  f.pass(*c);
+  const auto id = f.last_job();
+  f.fake.table[id].state = slurm::JobState::Running;
+  ask(f, "100-1", {.verb = Verb::Pause, .now = true});
+  CHECK_FALSE(f.pass(*c));
+  REQUIRE(std::filesystem::exists(f.config.switches.kill));
+  std::ofstream(f.config.switches.kill) << "stop requested 2026-12-05 03:00:00\n";  // as `mlsup stop` writes it
+  f.fake.table[id].state = slurm::JobState::Completed;
+  const auto out = f.pass(*c);
+  REQUIRE(out.has_value());
+  CHECK(out->exit_code == decide::kStoppedBySwitch);
+  CHECK(engine::state_name(journaled(f)) == "stopped");
 }
 
 }  // namespace mlsup::test

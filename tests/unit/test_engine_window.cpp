@@ -68,8 +68,12 @@ TEST_CASE("window: what a closed window, and its opening, call for in each phase
   auto saved = attempt(true);  // ended on the window's switch
   saved.switch_set_at = 990;
   saved.switch_for = "window";
-  auto stop = [](World w) {
+  auto stop = [](World w) {  // a person's `mlsup stop`
     w.kill_switch = true;
+    return w;
+  };
+  auto own_switch = [](World w) {  // the switch mlsup set at the window's end ("window requested")
+    w.kill_switch = w.kill_switch_ours = true;
     return w;
   };
   const auto closed = world(false);
@@ -96,8 +100,9 @@ TEST_CASE("window: what a closed window, and its opening, call for in each phase
       {"closed, the training outlived the grace: cancelled as preempted", campaign({asked_long_ago}),
        world(false, {job(slurm::JobState::Running)}), "Status Cancel"},
       {"closed, the attempt ended: nothing is submitted", campaign({attempt(true)}, true), closed, ""},
-      {"closed, ended on the window's switch (still there): waits", campaign({saved}, true), stop(closed), ""},
-      {"open again, the window's switch there: it goes first", campaign({saved}, true), stop(open), "ClearSwitch"},
+      {"closed, ended on the window's switch (still there): waits", campaign({saved}, true), own_switch(closed), ""},
+      {"open again, the window's switch there: it goes first", campaign({saved}, true), own_switch(open), "ClearSwitch"},
+      {"open again, a person's stop over the window's switch: stopped", campaign({saved}, true), stop(open), "Finish"},
       {"open, the switch gone: the next attempt", campaign({attempt(true)}, true), open, "Submit"},
       {"closed, the attempt ended, a person's stop: stopped", campaign({attempt(true)}, true), stop(closed), "Finish"},
       {"closed, nothing submitted, a person's stop: stopped", campaign({}), stop(closed), "Finish"},
@@ -147,7 +152,7 @@ TEST_CASE("window: an ending on the window's switch is resubmitted at once, an e
   saved.switch_set_at = 990;
   saved.switch_for = "window";
   auto w = world(false, {job(slurm::JobState::Completed)});
-  w.kill_switch = true;
+  w.kill_switch = w.kill_switch_ours = true;
   auto out = engine::reconcile(campaign({saved}), w, {}, f.config, "abc");
   bool ended = false;
   for (const auto& i : out.intents)
@@ -234,9 +239,8 @@ TEST_CASE("window: a person's stop while the window holds a saved training ends 
   CHECK_FALSE(f.pass(*c));
   std::ofstream(f.config.switches.kill) << "stop requested 00:40:00\n";  // `mlsup stop` over the window's switch
   f.clock = 86400 + 60;
-  CHECK_FALSE(f.pass(*c));  // the switch is a person's now: kept, and followed
+  const auto out = f.pass(*c);  // the switch is a person's now: followed at once, and kept
   CHECK(std::filesystem::exists(f.config.switches.kill));
-  const auto out = f.pass(*c);
   REQUIRE(out);
   CHECK(out->exit_code == decide::kStoppedBySwitch);
   CHECK(f.submits() == 1);

@@ -86,3 +86,18 @@ TEST_CASE("atomic_file: on a full disk the write fails, the old content stays an
   REQUIRE(write_atomically(path, "new\n"));
   CHECK(*read_file(path) == "new\n");
 }
+
+TEST_CASE("atomic_file: the file's mode is the one asked for less the umask, as for a file open(2) creates") {
+  mlsup::test::TempDir tmp;
+  const mode_t before = ::umask(077);  // a user who keeps state private
+  const auto written = write_atomically(tmp.path() + "/private", "x", 0644);
+  const auto created = tmp.path() + "/created";
+  std::ofstream(created) << "x";
+  ::umask(before);
+  REQUIRE(written);
+  struct stat st{};
+  REQUIRE(::stat((tmp.path() + "/private").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  REQUIRE(::stat(created.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+}

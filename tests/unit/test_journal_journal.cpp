@@ -27,10 +27,6 @@ const std::string kHeader = "{\"mlsup_journal\":1,\"campaign\":\"demo\"}\n";
 
 std::string content(const std::string& path) { return *read_file(path); }
 
-std::size_t names_count(const std::string& folder) {
-  return static_cast<std::size_t>(std::distance(fs::directory_iterator(folder), fs::directory_iterator()));
-}
-
 Journal open_ok(const std::string& path) {
   auto j = Journal::open(path, "demo");
   REQUIRE_MESSAGE(j, (j ? "" : j.error().str()));
@@ -189,26 +185,7 @@ TEST_CASE("journal: an append on a full disk leaves the file exactly as before")
   CHECK(types_of(open_ok(path)) == std::vector<std::string>{"a", "b", "c"});
 }
 
-TEST_CASE("journal: compaction keeps the chosen records and never reuses a sequence number") {
-  mlsup::test::TempDir tmp;
-  const std::string path = tmp.path() + "/journal.jsonl";
-  Journal j = open_ok(path);
-  for (int i = 1; i <= 5; ++i) REQUIRE(j.append(i % 2 ? "keep" : "drop", {{"i", i}}, i));
-  REQUIRE(j.compact([](const Record& r) { return r.type == "keep"; }));
-  CHECK(types_of(j) == std::vector<std::string>{"keep", "keep", "keep"});
-  CHECK(names_count(tmp.path()) == 1);
-  const auto next = j.append("after", {}, 6);
-  REQUIRE(next);
-  CHECK(next->seq == 6);
-  REQUIRE(j.compact([](const Record&) { return false; }));
-  Journal again = open_ok(path);
-  CHECK(again.records().empty());
-  const auto later = again.append("later", {}, 7);
-  REQUIRE(later);
-  CHECK(later->seq == 7);
-}
-
-TEST_CASE("journal: each record knows its line in the file, after a repair, an append and a compaction") {
+TEST_CASE("journal: each record knows its line in the file, after a repair and an append") {
   mlsup::test::TempDir tmp;
   const std::string path = tmp.path() + "/journal.jsonl";
   std::ofstream(path) << kHeader << R"({"seq":1,"time":1,"type":"a"})" << "\n" << R"({"seq":2,"time":2,"type":"b"})" << "\n"
@@ -222,8 +199,6 @@ TEST_CASE("journal: each record knows its line in the file, after a repair, an a
   CHECK(lines() == std::vector<int>{2, 3});
   REQUIRE(j.append("c", {}, 3));  // the torn line is cut off first
   CHECK(lines() == std::vector<int>{2, 3, 4});
-  REQUIRE(j.compact([](const Record& r) { return r.type != "a"; }));
-  CHECK(lines() == std::vector<int>{2, 3});
   const Journal again = open_ok(path);
   std::vector<int> reread;
   for (const auto& r : again.records()) reread.push_back(r.line);
@@ -274,4 +249,22 @@ TEST_CASE("journal: opened with a sink, each record read goes to it in order, no
   REQUIRE(later.size() == 1);
   CHECK(later[0].seq == 6);
   CHECK(seen.size() == 5);  // the sink was for the reading only
+}
+
+TEST_CASE("event log: rotated at its size into path.1..path.4, read back oldest first; the oldest part dropped") {
+  mlsup::test::TempDir dir;
+  const std::string path = dir.path() + "/events.jsonl";
+  EventLog log(path, 200);
+  for (int i = 0; i < 60; ++i) REQUIRE(log.append({{"event", "e"}, {"n", i}, {"pad", std::string(20, 'x')}}));
+  CHECK(std::filesystem::exists(path + ".1"));
+  CHECK(std::filesystem::exists(path + ".4"));
+  CHECK_FALSE(std::filesystem::exists(path + ".5"));
+  const auto parts = rotated_parts(path);
+  REQUIRE(parts.size() == 4);
+  CHECK(parts.front() == path + ".4");
+  const auto events = EventLog::read(path);
+  REQUIRE(events.size() > 10);
+  CHECK(events.back()["n"] == 59);
+  for (std::size_t i = 1; i < events.size(); ++i) CHECK(events[i]["n"].get<int>() == events[i - 1]["n"].get<int>() + 1);
+  CHECK(events.front()["n"].get<int>() > 0);  // the oldest part is gone
 }

@@ -64,3 +64,18 @@ TEST_CASE("a template without a #! line is refused at line 1, as sbatch would re
   REQUIRE(ok);
   CHECK(ok->warnings.size() == 1);  // --nodes=2 under slurm.nodes: 1
 }
+
+TEST_CASE("lint: an http:// webhook is warned about at its place in the config; https:// is not") {
+  auto c = config_with(std::nullopt);
+  c.source_file = "/x/c.yaml";
+  c.notify.webhook = "http://alerts.example:8080/hook";
+  c.written["notify.webhook"] = {12, 12};
+  const auto w = lint(c, "#!/bin/bash\nsrun a\n");
+  REQUIRE(w.size() == 1);
+  CHECK(w[0].file == "/x/c.yaml");
+  CHECK(w[0].line == 12);
+  CHECK(w[0].subject == "notify.webhook");
+  CHECK(w[0].message.find("clear text") != std::string::npos);
+  c.notify.webhook = "https://alerts.example/hook";
+  CHECK(lint(c, "#!/bin/bash\nsrun a\n").empty());
+}
