@@ -17,14 +17,18 @@
 # --freeze-seconds, --ctld-crashes N kills it (SIGKILL) and starts it from a copy of its state taken
 # 1-4 s earlier (a crash that loses what came after: a submission, an ending). --slow-sbatch S puts an
 # sbatch first on PATH that waits 0-S s before the real one (a slow controller), so that supervisor
-# kills land during sbatch too (the summary counts those). --nodes N gives the training N nodes.
+# kills land during sbatch too (the summary counts those); --kill-in-sbatch P makes P percent of the
+# kills wait (up to 20 s) for an sbatch in flight. --fault-kinds LIST (crash,hang,node-down: the
+# default) chooses the training's faults. --nodes N gives the training N nodes.
 # With --fault-every 0 no fault is injected in the training, so any attempt that did not complete is
-# a false failure and any node excluded a false exclusion, and the summary counts them.
+# a false failure and any node excluded a false exclusion, and the summary counts them; with hangs as
+# the only faults (all ranks stopped, every node still answering) any exclusion is a false one too.
 # Besides the checks above: never two running jobs of the campaign at once, and no job the journal
 # does not name ever started (a duplicate, held as mlsup submits, is cancelled before it can).
 #   benchmarks/chaos.sh [--kills 100] [--steps 6000] [--fault-every 20] [--ctld-restarts 0]
 #                       [--ctld-freezes 0] [--freeze-seconds 20] [--ctld-crashes 0] [--slow-sbatch 0]
-#                       [--nodes 1] [--restart-every 20] [--limit 7200] [--seed N] [--accounting]
+#                       [--kill-in-sbatch 0] [--fault-kinds crash,hang,node-down] [--nodes 1]
+#                       [--restart-every 20] [--limit 7200] [--seed N] [--accounting]
 # Uses the cluster named by SLURM_CONF (restarts need one that tests/cluster/cluster.sh started), or
 # starts (and stops) a private one, with accounting when --accounting is given; --accounting with
 # SLURM_CONF insists that cluster has accounting. Prints one summary line and exits 0 when every
@@ -32,7 +36,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 kills=100 steps=6000 fault_every=20 ctld_restarts=0 restart_every=20 limit=7200 seed=$$ accounting=""
-ctld_freezes=0 freeze_seconds=20 ctld_crashes=0 slow_sbatch=0 nodes=1
+ctld_freezes=0 freeze_seconds=20 ctld_crashes=0 slow_sbatch=0 nodes=1 kill_in_sbatch=0 fault_kinds=crash,hang,node-down
 while [ $# -gt 0 ]; do
   case $1 in
     --kills) kills=$2; shift 2 ;;
@@ -44,12 +48,15 @@ while [ $# -gt 0 ]; do
     --ctld-crashes) ctld_crashes=$2; shift 2 ;;
     --slow-sbatch) slow_sbatch=$2; shift 2 ;;
     --nodes) nodes=$2; shift 2 ;;
+    --kill-in-sbatch) kill_in_sbatch=$2; shift 2 ;;
+    --fault-kinds) fault_kinds=$2; shift 2 ;;
     --restart-every) restart_every=$2; shift 2 ;;
     --limit) limit=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
     --accounting) accounting=--accounting; shift ;;
     *) echo "usage: $0 [--kills N] [--steps N] [--fault-every S] [--ctld-restarts N] [--ctld-freezes N] [--freeze-seconds S]" \
-            "[--ctld-crashes N] [--slow-sbatch S] [--nodes N] [--restart-every S] [--limit S] [--seed N] [--accounting]" >&2
+            "[--ctld-crashes N] [--slow-sbatch S] [--kill-in-sbatch P] [--fault-kinds LIST] [--nodes N] [--restart-every S]" \
+            "[--limit S] [--seed N] [--accounting]" >&2
        exit 2 ;;
   esac
 done
@@ -177,10 +184,11 @@ pids+=($!)
     finished && break
     job=$(live_jobs | awk '$2 == "RUNNING" { print $1; exit }')
     [ -n "$job" ] || continue
-    case $(( RANDOM % 3 )) in
-      0) pkill -9 -f "train.py.*--nonce $nonce" && echo "crash $job" ;;
-      1) pkill -STOP -f "train.py.*--nonce $nonce" && echo "hang $job" ;;
-      2) node=$(squeue -h -j "$job" -o '%N'); [ -n "$node" ] || continue
+    IFS=, read -ra kinds <<< "$fault_kinds"
+    case ${kinds[$(( RANDOM % ${#kinds[@]} ))]} in
+      crash) pkill -9 -f "train.py.*--nonce $nonce" && echo "crash $job" ;;
+      hang) pkill -STOP -f "train.py.*--nonce $nonce" && echo "hang $job" ;;
+      node-down) node=$(squeue -h -j "$job" -o '%N' | cut -d, -f1); [ -n "$node" ] || continue
          scontrol update nodename="$node" state=down reason=chaos && echo "node-down $job $node"
          ( sleep 15; scontrol update nodename="$node" state=resume 2>/dev/null ) & ;;
     esac
@@ -195,7 +203,12 @@ while [ $(( $(date +%s) - t0 )) -lt "$limit" ]; do
   "$mlsup" run "$conf" >> "$work/run.out" 2>&1 &
   runner=$!
   if [ "$done_kills" -lt "$kills" ]; then
-    sleep "$(( RANDOM % 6 )).$(( RANDOM % 10 ))"
+    if [ $(( RANDOM % 100 )) -lt "$kill_in_sbatch" ]; then  # wait for an sbatch in flight (a resubmission)
+      for _ in $(seq 200); do pgrep -P "$runner" -f sbatch >/dev/null && break; kill -0 "$runner" 2>/dev/null || break; sleep 0.1; done
+      sleep "0.$(( RANDOM % 10 ))"
+    else
+      sleep "$(( RANDOM % 6 )).$(( RANDOM % 10 ))"
+    fi
     if kill -0 "$runner" 2>/dev/null; then
       pgrep -P "$runner" -f sbatch >/dev/null && kills_in_sbatch=$((kills_in_sbatch + 1))
       kill -9 "$runner"; wait "$runner" 2>/dev/null
@@ -260,6 +273,8 @@ false_failures=0 false_exclusions=0
 if [ "$faults" -eq 0 ]; then
   false_failures=$(py 'import json, sys
 print(sum(1 for a in json.loads(sys.argv[2])["history"] if a["ended"] and a["class"] not in ("completed", "forgotten")))')
+fi
+if ! grep -qE '^(crash|node-down) ' "$work/faults"; then  # hangs on live nodes, or nothing: no node to blame
   false_exclusions=$((excluded - by_slurm))
 fi
 # Accounting's view, on a cluster that has it: the campaign's jobs (their comment carries its tag)

@@ -21,9 +21,9 @@ for line in open(sys.argv[1]):
 print(len(jobs))' "$STATE/trainer-log.jsonl" "$1" 2>/dev/null || echo 0
 }
 
-# Jobs Slurm shows with the tag of attempt A that were given nodes (a job cancelled while it pended has none).
+# Jobs Slurm shows with the tag of attempt A that started (a batch host; a job cancelled while it pended has none).
 started_jobs_of_attempt() {
-  scontrol -o show job 2>/dev/null | grep "Comment=mlsup:$CNAME:[^ ]*:$1 " | grep -vc ' NodeList=(null)' || true
+  scontrol -o show job 2>/dev/null | grep "Comment=mlsup:$CNAME:[^ ]*:$1 " | grep -c ' BatchHost=[^ (]' || true
 }
 
 # True while an sbatch of the wrapper runs (it sleeps before calling the real one).
@@ -110,7 +110,7 @@ scenario_ctld_crash() {
   start_campaign
   wait_until 60 sh -c "[ \"\$(scontrol -o show job 2>/dev/null | grep -c 'Comment=mlsup:$CNAME:')\" -ge 1 ]"
   "$REPO/tests/cluster/fault.sh" --dir "$CLUSTER_DIR" crash-ctld --restore "$CDIR/ctld-state" >/dev/null 2>&1
-  drain_all RESUME
+  drain_all RESUME 2>/dev/null  # the state put back may predate the drain
   wait_campaign 240
   check "controller crash: campaign completed" [ "$RC" -eq 0 ]
   check "controller crash: the forgotten job was submitted again, classed forgotten" has_event attempt-ended attempt=1 class=forgotten action=resubmit
@@ -190,11 +190,11 @@ scenario_sighup_first_pass() {
 
 # Runs mlsup as on another login node: a UTS and a mount namespace of its own, with host name $1 and
 # an /etc/machine-id of its own (bind-mounted), so that the lease and the sbatch record take it for
-# another host. as_login_node HOST ARGS...
+# another host; the caller's process becomes mlsup (run it with & for its pid). as_login_node HOST ARGS...
 as_login_node() {
   local host=$1; shift
   printf '%s\n' "$(printf '%s' "$host" | sha256sum | cut -c1-32)" > "$CDIR/machine-id-$host"
-  unshare --uts --mount --propagation private sh -c 'hostname "$1"; mount --bind "$2" /etc/machine-id; shift 2; exec "$@"' \
+  exec unshare --uts --mount --propagation private sh -c 'hostname "$1"; mount --bind "$2" /etc/machine-id; shift 2; exec "$@"' \
     sh "$host" "$CDIR/machine-id-$host" "$@"
 }
 
@@ -213,14 +213,17 @@ scenario_ha_frozen_holder() {
   local b=$!
   kill -STOP "$a"
   local frozen_at; frozen_at=$(date +%s)
+  # The holder renewed its lease for its sbatch's deadline (2 minutes) before it ran it: the other takes
+  # over once that has passed.
   check "HA: the other supervisor takes the campaign over and adopts the job the frozen one's sbatch submitted" \
-    wait_until 90 has_event adopted attempt=1
-  echo "taken over and adopted $(( $(date +%s) - frozen_at ))s after the freeze (lease_ttl 10s)"
+    wait_until 200 has_event adopted attempt=1 2>/dev/null
+  echo "taken over and adopted $(( $(date +%s) - frozen_at ))s after the freeze (lease_ttl 10s, held for the sbatch's 2 minutes)"
   kill -CONT "$a"
   wait "$a"; local rc_a=$?
   echo "the woken supervisor exited $rc_a: $(tail -n 1 "$CDIR/run-a.out")"
   RUNNER=$b
   wait_campaign 180
+  echo "the supervisor that took over: $(tail -n 1 "$CDIR/run-b.out")"
   check "HA: the woken supervisor stops, its lease lost (exit 5)" [ "$rc_a" -eq 5 ]
   check "HA: the one that took over completes the campaign" [ "$RC" -eq 0 ]
   check "HA: one job of attempt 1 started" [ "$(started_jobs_of_attempt 1)" -eq 1 ]
