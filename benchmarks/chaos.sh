@@ -125,6 +125,7 @@ checkpoint:
 heartbeat:
   startup_timeout: 2m
   steady_timeout: 8s
+  save_timeout: 20s
 policy:
   budgets: {failed: unlimited, hang: unlimited, node_fail: unlimited, boot_fail: unlimited}
   crash_loop_restarts: 1000
