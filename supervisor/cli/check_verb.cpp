@@ -40,13 +40,13 @@ void attempt_facts(const engine::CampaignState& s, CheckFacts& f) {
   if (a->job_id) f.job_id = static_cast<long long>(*a->job_id);
 }
 
-// The backoff before the next attempt has not run out (memory.json, on the clocks of now).
-bool backing_off(const config::Config& c, const engine::Clocks& now) {
+// What the supervisor remembers (memory.json, on the clocks of now); a missing one remembers nothing.
+engine::Memory remembered(const config::Config& c, const engine::Clocks& now) {
   const auto text = util::read_file(c.state_dir + "/memory.json");
-  if (!text) return false;
+  if (!text) return {};
   auto m = engine::memory_from_json(nlohmann::json::parse(*text, nullptr, false));
   engine::rebase(m, now);
-  return m.resubmit.at > now.mono;
+  return m;
 }
 
 // The lease: whether a supervisor holds it now, and how long ago one last wrote it (each pass of a
@@ -94,7 +94,9 @@ CheckFacts campaign_facts(const std::string& file, std::optional<double> stale_a
   if (const auto g = engine::gate_of(*c)) f.held_back = g->gate == engine::Gate::Wait || g->gate == engine::Gate::Blocked;
   if (const auto w = engine::window_now(*c, now.wall); w && !w->open) f.held_back = true;  // not expected to run now
   attempt_facts(s, f);
-  f.backing_off = f.phase == AttemptPhase::Ended && backing_off(*c, now);
+  const auto memory = remembered(*c, now);
+  f.backing_off = f.phase == AttemptPhase::Ended && memory.resubmit.at > now.mono;
+  if (f.phase == AttemptPhase::Job) f.shortfall = memory.shortfall;
   lease_facts(*c, now.wall, f);
   f.stale_after = stale_after.value_or(default_stale_after(static_cast<double>(c->lease_ttl.count())));
   disk_facts(*c, f);

@@ -46,6 +46,10 @@ bool waiting_for_nodes(std::string_view reason, bool has_exclusions) {
 
 bool stuck_reason(std::string_view reason) { return stuck(reason) != nullptr; }
 
+bool waits_for_resources(std::string_view reason) {
+  return reason == "Resources" || reason == "Priority" || reason == "NodeDown" || reason.starts_with("ReqNodeNotAvail");
+}
+
 bool never_starts(std::string_view reason) {
   const auto* r = stuck(reason);
   return r && r->never_starts;

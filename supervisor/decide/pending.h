@@ -21,6 +21,10 @@ struct PendingInput {
 // True when the job waits for nodes that are missing while mlsup excludes some (relaxing may help).
 bool waiting_for_nodes(std::string_view reason, bool has_exclusions);
 
+// True for a reason by which a job waits for nodes to be free or usable ("Resources", "Priority",
+// "ReqNodeNotAvail, ..."): whether they can ever be is a question of the partition's nodes (capacity.h).
+bool waits_for_resources(std::string_view reason);
+
 // True for a reason that waiting does not end: a limit, a hold, a bad request.
 bool stuck_reason(std::string_view reason);
 

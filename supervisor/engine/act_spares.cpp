@@ -43,4 +43,19 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::SpareValues
   return {};
 }
 
+util::Result<void> Campaign::act(const CampaignState&, const intent::DropSpares& i) {
+  if (auto held = hold(kSlurmCallBound); !held) return held;
+  if (auto done = edges_.slurm->set_node_count(i.job.job_id, i.nodes); !done) {
+    event("spares-drop-failed", {{"attempt", i.attempt.number}, {"job_id", i.job.job_id}, {"detail", done.error().message},
+                                 {"decision", "tried again next pass"}});
+    return {};
+  }
+  return fact("spares-dropped", {{"attempt", i.attempt.number}, {"job_id", i.job.job_id}, {"nodes", i.nodes}},
+              "spares-dropped",
+              {{"shortfall", i.shortfall},
+               {"reason", "job " + std::to_string(i.job.job_id) + " cannot get its nodes and spares (" + i.shortfall +
+                              "): it asks for the training's " + std::to_string(i.nodes) + " now; the next job asks for "
+                              "the spares again"}});
+}
+
 }  // namespace mlsup::engine

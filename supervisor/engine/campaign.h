@@ -171,6 +171,7 @@ class Campaign {
   util::Result<void> act(const CampaignState& s, const intent::AwaitSbatch& i);
   util::Result<void> act(const CampaignState& s, const intent::EndSbatch& i);
   util::Result<void> act(const CampaignState& s, const intent::CancelDuplicate& i);
+  util::Result<void> act(const CampaignState& s, const intent::DropSpares& i);
 
   // A fact: the record appended, then told as the event (the record's fields and extra).
   util::Result<void> fact(const std::string& type, const nlohmann::json& fields, const std::string& what,

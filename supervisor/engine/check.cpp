@@ -48,6 +48,8 @@ std::vector<Finding> not_running(const CheckFacts& f, const DiskLimits&) {
   const std::string job = "job " + std::to_string(f.job_id);
   if (!f.job_alive)
     return one(f, Severity::Unknown, job + " of " + attempt + ": Slurm could not be asked: " + f.slurm_error);
+  if (*f.job_alive && !f.shortfall.empty() && f.job_state == "PENDING")
+    return one(f, Severity::Critical, job + " of " + attempt + " cannot start: it " + f.shortfall);
   if (*f.job_alive) return {};
   return one(f, Severity::Critical,
              "not running nor queued (" + job + " of " + attempt + " " +

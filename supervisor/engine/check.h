@@ -41,6 +41,7 @@ struct CheckFacts {
   std::optional<bool> job_alive;     // Job: Slurm shows it pending or running; none = Slurm not asked or not answering
   std::string job_state;             // Job: Slurm's state of it ("" when Slurm has forgotten it)
   std::string slurm_error;           // why Slurm could not be asked ("" when it answered)
+  std::string shortfall;             // Job: what its pending job asks that the partition cannot give ("" = nothing)
   int failed_submissions = 0;        // Submitting: sbatch failures for this attempt
   bool backing_off = false;          // Ended: the backoff before the next attempt has not run out
   bool supervised = false;           // a supervisor holds the lease now

@@ -161,6 +161,14 @@ struct Relax {
   std::vector<std::string> keep;  // its ExcNodeList without node
 };
 
+// Spare nodes: the pending job cannot get its N+K nodes; it asks for the training's N only (nodes).
+struct DropSpares {
+  AttemptState attempt;
+  slurm::Job job;
+  int nodes = 0;
+  std::string shortfall;  // why: what the partition cannot give
+};
+
 // Tell people the pending job waits for something waiting does not end.
 struct PendingAlert {
   int attempt = 0;
@@ -240,6 +248,6 @@ using Intent = std::variant<intent::Report, intent::Prune, intent::Submit, inten
                             intent::ChainExhausted, intent::ChainValues, intent::Status, intent::TakeRequest,
                             intent::Hold, intent::Release, intent::AskToStop, intent::Lift, intent::ClearSwitch,
                             intent::StepClaimed, intent::SpareValues, intent::AwaitSbatch, intent::EndSbatch,
-                            intent::CancelDuplicate>;
+                            intent::CancelDuplicate, intent::DropSpares>;
 
 }  // namespace mlsup::engine

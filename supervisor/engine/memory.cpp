@@ -138,6 +138,7 @@ json to_json(const Memory& m) {
           {"slurm_alerted", m.slurm_alerted},
           {"disk_level", m.disk_level},
           {"forgotten_told", m.forgotten_told},
+          {"shortfall", m.shortfall},
           {"window_told", m.window_told}};
 }
 
@@ -180,6 +181,7 @@ Memory memory_from_json(const json& j) {
   m.slurm_alerted = get(j, "slurm_alerted", false);
   m.disk_level = get(j, "disk_level", 0);
   m.forgotten_told = get(j, "forgotten_told", 0);
+  m.shortfall = get(j, "shortfall", std::string());
   m.window_told = get(j, "window_told", 0);
   return m;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "decide/ledger.h"
+#include "decide/pending.h"
 #include "decide/submit_retry.h"
 #include "engine/reconcile.h"
 #include "engine/reconcile_pass.h"
@@ -80,6 +81,8 @@ Needs needs(const CampaignState& s, const World& w, const Memory& m, const confi
     n.spare = true;  // the job's claim of the attempt, and the end of its run
     if (a->steps_only || (w.spare_end && spare_run_failed(*w.spare_end, c))) for_ending(n);
   }
+  if (job && job->state == slurm::JobState::Pending && !a->cancel_reason && decide::waits_for_resources(job->reason))
+    n.nodes = true;  // can the partition give it what it asks (engine/reconcile_watch.cpp)?
   if (job && job->state == slurm::JobState::Running && !a->cancel_reason) {
     n.heartbeat = true;
     const bool other = m.attempt != a->number;  // reconcile's focus() starts such a memory afresh

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "decide/pending.h"
+#include "decide/capacity.h"
 #include "engine/reconcile_pass.h"
 #include "render/contract.h"
 #include "util/strings.h"
@@ -122,9 +123,61 @@ void batch_host_lost(Pass& p, const AttemptState& a, const slurm::Job& job) {
 
 }  // namespace
 
+namespace {
+
+// The relaxation of a's oldest exclusion from the pending job.
+intent::Relax relax_oldest(const AttemptState& a, const slurm::Job& job) {
+  const std::string node = a.exclude.back();
+  std::vector<std::string> keep;
+  for (const auto& n : slurm::expand_hostlist(job.excluded_nodes))
+    if (n != node) keep.push_back(n);
+  return intent::Relax{a, job, node, std::move(keep)};
+}
+
+// A pending job that asks for more nodes than its partition can give (down, drained, excluded): its
+// spare nodes are dropped first, then mlsup's exclusions relaxed; what is still short is told (an
+// alert, once per shortfall) and kept in memory for status and check. True when it decided the pass.
+bool short_of_nodes(Pass& p, const AttemptState& a, const slurm::Job& job) {
+  if (!p.w.nodes || !*p.w.nodes || !decide::waits_for_resources(job.reason)) return false;
+  const auto excluded = slurm::expand_hostlist(job.excluded_nodes);
+  const auto cap = decide::capacity(static_cast<int>(job.node_count), **p.w.nodes, job.partition, excluded);
+  if (!decide::short_of(cap)) {
+    if (!p.m.shortfall.empty())
+      p.report("capacity-restored", {{"attempt", a.number}, {"job_id", job.job_id}, {"was", p.m.shortfall},
+                                     {"reason", "the nodes the job asks for are usable again: it waits for Slurm to start it"}});
+    p.m.shortfall.clear();
+    return false;
+  }
+  const int spares = p.c.slurm.spare_nodes;
+  const int training = static_cast<int>(job.node_count) - spares;
+  if (spares > 0 && !a.spares_dropped && cap.usable >= training) {
+    p.add(intent::DropSpares{a, job, training, decide::shortfall_text(cap)});
+    return true;
+  }
+  const bool mlsup_excludes = std::any_of(a.exclude.begin(), a.exclude.end(), [&](const std::string& n) {
+    return std::find(excluded.begin(), excluded.end(), n) != excluded.end();
+  });
+  if (mlsup_excludes) {
+    p.add(relax_oldest(a, job));
+    return true;
+  }
+  const std::string text = decide::shortfall_text(cap);
+  if (p.m.shortfall != text)
+    p.report("capacity-short",
+             {{"attempt", a.number}, {"job_id", job.job_id}, {"shortfall", text}, {"alert", true},
+              {"reason", "job " + std::to_string(job.job_id) + " cannot start: it " + text + "; Slurm waits for nodes "
+                         "that come back only when a person resumes or replaces them (or lower the job's nodes); the "
+                         "campaign goes on by itself once enough are usable"}});
+  p.m.shortfall = text;
+  return false;
+}
+
+}  // namespace
+
 void pending(Pass& p, const AttemptState& a, const slurm::Job& job) {
   if (p.w.kill_switch)
     return p.add(intent::Cancel{a, decide::EndClass::KillSwitch, "the kill switch was set while the job was pending"});
+  if (short_of_nodes(p, a, job)) return;
   auto& m = p.m;
   const double now = p.mono();
   const bool unavailable = decide::waiting_for_nodes(job.reason, !a.exclude.empty());
@@ -137,13 +190,7 @@ void pending(Pass& p, const AttemptState& a, const slurm::Job& job) {
                                            waited, a.pending_alerted,
                                            static_cast<double>(p.c.policy.exclusion_relax_after.count()),
                                            static_cast<double>(p.c.policy.pending_alert_after.count())});
-  if (step == decide::PendingStep::Relax) {
-    const std::string node = a.exclude.back();  // the oldest
-    std::vector<std::string> keep;
-    for (const auto& n : slurm::expand_hostlist(job.excluded_nodes))
-      if (n != node) keep.push_back(n);
-    p.add(intent::Relax{a, job, node, std::move(keep)});
-  }
+  if (step == decide::PendingStep::Relax) p.add(relax_oldest(a, job));
   if (step == decide::PendingStep::Alert)
     p.add(intent::PendingAlert{a.number, job, waited, decide::never_starts(job.reason)});
 }
@@ -159,6 +206,7 @@ void watch(Pass& p, const AttemptState& a, const std::vector<slurm::Job>& jobs) 
       watch_in_job(p, a, *job))
     return;
   note_suspension(p, job->state);
+  if (job->state != slurm::JobState::Pending) p.m.shortfall.clear();  // it got its nodes
   if (a.cancel_reason) {
     if (p.m.cancel.sent == 0 || p.mono() >= p.m.cancel.next_at) p.add(intent::ResendCancel{a, *a.cancel_reason});
     return;

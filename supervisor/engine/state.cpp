@@ -239,6 +239,10 @@ const std::map<std::string, Apply>& appliers() {
       {"sbatch-started", on_sbatch_started},
       {"sbatch-awaited", on_sbatch_awaited},
       {"sbatch-ended", on_sbatch_ended},
+      {"spares-dropped",
+       [](CampaignState& s, const JournalRecord& r) {
+         if (auto* a = attempt(s, r.data)) a->spares_dropped = true;
+       }},
       {"adopted", on_submitted},
       {"cancel-intent", on_cancel_intent},
       {"pending-alert",

@@ -56,6 +56,7 @@ struct AttemptState {
   std::optional<SbatchRun> sbatch;      // an sbatch for it that ran and whose end no record tells yet
   int sbatch_awaited = 0;               // the pid of an earlier supervisor's sbatch that this one waits for (0: none)
   bool uncertain = false;               // an sbatch for it ended unseen (its job may appear late: a duplicate)
+  bool spares_dropped = false;          // spare nodes: its pending job was made to ask for the training's nodes only
   double switch_set_at = 0;             // when mlsup set the kill switch for it (a pause --now, a cancel); 0: not
   std::string switch_for;               // and why: "pause", "cancel", "window"
   bool ended = false;

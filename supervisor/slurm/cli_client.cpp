@@ -149,6 +149,10 @@ class CliClient final : public Client {
     return done(command({"scontrol", "update", "JobId=" + std::to_string(id), "ExcNodeList=" + nodes}));
   }
 
+  Result<void> set_node_count(JobId id, int nodes) override {
+    return done(command({"scontrol", "update", "JobId=" + std::to_string(id), "NumNodes=" + std::to_string(nodes)}));
+  }
+
   std::string backend() const override { return "cli"; }
 
  private:

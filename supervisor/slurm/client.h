@@ -61,6 +61,9 @@ class Client {
   // Replaces the excluded nodes of a pending job (ExcNodeList); "" clears it.
   virtual Result<void> set_excluded(JobId id, const std::string& nodes) = 0;
 
+  // Makes a pending job ask for exactly nodes nodes (NumNodes).
+  virtual Result<void> set_node_count(JobId id, int nodes) = 0;
+
   // "libslurm" or "cli".
   virtual std::string backend() const = 0;
 };

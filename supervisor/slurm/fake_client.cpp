@@ -99,6 +99,12 @@ Result<void> FakeClient::hold(JobId id) { return on_known(id, "hold"); }
 
 Result<void> FakeClient::release(JobId id) { return on_known(id, "release"); }
 
+Result<void> FakeClient::set_node_count(JobId id, int nodes) {
+  auto ok = on_known(id, "set_node_count " + std::to_string(nodes));
+  if (ok) table[id].node_count = static_cast<std::uint32_t>(nodes);
+  return ok;
+}
+
 Result<void> FakeClient::set_excluded(JobId id, const std::string& nodes) {
   auto ok = on_known(id, "set_excluded " + nodes);
   if (ok) table[id].excluded_nodes = nodes;

@@ -49,6 +49,7 @@ Job to_job(job_info_t& j) {
   job.nodes = text(j.nodes);
   job.excluded_nodes = text(j.exc_nodes);
   job.batch_host = text(j.batch_host);
+  job.partition = text(j.partition);
   job.node_count = j.num_nodes;
   job.user_id = j.user_id;
   job.submit_time = j.submit_time;
@@ -106,7 +107,7 @@ class LibslurmClient final : public Client {
       const uint32_t base = n.node_state & NODE_STATE_BASE;
       out.push_back(Node{text(n.name), base < std::size(kNodeStates) ? kNodeStates[base] : "UNKNOWN",
                          (n.node_state & NODE_STATE_DRAIN) != 0, (n.node_state & NODE_STATE_NO_RESPOND) != 0,
-                         text(n.reason)});
+                         text(n.reason), n.partitions && *n.partitions ? util::split(n.partitions, ',') : std::vector<std::string>{}});
     }
     slurm_free_node_info_msg(msg);
     return out;
@@ -132,6 +133,10 @@ class LibslurmClient final : public Client {
   Result<void> hold(JobId id) override { return update(id, [](job_desc_msg_t& d) { d.priority = 0; }); }
 
   Result<void> release(JobId id) override { return update(id, [](job_desc_msg_t& d) { d.priority = INFINITE; }); }
+
+  Result<void> set_node_count(JobId id, int nodes) override {
+    return update(id, [&](job_desc_msg_t& d) { d.min_nodes = d.max_nodes = static_cast<uint32_t>(nodes); });
+  }
 
   Result<void> set_excluded(JobId id, const std::string& nodes) override {
     std::string copy = nodes;

@@ -98,6 +98,7 @@ Job job_from_record(const Record& r) {
   j.nodes = field(r, "NodeList");
   j.excluded_nodes = field(r, "ExcNodeList");
   j.batch_host = field(r, "BatchHost");
+  j.partition = field(r, "Partition");
   j.node_count = number(field(r, "NumNodes"));
   j.user_id = number(field(r, "UserId").substr(field(r, "UserId").find('(') + 1));
   j.submit_time = when(field(r, "SubmitTime"));
@@ -117,6 +118,7 @@ Node node_from_record(const Record& r) {
   n.drain = state.find("DRAIN") != std::string::npos;
   n.not_responding = state.find('*') != std::string::npos || state.find("NOT_RESPONDING") != std::string::npos;
   n.reason = field(r, "Reason");
+  if (const auto parts = field(r, "Partitions"); !parts.empty() && parts != "(null)") n.partitions = util::split(parts, ',');
   return n;
 }
 

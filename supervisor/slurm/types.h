@@ -39,6 +39,7 @@ struct Job {
   std::string nodes;                       // allocated nodes, Slurm hostlist form ("n[1-2]")
   std::string excluded_nodes;              // ExcNodeList
   std::string batch_host;                  // the node its batch script runs on (BatchHost), once started
+  std::string partition;                   // the partition it runs or waits in
   std::uint32_t node_count = 0;
   std::uint32_t user_id = 0;
   std::time_t submit_time = 0, start_time = 0, end_time = 0;
@@ -53,6 +54,7 @@ struct Node {
   bool drain = false;  // DRAIN flag set (draining or drained)
   bool not_responding = false;
   std::string reason;
+  std::vector<std::string> partitions;  // the partitions it belongs to ([] when not known)
 
   // True when Slurm itself keeps new jobs off the node (DOWN or draining).
   bool kept_off() const { return state == "DOWN" || drain; }

@@ -37,3 +37,54 @@ TEST_CASE("read_head: the first bytes, and a longer file's size after them") {
   CHECK(util::read_head(large, 10) == std::string(10, 'a') + "\n... 300 bytes");
   CHECK_FALSE(util::read_head(dir.path() + "/missing", 10).has_value());
 }
+
+namespace {
+
+// A pending job of the campaign asking for count nodes (reason Resources) on a 4-node partition.
+slurm::JobId pending_job(EngineFixture& f, engine::Campaign& c, std::uint32_t count) {
+  f.fake.node_table = {{"n1", "IDLE", false, false, "", {"debug"}}, {"n2", "IDLE", false, false, "", {"debug"}},
+                       {"n3", "IDLE", false, false, "", {"debug"}}, {"n4", "IDLE", false, false, "", {"debug"}}};
+  f.pass(c);
+  const auto id = f.last_job();
+  auto& job = f.fake.table[id];
+  job.state = JobState::Pending;
+  job.reason = "Resources";
+  job.partition = "debug";
+  job.node_count = count;
+  return id;
+}
+
+}  // namespace
+
+TEST_CASE("a pending job with spare nodes that the partition cannot hold asks for the training's nodes only") {
+  EngineFixture f("", "slurm: {nodes: 3, spare_nodes: 1}\n");
+  auto c = f.open();
+  const auto id = pending_job(f, *c, 4);
+  f.fake.node_table[3] = {"n4", "DOWN", false, true, "Not responding", {"debug"}};
+  f.pass(*c);
+  CHECK(f.calls("set_node_count 3 " + std::to_string(id)) == 1);
+  CHECK(f.events().find("\"spares-dropped\"") != std::string::npos);
+  CHECK(f.events().find("asks 4 nodes, 3 usable: n4 down (Not responding)") != std::string::npos);
+  CHECK(f.fake.table[id].node_count == 3u);
+  f.pass(*c);  // 3 asked, 3 usable: it waits for Slurm, nothing more
+  CHECK(f.events().find("capacity-short") == std::string::npos);
+}
+
+TEST_CASE("a pending job that the partition cannot hold, no spare or exclusion to give up: told once, kept for status") {
+  EngineFixture f("", "slurm: {nodes: 4}\n");
+  auto c = f.open();
+  const auto id = pending_job(f, *c, 4);
+  f.fake.node_table[0] = {"n1", "IDLE", true, false, "Kill task failed", {"debug"}};
+  f.pass(*c);
+  f.pass(*c);
+  const std::string events = f.events();
+  const auto first = events.find("\"capacity-short\"");
+  REQUIRE(first != std::string::npos);
+  CHECK(events.find("\"capacity-short\"", first + 1) == std::string::npos);  // once while it lasts
+  CHECK(events.find("asks 4 nodes, 3 usable: n1 drained (Kill task failed)") != std::string::npos);
+  CHECK(mlsup::test::slurp(f.config.state_dir + "/memory.json").find("asks 4 nodes, 3 usable") != std::string::npos);
+  f.fake.node_table[0].drain = false;  // an admin resumes it
+  f.pass(*c);
+  CHECK(f.events().find("\"capacity-restored\"") != std::string::npos);
+  CHECK(f.fake.table[id].state == JobState::Pending);
+}

@@ -59,6 +59,15 @@ TEST_CASE("check: a job the journal names that Slurm shows neither running nor q
         "MLSUP CRITICAL - b: not running nor queued (job 42 of attempt 2 is forgotten by Slurm, no supervisor has followed it up)");
 }
 
+TEST_CASE("check: a pending job that its partition cannot hold is CRITICAL, with the shortfall; running, it is not") {
+  auto f = healthy();
+  f.job_state = "PENDING";
+  f.shortfall = "asks 64 nodes, 63 usable: e64 down (Not responding)";
+  CHECK(only(f) == "CRITICAL job 42 of attempt 2 cannot start: it asks 64 nodes, 63 usable: e64 down (Not responding)");
+  f.job_state = "RUNNING";
+  CHECK(findings(f).empty());
+}
+
 TEST_CASE("check: a campaign not expected to run is not reported for having no job") {
   auto f = healthy();
   f.job_alive = false;
