@@ -10,7 +10,7 @@ namespace {
 using enum EndClass;
 using A = Action;
 
-constexpr std::array<ClassRow, 17> kRows{{
+constexpr std::array<ClassRow, 18> kRows{{
     // class, name, action, exit code, budget, backoff, node related, counts for blame, reason
     {Completed, "completed", A::Finish, kCompleted, "", false, false, false, "the training completed"},
     {KillSwitch, "kill_switch", A::Stop, kStoppedBySwitch, "", false, false, false,
@@ -38,6 +38,9 @@ constexpr std::array<ClassRow, 17> kRows{{
     {Forgotten, "forgotten", A::Resubmit, 0, "forgotten", false, false, false,
      "Slurm's controller forgot the job (a crash that lost its state?), which never started or whose processes are "
      "gone"},
+    // No budget: refusals in a row are bounded in time instead, by policy.submit_retry_for (policy.cpp).
+    {Refused, "refused", A::Resubmit, 0, "", false, false, false,
+     "Slurm ended the job without starting it (its request could not be met)"},
 }};
 
 constexpr bool in_enum_order() {

@@ -16,7 +16,7 @@ struct ClassRow {
   std::string_view name;
   Action action;
   int exit_code;             // Finish and Stop: the campaign's exit code (decide/exit_codes.h)
-  std::string_view budget;   // Resubmit: the restart budget it draws on (policy.budgets.<budget>)
+  std::string_view budget;   // Resubmit: the restart budget it draws on (policy.budgets.<budget>); "": none, bounded in time
   bool backoff;              // Resubmit: wait before the next submission
   bool node_related;         // its evidence may blame nodes
   bool counts_for_blame;     // one of the failures node blame's repeated-failure rule counts

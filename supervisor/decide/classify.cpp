@@ -37,6 +37,7 @@ EndClass classify(const Ending& e) {
   for (const auto& [state, cls] : kByState)
     if (state == e.state) return cls;
   if (e.state == JobState::Cancelled) return EndClass::CancelledByPerson;
+  if (e.state == JobState::Failed && e.never_ran) return EndClass::Refused;  // the scheduler's no, not the training's
   if (e.state == JobState::Completed) {
     if (e.kill_switch) return EndClass::KillSwitch;
     return e.target_reached ? EndClass::Completed : EndClass::PlannedExit;

@@ -9,7 +9,7 @@ namespace mlsup::decide {
 
 enum class EndClass {
   Completed, KillSwitch, PlannedExit, NoRetry, Failed, Timeout, Preempted, NodeFail, OutOfMemory, BootFail,
-  Deadline, CancelledByPerson, Hang, Lost, EndUnknown, CancelRequested, Forgotten,
+  Deadline, CancelledByPerson, Hang, Lost, EndUnknown, CancelRequested, Forgotten, Refused,
 };
 
 // The class's name in events and the journal ("node_fail").
@@ -29,6 +29,7 @@ struct Ending {
   int no_retry_exit_code = 78;
   bool vanished = false;                       // Slurm forgot the job and no other source knows its end
   bool gone = false;                           // ... and it never started, or its processes are shown gone
+  bool never_ran = false;                      // Slurm ended the job without starting it (no batch host)
 };
 
 // The class of an ending.

@@ -25,6 +25,7 @@ struct EndingFacts {
   bool chain_goes_on = false;              // chain mode: the next task is queued already
   bool new_exclusion = false;              // a node was newly excluded for this ending
   bool gone = false;                       // vanished, and it never started or its processes are shown gone
+  bool never_ran = false;                  // Slurm ended the job without starting it (no batch host)
 };
 
 struct EndingVerdict {

@@ -20,12 +20,30 @@ int used(const Rule& rule, const std::vector<Restart>& history, const config::Bu
   }));
 }
 
-// The restarts at the end of history that made no progress, plus this one.
+// The restarts at the end of history that made no progress, plus this one (a job Slurm refused to
+// start ran nothing: it neither counts nor breaks the run).
 int stalled_in_a_row(bool progressed, const std::vector<Restart>& history) {
   if (progressed) return 0;
   int n = 1;
-  for (auto it = history.rbegin(); it != history.rend() && !it->progressed; ++it) ++n;
+  for (auto it = history.rbegin(); it != history.rend() && !it->progressed; ++it)
+    if (it->cls != EndClass::Refused) ++n;
   return n;
+}
+
+// A class without a budget (refused): resubmitted after a growing delay until the refusals in a row
+// have lasted policy.submit_retry_for, then the campaign stops (14).
+Decision bounded_in_time(const Rule& rule, const std::vector<Restart>& history, const config::Config& c, double now) {
+  double first = now;
+  int in_a_row = 1;
+  for (auto it = history.rbegin(); it != history.rend() && it->cls == rule.cls; ++it, ++in_a_row) first = it->time;
+  const auto limit = c.policy.submit_retry_for;
+  if (now - first >= static_cast<double>(limit.count()))
+    return {Action::Stop, kCannotGoOn, 0,
+            std::string(rule.reason) + ", again and again for " + config::format_duration(limit) +
+                " (policy.submit_retry_for): what the job asks cannot be had on this cluster now"};
+  const double initial = static_cast<double>(c.policy.backoff_initial.count());
+  const double delay = std::min(initial * std::pow(2.0, in_a_row - 1), static_cast<double>(c.policy.backoff_max.count()));
+  return {Action::Resubmit, 0, delay, std::string(rule.reason) + "; submitted again (no restart budget is spent)"};
 }
 
 // An ending that waiting may help: a class that backs off, with neither progress nor a new exclusion.
@@ -59,6 +77,7 @@ Decision decide(EndClass cls, bool progressed, const std::vector<Restart>& histo
                 double now, bool new_exclusion) {
   const Rule& rule = rule_for(cls);
   if (rule.action != Action::Resubmit) return {rule.action, rule.exit_code, 0, std::string(rule.reason)};
+  if (rule.budget.empty()) return bounded_in_time(rule, history, config, now);
   if (const auto use = budget_use(cls, history, config, now); use && use->used > use->count) {
     return {Action::Stop, kBudgetSpent, 0,
             std::string(rule.reason) + ", and the " + use->budget + " budget (" + std::to_string(use->count) + " per " +
@@ -78,7 +97,7 @@ Decision decide(EndClass cls, bool progressed, const std::vector<Restart>& histo
 std::optional<BudgetUse> budget_use(EndClass cls, const std::vector<Restart>& history, const config::Config& config,
                                     double now) {
   const Rule& rule = rule_for(cls);
-  if (rule.action != Action::Resubmit) return std::nullopt;
+  if (rule.action != Action::Resubmit || rule.budget.empty()) return std::nullopt;
   const config::Budget& budget = config.policy.budgets.at(std::string(rule.budget));
   if (budget.count < 0) return std::nullopt;
   return BudgetUse{std::string(rule.budget), used(rule, history, budget, now) + 1, budget.count, budget.window};

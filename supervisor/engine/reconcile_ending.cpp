@@ -5,6 +5,7 @@
 
 #include "config/duration.h"
 #include "decide/ending.h"
+#include "decide/pending.h"
 #include "engine/reconcile_pass.h"
 #include "decide/recall.h"
 #include "observe/end_record.h"
@@ -147,7 +148,9 @@ void end(Pass& p, const AttemptState& a, const slurm::Job& job, bool vanished, b
   const auto newest = p.w.checkpoints ? checkpoint::newest_complete(*p.w.checkpoints) : std::nullopt;
   decide::EndingFacts facts{job.state, job.exit_code, job.exit_signal, vanished, a.cancel_reason, p.w.kill_switch,
                             combined(p.m.heartbeat).step, newest ? newest->step : 0, a.resume_step, chain_goes_on,
-                            excluded_for(p.s, a.number), !gone.empty()};
+                            excluded_for(p.s, a.number), !gone.empty(),
+                            !vanished && job.state == slurm::JobState::Failed && job.batch_host.empty() &&
+                                decide::never_starts(job.reason)};
   auto v = decide::judge_ending(facts, p.s.restarts, p.c, p.wall());
   json evidence = json::object();
   auto exclusions = blamed(p, a, job, v, evidence);

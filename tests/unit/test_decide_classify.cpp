@@ -49,6 +49,18 @@ TEST_CASE("a job Slurm forgot, whose end no source knows") {
   CHECK(classify({.kill_switch = true, .vanished = true}) == EndClass::KillSwitch);
 }
 
+TEST_CASE("a job Slurm ended without starting it is refused, never the training's failure") {
+  CHECK(classify({.state = JobState::Failed, .exit_code = 1, .never_ran = true}) == EndClass::Refused);
+  CHECK(classify({.state = JobState::Failed, .exit_code = 1}) == EndClass::Failed);
+  CHECK(classify({.state = JobState::Cancelled, .never_ran = true}) == EndClass::CancelledByPerson);
+  CHECK(classify({.state = JobState::Cancelled, .cancelled_by_mlsup = EndClass::Hang, .never_ran = true}) == EndClass::Hang);
+  const auto& r = row(EndClass::Refused);
+  CHECK(r.action == Action::Resubmit);
+  CHECK(r.budget.empty());  // no restart budget: bounded by policy.submit_retry_for
+  CHECK_FALSE(r.node_related);
+  CHECK_FALSE(r.counts_for_blame);
+}
+
 TEST_CASE("class names both ways") {
   for (auto c : {EndClass::Completed, EndClass::NodeFail, EndClass::CancelledByPerson, EndClass::Lost,
                  EndClass::EndUnknown}) {
@@ -63,7 +75,7 @@ TEST_CASE("the class table: every name reads back, every budget it names is a co
     CAPTURE(r.name);
     CHECK(decide::class_from_name(r.name) == r.cls);
     CHECK(decide::class_name(r.cls) == r.name);
-    CHECK((r.action == decide::Action::Resubmit) == !r.budget.empty());
+    CHECK((r.action == decide::Action::Resubmit) == (!r.budget.empty() || r.cls == decide::EndClass::Refused));
     if (r.budget.empty()) continue;
     drawn.insert(r.budget);
     const auto budgets = config::budget_classes();

@@ -116,3 +116,26 @@ TEST_CASE("a new exclusion skips the wait, not the crash-loop stop or the budget
   const std::vector<Restart> two{{100, EndClass::Failed, true, true}, {200, EndClass::Failed, true, true}};
   CHECK(decide(EndClass::Failed, true, two, c, 300, true).exit_code == kBudgetSpent);
 }
+
+TEST_CASE("a job Slurm refused to start: resubmitted after a growing delay, no budget spent, until refusals have lasted submit_retry_for") {
+  auto c = config();  // failed: 2 per hour; crash loop after 3; backoff 10 s .. 35 s
+  c.policy.submit_retry_for = Seconds(600);
+  CHECK_FALSE(budget_use(EndClass::Refused, {}, c, 0));
+  const auto first = decide(EndClass::Refused, false, {}, c, 1000);
+  CHECK(first.action == Action::Resubmit);
+  CHECK(first.delay_seconds == 10);
+  CHECK(first.reason.find("no restart budget") != std::string::npos);
+  const std::vector<Restart> two{{900, EndClass::Refused, false, false}, {950, EndClass::Refused, false, false}};
+  const auto third = decide(EndClass::Refused, false, two, c, 1000);
+  CHECK(third.action == Action::Resubmit);  // 3 in a row, 100 s: neither a crash loop nor past the limit
+  CHECK(third.delay_seconds == 35);         // 40 s, capped
+  const auto late = decide(EndClass::Refused, false, two, c, 900 + 600);
+  CHECK(late.action == Action::Stop);
+  CHECK(late.exit_code == kCannotGoOn);
+  CHECK(late.reason.find("policy.submit_retry_for") != std::string::npos);
+  // A failure before the refusals does not start their clock; the refusals do not make a crash loop.
+  const std::vector<Restart> mixed{{0, EndClass::Failed, false, false}, {990, EndClass::Refused, false, false},
+                                   {995, EndClass::Refused, false, false}};
+  CHECK(decide(EndClass::Refused, false, mixed, c, 1000).action == Action::Resubmit);
+  CHECK(decide(EndClass::Failed, false, mixed, c, 1000).action == Action::Resubmit);  // 2 stalled, not 4
+}

@@ -88,6 +88,23 @@ TEST_CASE("a failed job is resubmitted after the backoff; a permanent refusal st
   CHECK(stopped->reason.find("Invalid partition name") != std::string::npos);
 }
 
+TEST_CASE("a job Slurm failed without starting it (BadConstraints, no batch host) is refused: resubmitted, no budget spent") {
+  EngineFixture f;
+  f.config.policy.budgets["failed"].count = 0;  // a training failure would stop the campaign at once
+  auto c = f.open();
+  f.pass(*c);
+  const auto id = f.fake.table.begin()->first;
+  f.fake.set_state(id, JobState::Failed, 1);
+  f.fake.table[id].reason = "BadConstraints";
+  f.pass(*c);
+  CHECK(f.events().find("\"class\":\"refused\"") != std::string::npos);
+  CHECK(f.events().find("no restart budget is spent") != std::string::npos);
+  f.clock += 6;
+  CHECK_FALSE(f.pass(*c).has_value());
+  f.pass(*c);
+  CHECK(f.submits() == 2);
+}
+
 TEST_CASE("a silent job is a hang: fenced, cancelled with the reason journaled, then classed as a hang") {
   EngineFixture f;
   auto c = f.open();
