@@ -50,6 +50,9 @@ void direct(const BlameInput& in, std::vector<Blamed>& out) {
   }
 }
 
+// Without evidence that sets nodes apart, the most nodes the repeated-failure rule blames at once.
+constexpr std::size_t kCommonAtMost = 2;
+
 // Suspects of this failure that were also suspects of earlier failures within the window, often enough.
 void repeated(const BlameInput& in, std::vector<Blamed>& out) {
   if (in.cls != EndClass::Failed && in.cls != EndClass::Hang) return;
@@ -67,9 +70,19 @@ void repeated(const BlameInput& in, std::vector<Blamed>& out) {
     found.push_back({n.name, "suspect in " + std::to_string(failures) + " failed attempts within the window" +
                                  (specific(n) ? " (named first by this failure's evidence)" : "")});
   }
-  // Without evidence that sets a node apart, every node of the job is equally suspect: nothing is known.
+  // Without evidence that sets a node apart, being common to the failures says something only when
+  // their nodes differed (else every node is equally common), and of a few nodes at most: a fault of
+  // many nodes at once needs evidence, not coincidence (a wide job's repeated hangs are the training's).
   const bool set_apart = std::any_of(in.job_nodes.begin(), in.job_nodes.end(), specific);
-  if (set_apart || found.size() < in.job_nodes.size()) out.insert(out.end(), found.begin(), found.end());
+  if (set_apart) return out.insert(out.end(), found.begin(), found.end()), void();
+  if (found.empty() || found.size() > kCommonAtMost) return;
+  const auto in_found = [&](const std::string& node) {
+    return std::any_of(found.begin(), found.end(), [&](const Blamed& b) { return b.node == node; });
+  };
+  const bool varied = std::any_of(in.past.begin(), in.past.end(), [&](const auto& f) {
+    return in.now - f.time < in.window_seconds && !std::all_of(f.nodes.begin(), f.nodes.end(), in_found);
+  });
+  if (varied) out.insert(out.end(), found.begin(), found.end());
 }
 
 }  // namespace

@@ -47,14 +47,27 @@ std::map<std::string, std::string> read_heartbeats(const std::string& path) {
   return out;
 }
 
-// The size of the job's output (and its error file when separate) as the set's output entry, when
-// it has any: what shows a training's life before, or without, a heartbeat file.
+// The bytes of the lines mlsup's own preamble wrote ("mlsup: ...") among the first of a file: they
+// show the batch script started, not that the training lives (at width its ranks start long after).
+constexpr std::size_t kPreambleBytes = 64 * 1024;
+
+unsigned long long preamble_bytes(const std::string& path) {
+  const auto head = util::read_head(path, kPreambleBytes);
+  if (!head) return 0;
+  unsigned long long bytes = 0;
+  for (std::size_t at = 0, end; (end = head->find('\n', at)) != std::string::npos; at = end + 1)
+    if (head->compare(at, 7, "mlsup: ") == 0) bytes += end + 1 - at;
+  return bytes;
+}
+
+// The size of the job's output (and its error file when separate), less mlsup's own lines, as the
+// set's output entry, when it has any: what shows a training's life before, or without, a heartbeat.
 void read_output(const slurm::Job& job, std::map<std::string, std::string>& out) {
   std::error_code ec;
   unsigned long long bytes = 0;
   for (const auto& path : {job.std_out, job.std_err == job.std_out ? std::string() : job.std_err})
     if (!path.empty())
-      if (const auto n = fs::file_size(path, ec); !ec) bytes += n;
+      if (const auto n = fs::file_size(path, ec); !ec && n > 0) bytes += n - std::min<unsigned long long>(n, preamble_bytes(path));
   if (bytes > 0) out[kOutputKey] = output_content(bytes);
 }
 

@@ -41,7 +41,7 @@ std::vector<std::string> exclusions_for(Pass& p) {
     for (const auto& n : **p.w.nodes)
       if (!n.kept_off()) ++usable;
   }
-  const int cap = decide::exclusion_cap(p.c.policy.exclusion_cap, usable, p.w.template_nodes);
+  const int cap = decide::exclusion_cap(p.c.policy.exclusion_cap, usable, p.w.template_nodes + p.c.slurm.spare_nodes);
   auto nodes = decide::excluded_nodes(p.s.ledger, p.wall(), cap);
   if (nodes.size() < live)
     p.report("exclusions-relaxed", {{"kept", nodes}, {"cap", cap},

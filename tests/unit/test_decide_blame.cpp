@@ -42,6 +42,23 @@ TEST_CASE("the node common to repeated failures, never every node of the job") {
   CHECK(names(blame(in)) == std::vector<std::string>{"n3"});
 }
 
+TEST_CASE("without evidence, repeated failures of a wide job blame none of its nodes, spares or not") {
+  BlameInput in{.cls = EndClass::Hang, .now = 200};
+  std::vector<std::string> run;
+  for (int i = 1; i <= 64; ++i) {
+    run.push_back("n" + std::to_string(i));
+    in.job_nodes.push_back({run.back()});
+  }
+  in.job_nodes.push_back({"spare"});  // the job's spare, in no earlier failure
+  in.past = {{100, run}};
+  CHECK(blame(in).empty());
+  in.job_nodes.pop_back();
+  in.past[0].nodes[63] = "n65";  // 63 nodes in common: still no single node's fault
+  CHECK(blame(in).empty());
+  in.past[0].nodes = {"n1", "n65"};  // one node in common with an earlier failure elsewhere
+  CHECK(names(blame(in)) == std::vector<std::string>{"n1"});
+}
+
 TEST_CASE("direct evidence wins over the repeated-failure rule") {
   BlameInput in{.cls = EndClass::Failed, .job_nodes = {{"n2", false, true}, {"n3"}}, .past = {{100, {"n3"}}}, .now = 200};
   CHECK(names(blame(in)) == std::vector<std::string>{"n2"});

@@ -300,6 +300,24 @@ TEST_CASE("a plain script that prints and never writes a heartbeat is alive whil
   CHECK(f.fake.table[id].state != JobState::Running);
 }
 
+TEST_CASE("mlsup's own preamble lines in the output are not the training's life: the start-up timeout still holds") {
+  EngineFixture f;
+  auto c = f.open();
+  f.pass(*c);
+  const auto id = f.fake.table.begin()->first;
+  const std::string out = f.dir.write("wide.out", "");
+  f.fake.set_state(id, JobState::Running, 0, "n1");
+  f.fake.table[id].std_out = out;
+  f.pass(*c);
+  std::ofstream(out, std::ios::app) << "mlsup: attempt 1 runs on n1,n2\n";  // the spare preamble, then silence
+  for (int i = 0; i < 5; ++i) {  // 50 s: past the 10 s steady timeout, within the 60 s start-up
+    f.clock += 10;
+    f.pass(*c);
+  }
+  CHECK(f.events().find("hang-detected") == std::string::npos);
+  CHECK(f.fake.table[id].state == JobState::Running);
+}
+
 TEST_CASE("with heartbeat.source file, a printing script without a heartbeat is hung after the start-up timeout") {
   EngineFixture f;
   f.config.heartbeat.source = "file";
