@@ -66,12 +66,16 @@ std::string hang_reason(const HeartbeatSeen& seen, const config::HeartbeatSettin
            " after the job started (heartbeat.startup_timeout " +
            config::format_duration(settings.startup_timeout) + ")";
   }
+  const bool output = seen.content.starts_with("output ");
+  // The output shows the job lives, not that its start-up is over: ranks print, then load, compile
+  // and meet (at width, for long); its silence counts only past the start-up window.
+  if (output && now - seen.running_since < static_cast<double>(settings.startup_timeout.count())) return "";
   const bool phase = !seen.phase.empty();
   const auto limit = phase ? settings.save_timeout : settings.steady_timeout;
   // A heartbeat that only ever said "waiting" counts from the job's start.
   const double silent = now - (seen.progress_at > 0 ? seen.progress_at : seen.running_since);
   if (silent < static_cast<double>(limit.count())) return "";
-  if (seen.content.starts_with("output "))
+  if (output)
     return "the job's output has not grown for " + seconds(silent) + " at " + seen.content.substr(7) +
            " bytes, and no heartbeat was written (heartbeat.steady_timeout " + config::format_duration(limit) + ")";
   return std::string(seen.waiting ? "heartbeat without progress for " : "heartbeat unchanged for ") + seconds(silent) +

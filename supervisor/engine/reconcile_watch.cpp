@@ -150,7 +150,7 @@ bool short_of_nodes(Pass& p, const AttemptState& a, const slurm::Job& job) {
   }
   const int spares = p.c.slurm.spare_nodes;
   const int training = static_cast<int>(job.node_count) - spares;
-  if (spares > 0 && !a.spares_dropped && cap.usable >= training) {
+  if (spares > 0 && !a.spares_dropped && training > 0) {  // even when not enough: fewer nodes need to return
     p.add(intent::DropSpares{a, job, training, decide::shortfall_text(cap)});
     return true;
   }

@@ -1,8 +1,10 @@
 #pragma once
 // Asks the nodes of a running job whether they still answer, by running one trivial step over all of
 // them (each task prints its node's name): libslurm has no slurmd ping, and a frozen node's slurmd
-// still accepts TCP connections. Two steps at most, whatever the width: one over every node, then one
-// over the nodes that did not answer, with twice the deadline.
+// still accepts TCP connections. One step over every node, then the nodes that did not answer again
+// with twice the deadline: each in a step of its own when they are few (a frozen node in a step can
+// keep its neighbours' tasks from starting: its slurmd relays their launch), else in one step. At
+// most 1 + kSeparateAtMost steps, whatever the width.
 #include <chrono>
 #include <set>
 #include <string>
@@ -12,6 +14,9 @@
 #include "slurm/types.h"
 
 namespace mlsup::slurm {
+
+// Silent nodes asked again in a step each (at once) up to this many; more share one step.
+inline constexpr std::size_t kSeparateAtMost = 3;
 
 // The nodes among nodes that gave no answer within timeout in the first step, nor within twice it in
 // the second. A step Slurm refuses or cannot create answers for no node: the caller weighs that
