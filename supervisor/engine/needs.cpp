@@ -86,7 +86,7 @@ Needs needs(const CampaignState& s, const World& w, const Memory& m, const confi
   if (job && job->state == slurm::JobState::Running && !a->cancel_reason) {
     n.heartbeat = true;
     const bool other = m.attempt != a->number;  // reconcile's focus() starts such a memory afresh
-    n.checkpoints = a->chain && chain_refresh_due(other ? Memory{} : m, c, w.now.mono);
+    n.checkpoints = n.checkpoints || (a->chain && chain_refresh_due(other ? Memory{} : m, c, w.now.mono));
   }
   return n;
 }

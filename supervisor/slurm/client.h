@@ -50,8 +50,9 @@ class Client {
   // Sends signal to the batch shell only (batch_only) or to every step and the batch shell.
   virtual Result<void> signal(JobId id, int signal, bool batch_only) = 0;
 
-  // SIGKILL to every step of the job at once, without Slurm's grace (KillWait, 30 s by default) in
-  // which a task stuck in a collective keeps its node; the batch shell is left alone.
+  // SIGKILL to each step the job has now, by its id (a step started later is never hit), at once,
+  // without Slurm's grace (KillWait, 30 s by default) in which a task stuck in a collective keeps its
+  // node; the batch shell is left alone.
   virtual Result<void> kill_steps(JobId id) = 0;
 
   // Holds or releases a pending job.

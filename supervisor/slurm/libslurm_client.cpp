@@ -123,11 +123,25 @@ class LibslurmClient final : public Client {
     return kill(id, static_cast<uint16_t>(sig), batch_only ? KILL_JOB_BATCH : KILL_FULL_JOB);
   }
 
+  // Each step that exists now, by its id: a signal to "every step" reaches a slow node late (the
+  // controller's agent retries for tens of seconds at width) and kills the step started after it.
   Result<void> kill_steps(JobId id) override {
     std::lock_guard lock(mutex_);
-    auto done = kill(id, SIGKILL, KILL_STEPS_ONLY);
-    if (!done && already_over(done.error())) return {};  // its steps are ending already
-    return done;
+    job_step_info_response_msg_t* steps = nullptr;
+    if (slurm_get_job_steps(0, id, NO_VAL, &steps, SHOW_ALL) != SLURM_SUCCESS) {
+      const Error e = last_error();
+      return already_over(e) || e.kind == ErrorKind::UnknownJob ? Result<void>{} : std::unexpected(e);
+    }
+    std::vector<uint32_t> ids;
+    for (uint32_t i = 0; i < steps->job_step_count; ++i)
+      if (const uint32_t s = steps->job_steps[i].step_id.step_id; s < SLURM_INTERACTIVE_STEP) ids.push_back(s);
+    slurm_free_job_step_info_response_msg(steps);
+    for (const uint32_t s : ids) {
+      if (slurm_kill_job_step(id, s, SIGKILL) == SLURM_SUCCESS) continue;
+      const Error e = last_error();  // a step that ended, or began to end, meanwhile is fine
+      if (e.kind != ErrorKind::UnknownJob && !already_over(e)) return std::unexpected(e);
+    }
+    return {};
   }
 
   Result<void> hold(JobId id) override { return update(id, [](job_desc_msg_t& d) { d.priority = 0; }); }

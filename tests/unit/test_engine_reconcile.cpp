@@ -344,6 +344,18 @@ TEST_CASE("needs: a source is read only when a decision of this pass uses it") {
   CHECK((!n.template_text && !n.checkpoints && !n.jobs));  // the backoff is not over: nothing to read
 }
 
+TEST_CASE("needs: a run that failed inside a job with spare nodes is an ending: its checkpoints are read") {
+  EngineFixture f;
+  auto c = f.config;
+  c.slurm.spare_nodes = 1;
+  World w = world();
+  AttemptState a = submitted(1, 42);
+  w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{job(42, slurm::JobState::Running)});
+  w.spare_end = 1;  // the attempt's run exited 1 while the job runs on
+  const auto n = engine::needs(with({a}), w, {}, c);
+  CHECK((n.ending && n.heartbeat && n.checkpoints));
+}
+
 TEST_CASE("due_at_once: a second round only for a resubmission due now or failed sbatches that end the campaign") {
   EngineFixture f;
   AttemptState a = submitted(1, 42);
