@@ -45,7 +45,10 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::SpareValues
 
 util::Result<void> Campaign::act(const CampaignState&, const intent::DropSpares& i) {
   if (auto held = hold(kSlurmCallBound); !held) return held;
-  if (auto done = edges_.slurm->set_node_count(i.job.job_id, i.nodes); !done) {
+  // The tasks shrink with the nodes (a job of 65 tasks on 64 nodes, one per node, can never start).
+  const auto& j = i.job;
+  const int tasks = j.node_count > 0 && j.num_tasks % j.node_count == 0 ? static_cast<int>(j.num_tasks / j.node_count) * i.nodes : 0;
+  if (auto done = edges_.slurm->set_node_count(j.job_id, i.nodes, tasks); !done) {
     event("spares-drop-failed", {{"attempt", i.attempt.number}, {"job_id", i.job.job_id}, {"detail", done.error().message},
                                  {"decision", "tried again next pass"}});
     return {};

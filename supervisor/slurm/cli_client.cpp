@@ -149,8 +149,10 @@ class CliClient final : public Client {
     return done(command({"scontrol", "update", "JobId=" + std::to_string(id), "ExcNodeList=" + nodes}));
   }
 
-  Result<void> set_node_count(JobId id, int nodes) override {
-    return done(command({"scontrol", "update", "JobId=" + std::to_string(id), "NumNodes=" + std::to_string(nodes)}));
+  Result<void> set_node_count(JobId id, int nodes, int tasks) override {
+    std::vector<std::string> argv{"scontrol", "update", "JobId=" + std::to_string(id), "NumNodes=" + std::to_string(nodes)};
+    if (tasks > 0) argv.push_back("NumTasks=" + std::to_string(tasks));
+    return done(command(argv));
   }
 
   std::string backend() const override { return "cli"; }

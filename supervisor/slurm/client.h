@@ -62,8 +62,8 @@ class Client {
   // Replaces the excluded nodes of a pending job (ExcNodeList); "" clears it.
   virtual Result<void> set_excluded(JobId id, const std::string& nodes) = 0;
 
-  // Makes a pending job ask for exactly nodes nodes (NumNodes).
-  virtual Result<void> set_node_count(JobId id, int nodes) = 0;
+  // Makes a pending job ask for exactly nodes nodes (NumNodes) and, when tasks > 0, that many tasks.
+  virtual Result<void> set_node_count(JobId id, int nodes, int tasks) = 0;
 
   // "libslurm" or "cli".
   virtual std::string backend() const = 0;

@@ -99,9 +99,10 @@ Result<void> FakeClient::hold(JobId id) { return on_known(id, "hold"); }
 
 Result<void> FakeClient::release(JobId id) { return on_known(id, "release"); }
 
-Result<void> FakeClient::set_node_count(JobId id, int nodes) {
-  auto ok = on_known(id, "set_node_count " + std::to_string(nodes));
+Result<void> FakeClient::set_node_count(JobId id, int nodes, int tasks) {
+  auto ok = on_known(id, "set_node_count " + std::to_string(nodes) + " " + std::to_string(tasks));
   if (ok) table[id].node_count = static_cast<std::uint32_t>(nodes);
+  if (ok && tasks > 0) table[id].num_tasks = static_cast<std::uint32_t>(tasks);
   return ok;
 }
 

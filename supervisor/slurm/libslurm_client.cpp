@@ -51,6 +51,7 @@ Job to_job(job_info_t& j) {
   job.batch_host = text(j.batch_host);
   job.partition = text(j.partition);
   job.node_count = j.num_nodes;
+  job.num_tasks = j.num_tasks;
   job.user_id = j.user_id;
   job.submit_time = j.submit_time;
   job.start_time = j.start_time;
@@ -148,8 +149,11 @@ class LibslurmClient final : public Client {
 
   Result<void> release(JobId id) override { return update(id, [](job_desc_msg_t& d) { d.priority = INFINITE; }); }
 
-  Result<void> set_node_count(JobId id, int nodes) override {
-    return update(id, [&](job_desc_msg_t& d) { d.min_nodes = d.max_nodes = static_cast<uint32_t>(nodes); });
+  Result<void> set_node_count(JobId id, int nodes, int tasks) override {
+    return update(id, [&](job_desc_msg_t& d) {
+      d.min_nodes = d.max_nodes = static_cast<uint32_t>(nodes);
+      if (tasks > 0) d.num_tasks = static_cast<uint32_t>(tasks);
+    });
   }
 
   Result<void> set_excluded(JobId id, const std::string& nodes) override {

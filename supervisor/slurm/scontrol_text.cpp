@@ -100,6 +100,7 @@ Job job_from_record(const Record& r) {
   j.batch_host = field(r, "BatchHost");
   j.partition = field(r, "Partition");
   j.node_count = number(field(r, "NumNodes"));
+  j.num_tasks = number(field(r, "NumTasks"));
   j.user_id = number(field(r, "UserId").substr(field(r, "UserId").find('(') + 1));
   j.submit_time = when(field(r, "SubmitTime"));
   j.start_time = when(field(r, "StartTime"));

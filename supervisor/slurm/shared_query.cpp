@@ -69,6 +69,8 @@ Result<void> SharedQuery::kill_steps(JobId id) { return changed(inner_.kill_step
 Result<void> SharedQuery::hold(JobId id) { return changed(inner_.hold(id)); }
 Result<void> SharedQuery::release(JobId id) { return changed(inner_.release(id)); }
 Result<void> SharedQuery::set_excluded(JobId id, const std::string& nodes) { return changed(inner_.set_excluded(id, nodes)); }
-Result<void> SharedQuery::set_node_count(JobId id, int nodes) { return changed(inner_.set_node_count(id, nodes)); }
+Result<void> SharedQuery::set_node_count(JobId id, int nodes, int tasks) {
+  return changed(inner_.set_node_count(id, nodes, tasks));
+}
 
 }  // namespace mlsup::slurm

@@ -34,7 +34,7 @@ class SharedQuery final : public Client {
   Result<void> hold(JobId id) override;
   Result<void> release(JobId id) override;
   Result<void> set_excluded(JobId id, const std::string& nodes) override;
-  Result<void> set_node_count(JobId id, int nodes) override;
+  Result<void> set_node_count(JobId id, int nodes, int tasks) override;
   std::string backend() const override { return inner_.backend(); }
 
  private:

@@ -41,6 +41,7 @@ struct Job {
   std::string batch_host;                  // the node its batch script runs on (BatchHost), once started
   std::string partition;                   // the partition it runs or waits in
   std::uint32_t node_count = 0;
+  std::uint32_t num_tasks = 0;              // the tasks it asks for (NumTasks), 0 when not known
   std::uint32_t user_id = 0;
   std::time_t submit_time = 0, start_time = 0, end_time = 0;
   std::optional<std::uint32_t> time_limit_minutes;  // nullopt = unlimited

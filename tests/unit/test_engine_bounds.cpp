@@ -51,6 +51,7 @@ slurm::JobId pending_job(EngineFixture& f, engine::Campaign& c, std::uint32_t co
   job.reason = "Resources";
   job.partition = "debug";
   job.node_count = count;
+  job.num_tasks = count;  // one task per node
   return id;
 }
 
@@ -62,10 +63,11 @@ TEST_CASE("a pending job with spare nodes that the partition cannot hold asks fo
   const auto id = pending_job(f, *c, 4);
   f.fake.node_table[3] = {"n4", "DOWN", false, true, "Not responding", {"debug"}};
   f.pass(*c);
-  CHECK(f.calls("set_node_count 3 " + std::to_string(id)) == 1);
+  CHECK(f.calls("set_node_count 3 3 " + std::to_string(id)) == 1);  // the tasks shrink with the nodes
   CHECK(f.events().find("\"spares-dropped\"") != std::string::npos);
   CHECK(f.events().find("asks 4 nodes, 3 usable: n4 down (Not responding)") != std::string::npos);
   CHECK(f.fake.table[id].node_count == 3u);
+  CHECK(f.fake.table[id].num_tasks == 3u);
   f.pass(*c);  // 3 asked, 3 usable: it waits for Slurm, nothing more
   CHECK(f.events().find("capacity-short") == std::string::npos);
 }
