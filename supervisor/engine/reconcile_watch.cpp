@@ -202,11 +202,15 @@ void watch(Pass& p, const AttemptState& a, const std::vector<slurm::Job>& jobs) 
   if (!job) return forgotten(p, a, id);
   p.add(intent::Status{*job});
   if (slurm::is_final(job->state)) return end(p, a, *job, false, a.chain && chain_goes_on(jobs, id));
+  if (job->state != slurm::JobState::Pending && !p.m.shortfall.empty()) {  // it got its nodes
+    p.report("capacity-restored", {{"attempt", a.number}, {"job_id", job->job_id}, {"was", p.m.shortfall},
+                                   {"reason", "the job got the nodes it waited for and started"}});
+    p.m.shortfall.clear();
+  }
   if (p.c.slurm.spare_nodes > 0 && job->state == slurm::JobState::Running && !slurm::batch_host_lost(*job) &&
       watch_in_job(p, a, *job))
     return;
   note_suspension(p, job->state);
-  if (job->state != slurm::JobState::Pending) p.m.shortfall.clear();  // it got its nodes
   if (a.cancel_reason) {
     if (p.m.cancel.sent == 0 || p.mono() >= p.m.cancel.next_at) p.add(intent::ResendCancel{a, *a.cancel_reason});
     return;

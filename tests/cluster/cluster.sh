@@ -264,15 +264,14 @@ wait_pids_gone() {
 # Prints every local TCP port in use (any state), one per line.
 used_ports() { ss -Htan 2>/dev/null | awk '{ n = split($4, a, ":"); print a[n] }' | sort -un; }
 
-# Picks $1 consecutive free TCP ports below the ephemeral range and prints the first one.
+# Picks $1 consecutive free TCP ports in 10000-19999 and prints the first one: below the ephemeral
+# range, and below the shipped templates' MASTER_PORT (20000 + job id % 10000), which the jobs of
+# every local cluster on this machine bind on its one address.
 pick_port_block() {
-  local count="$1" lo hi base p ok tries used
-  read -r lo _ </proc/sys/net/ipv4/ip_local_port_range
-  hi=$((lo - count - 1))
-  [ "$hi" -gt 12000 ] || hi=30000
+  local count="$1" base p ok tries used
   used=" $(used_ports | tr '\n' ' ') "
   for ((tries = 0; tries < 200; tries++)); do
-    base=$((10000 + (RANDOM * 32768 + RANDOM) % (hi - 10000)))
+    base=$((10000 + (RANDOM * 32768 + RANDOM) % (10000 - count)))
     ok=1
     for ((p = base; p < base + count; p++)); do
       [[ "$used" == *" $p "* ]] && { ok=0; break; }

@@ -90,3 +90,18 @@ TEST_CASE("a pending job that the partition cannot hold, no spare or exclusion t
   CHECK(f.events().find("\"capacity-restored\"") != std::string::npos);
   CHECK(f.fake.table[id].state == JobState::Pending);
 }
+
+TEST_CASE("a job short of nodes that starts at once when they return: the shortfall is told over, with spares too") {
+  EngineFixture f("", "slurm: {nodes: 3, spare_nodes: 1}\n");
+  auto c = f.open();
+  const auto id = pending_job(f, *c, 4);
+  for (int i = 1; i < 4; ++i) f.fake.node_table[i].drain = true;
+  f.pass(*c);  // the spare dropped: 3 asked, 1 usable
+  f.pass(*c);
+  REQUIRE(f.events().find("\"capacity-short\"") != std::string::npos);
+  for (int i = 1; i < 4; ++i) f.fake.node_table[i].drain = false;  // an admin resumes them, and Slurm starts the job
+  f.fake.set_state(id, JobState::Running, 0, "n1,n2,n3");
+  f.pass(*c);
+  CHECK(f.events().find("\"capacity-restored\"") != std::string::npos);
+  CHECK(mlsup::test::slurp(f.config.state_dir + "/memory.json").find("usable") == std::string::npos);
+}
