@@ -323,6 +323,9 @@ ClusterName=$CLUSTER
 SlurmctldHost=localhost(127.0.0.1)
 SlurmctldPort=$CTLD_PORT
 SlurmdPort=$SLURMD_PORT
+# Job ids start in a block of 100 of this cluster's own (from its port), so that the jobs of two
+# clusters on this machine do not share the templates' MASTER_PORT (20000 + job id % 10000).
+FirstJobId=$(( CTLD_PORT % 100 * 100 + 1 ))
 AuthType=auth/munge
 CredType=cred/munge
 AuthInfo=socket=$MUNGE_SOCK
