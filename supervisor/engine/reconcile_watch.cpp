@@ -121,10 +121,6 @@ void batch_host_lost(Pass& p, const AttemptState& a, const slurm::Job& job) {
   p.add(intent::Cancel{a, decide::EndClass::NodeFail, reason + "; it is cancelled and the next job excludes the node"});
 }
 
-}  // namespace
-
-namespace {
-
 // The relaxation of a's oldest exclusion from the pending job.
 intent::Relax relax_oldest(const AttemptState& a, const slurm::Job& job) {
   const std::string node = a.exclude.back();
