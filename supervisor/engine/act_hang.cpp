@@ -85,7 +85,7 @@ util::Result<std::vector<std::string>> Campaign::proven_silent(const intent::Han
 }
 
 util::Result<std::vector<std::string>> Campaign::probe_nodes(const slurm::Job& job, const std::vector<std::string>& nodes) {
-  if (auto held = hold(static_cast<double>(config_.heartbeat.probe_timeout.count()) + 5); !held) return std::unexpected(held.error());
+  if (auto held = hold(3.0 * static_cast<double>(config_.heartbeat.probe_timeout.count()) + 5); !held) return std::unexpected(held.error());
   return edges_.probe ? edges_.probe(job.job_id, nodes, config_.heartbeat.probe_timeout) : std::vector<std::string>{};
 }
 

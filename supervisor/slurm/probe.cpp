@@ -1,7 +1,5 @@
 #include "slurm/probe.h"
 
-#include <future>
-
 #include "util/strings.h"
 
 namespace mlsup::slurm {
@@ -42,14 +40,8 @@ std::vector<std::string> unresponsive_nodes(JobId job, const std::vector<std::st
                                             std::chrono::seconds timeout) {
   if (nodes.empty()) return {};
   const auto silent = unanswered(nodes, ask(job, nodes, timeout));
-  if (silent.empty()) return {};
-  if (silent.size() > kSeparateAtMost) return unanswered(silent, ask(job, silent, 2 * timeout));
-  std::vector<std::future<std::set<std::string>>> asked;  // a slow launch, not a dead node, answers now
-  for (const auto& node : silent)
-    asked.push_back(std::async(std::launch::async, [&, node] { return ask(job, {node}, 2 * timeout); }));
-  std::set<std::string> answered;
-  for (auto& a : asked) answered.merge(a.get());
-  return unanswered(silent, answered);
+  if (silent.size() < 2) return silent;  // a relay's silence takes the relay with it: one node is itself
+  return unanswered(silent, ask(job, silent, 2 * timeout));
 }
 
 }  // namespace mlsup::slurm

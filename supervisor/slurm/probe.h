@@ -1,10 +1,10 @@
 #pragma once
 // Asks the nodes of a running job whether they still answer, by running one trivial step over all of
 // them (each task prints its node's name): libslurm has no slurmd ping, and a frozen node's slurmd
-// still accepts TCP connections. One step over every node, then the nodes that did not answer again
-// with twice the deadline: each in a step of its own when they are few (a frozen node in a step can
-// keep its neighbours' tasks from starting: its slurmd relays their launch), else in one step. At
-// most 1 + kSeparateAtMost steps, whatever the width.
+// still accepts TCP connections. Beyond TreeWidth nodes srun reaches a node through another node's
+// slurmd, and a frozen relay silences its healthy children with it: when several nodes are silent,
+// they are asked again in one step of their own, with twice the deadline (few nodes: srun reaches
+// each directly). At most two step creations whatever the width; a lone silent node costs one.
 #include <chrono>
 #include <set>
 #include <string>
@@ -15,12 +15,9 @@
 
 namespace mlsup::slurm {
 
-// Silent nodes asked again in a step each (at once) up to this many; more share one step.
-inline constexpr std::size_t kSeparateAtMost = 3;
-
-// The nodes among nodes that gave no answer within timeout in the first step, nor within twice it in
-// the second. A step Slurm refuses or cannot create answers for no node: the caller weighs that
-// (decide/probe.h), not this.
+// The nodes among nodes that gave no answer within timeout in the first step (alone) or, when
+// several were silent, nor within twice it in the second. A step Slurm refuses or cannot create
+// answers for no node: the caller weighs that (decide/probe.h), not this.
 std::vector<std::string> unresponsive_nodes(JobId job, const std::vector<std::string>& nodes,
                                             std::chrono::seconds timeout);
 
