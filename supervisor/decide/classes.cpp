@@ -40,7 +40,7 @@ constexpr std::array<ClassRow, 18> kRows{{
      "gone"},
     // No budget: refusals in a row are bounded in time instead, by policy.submit_retry_for (policy.cpp).
     {Refused, "refused", A::Resubmit, 0, "", false, false, false,
-     "Slurm ended the job without starting it (its request could not be met)"},
+     "Slurm would not start the job: its request could not be met"},
 }};
 
 constexpr bool in_enum_order() {

@@ -50,6 +50,8 @@ bool waits_for_resources(std::string_view reason) {
   return reason == "Resources" || reason == "Priority" || reason == "NodeDown" || reason.starts_with("ReqNodeNotAvail");
 }
 
+bool may_want_nodes(std::string_view reason) { return waits_for_resources(reason) || reason == "BadConstraints"; }
+
 bool never_starts(std::string_view reason) {
   const auto* r = stuck(reason);
   return r && r->never_starts;

@@ -25,6 +25,10 @@ bool waiting_for_nodes(std::string_view reason, bool has_exclusions);
 // "ReqNodeNotAvail, ..."): whether they can ever be is a question of the partition's nodes (capacity.h).
 bool waits_for_resources(std::string_view reason);
 
+// Whether a pending job with this reason may be short of usable nodes: waiting for resources, or
+// BadConstraints, which Slurm 22.05 gives a job its exclusions or a node count leave unrunnable.
+bool may_want_nodes(std::string_view reason);
+
 // True for a reason that waiting does not end: a limit, a hold, a bad request.
 bool stuck_reason(std::string_view reason);
 

@@ -129,12 +129,19 @@ util::Result<void> Campaign::sbatch_started(int attempt, int pid) {
   return record("sbatch-started", fields);
 }
 
+// A failed release, told once while its reason stays the same (the pass after tries again).
+void Campaign::release_failed(int attempt, slurm::JobId id, const slurm::Error& error, const std::string& decision) {
+  focus(memory_, attempt);  // a submission's release fails before any pass has looked at its attempt
+  if (memory_.release_error == error.message) return;
+  memory_.release_error = error.message;
+  event("release-failed", {{"attempt", attempt}, {"job_id", id}, {"detail", error.message}, {"decision", decision}});
+}
+
 // A submission journaled: its job may start (the pass after releases it when this fails).
 util::Result<void> Campaign::release_submission(int attempt, slurm::JobId id) {
   if (auto held = hold(kSlurmCallBound); !held) return held;
   if (auto done = edges_.slurm->release(id); !done) {
-    event("release-failed", {{"attempt", attempt}, {"job_id", id}, {"detail", done.error().message},
-                             {"decision", "the job waits held; its release is tried again next pass"}});
+    release_failed(attempt, id, done.error(), "the job waits held; its release is tried again next pass");
     return {};
   }
   return record("released", {{"attempt", attempt}, {"job_id", id}, {"for", "submission"}});

@@ -99,11 +99,14 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::Hold& i) {
                                  : "the campaign is paused: its queued job waits until `mlsup resume`"}});
 }
 
-util::Result<void> Campaign::act(const CampaignState&, const intent::Release& i) {
+util::Result<void> Campaign::act(const CampaignState& s, const intent::Release& i) {
   if (auto held = hold(kSlurmCallBound); !held) return held;
   if (auto done = edges_.slurm->release(i.job_id); !done) {
-    event("release-failed", {{"attempt", i.attempt.number}, {"job_id", i.job_id}, {"detail", done.error().message},
-                             {"decision", "tried again next pass"}});
+    if (done.error().kind == slurm::ErrorKind::Rejected)  // Slurm holds the job to what it asks, which it cannot give
+      return act(s, intent::Cancel{i.attempt, decide::EndClass::Refused,
+                                   "Slurm refuses to let job " + std::to_string(i.job_id) + " start: " +
+                                       done.error().message + "; it can never start as asked and is cancelled"});
+    release_failed(i.attempt.number, i.job_id, done.error(), "tried again next pass");
     return {};
   }
   if (i.attempt.held_for == "submission")  // a submission's release, which an earlier pass could not make

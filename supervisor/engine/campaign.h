@@ -188,6 +188,8 @@ class Campaign {
   // The sbatch for attempt that runs as pid, journaled; the job id a submission got, released.
   util::Result<void> sbatch_started(int attempt, int pid);
   util::Result<void> release_submission(int attempt, slurm::JobId id);
+  // A failed release, told once while its reason stays the same.
+  void release_failed(int attempt, slurm::JobId id, const slurm::Error& error, const std::string& decision);
   // Journals a failed sbatch and tells what follows (engine/submit_retry.cpp).
   util::Result<void> submit_failed(const AttemptState& a, const slurm::Error& e);
   // Looks at the template file and keeps what submissions render from (engine/template_snapshot.cpp);

@@ -110,6 +110,7 @@ void focus(Memory& m, int attempt) {
   m.chain_refreshed_at = 0;
   m.waited_on_probed_at = 0;
   m.cancel = fresh.cancel;
+  m.release_error.clear();
 }
 
 json to_json(const Memory& m) {
@@ -139,6 +140,7 @@ json to_json(const Memory& m) {
           {"disk_level", m.disk_level},
           {"forgotten_told", m.forgotten_told},
           {"shortfall", m.shortfall},
+          {"release_error", m.release_error},
           {"window_told", m.window_told}};
 }
 
@@ -182,6 +184,7 @@ Memory memory_from_json(const json& j) {
   m.disk_level = get(j, "disk_level", 0);
   m.forgotten_told = get(j, "forgotten_told", 0);
   m.shortfall = get(j, "shortfall", std::string());
+  m.release_error = get(j, "release_error", std::string());
   m.window_told = get(j, "window_told", 0);
   return m;
 }

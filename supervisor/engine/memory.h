@@ -84,6 +84,7 @@ struct Memory {
   int disk_level = 0;          // the checkpoint file system's severity last seen (engine::Severity): told on rising
   int forgotten_told = 0;      // the attempt whose forgotten job was told to be waited for (0: none)
   std::string shortfall;       // what the pending job asks that the partition cannot give, as last told ("" = none)
+  std::string release_error;   // why its job's release failed, as last told ("" = none)
   double duplicates_swept_at = 0;  // mono: when the campaign's tags were last looked for (not saved: a tick looks at once)
   bool operator==(const Memory&) const = default;
 };

@@ -81,7 +81,7 @@ Needs needs(const CampaignState& s, const World& w, const Memory& m, const confi
     n.spare = true;  // the job's claim of the attempt, and the end of its run
     if (a->steps_only || (w.spare_end && spare_run_failed(*w.spare_end, c))) for_ending(n);
   }
-  if (job && job->state == slurm::JobState::Pending && !a->cancel_reason && decide::waits_for_resources(job->reason))
+  if (job && job->state == slurm::JobState::Pending && !a->cancel_reason && decide::may_want_nodes(job->reason))
     n.nodes = true;  // can the partition give it what it asks (engine/reconcile_watch.cpp)?
   if (job && job->state == slurm::JobState::Running && !a->cancel_reason) {
     n.heartbeat = true;

@@ -134,7 +134,7 @@ intent::Relax relax_oldest(const AttemptState& a, const slurm::Job& job) {
 // spare nodes are dropped first, then mlsup's exclusions relaxed; what is still short is told (an
 // alert, once per shortfall) and kept in memory for status and check. True when it decided the pass.
 bool short_of_nodes(Pass& p, const AttemptState& a, const slurm::Job& job) {
-  if (!p.w.nodes || !*p.w.nodes || !decide::waits_for_resources(job.reason)) return false;
+  if (!p.w.nodes || !*p.w.nodes || !decide::may_want_nodes(job.reason)) return false;
   const auto excluded = slurm::expand_hostlist(job.excluded_nodes);
   const auto cap = decide::capacity(static_cast<int>(job.node_count), **p.w.nodes, job.partition, excluded);
   if (!decide::short_of(cap)) {
@@ -187,7 +187,8 @@ void pending(Pass& p, const AttemptState& a, const slurm::Job& job) {
                                            static_cast<double>(p.c.policy.exclusion_relax_after.count()),
                                            static_cast<double>(p.c.policy.pending_alert_after.count())});
   if (step == decide::PendingStep::Relax) p.add(relax_oldest(a, job));
-  if (step == decide::PendingStep::Alert)
+  const bool releasing = a.held && a.held_for == "submission";  // a release Slurm refuses ends the attempt instead
+  if (step == decide::PendingStep::Alert && !releasing)
     p.add(intent::PendingAlert{a.number, job, waited, decide::never_starts(job.reason)});
 }
 

@@ -146,4 +146,17 @@ check "time limit: result equals a failure-free run's" result_is_exact
 check "time limit: every attempt resumed from what mlsup recorded" resumes_match
 scenario_done
 
+scenario "a request Slurm can never meet (more nodes than the partition has) -> refused, never the training's failure: no restart budget spent, stop (exit 14) once policy.submit_retry_for has passed"
+new_campaign refused "--steps 20 --step-seconds 0.05"
+sed -i "s/^  nodes: 1\$/  nodes: $(( $(sinfo -h -N -o %N | sort -u | wc -l) + 5 ))/; s/^  backoff_max: 2s\$/  backoff_max: 2s\n  submit_retry_for: 15s/" "$CONF"
+run_campaign 120
+check "refused: stopped with exit 14" [ "$RC" -eq 14 ]
+classes=$(status_query '[a["class"] for a in s["history"]]' | sort -u | paste -sd,)
+check "refused: every attempt ended as refused ($classes), none as the training's failure" [ "$classes" = refused ]
+check "refused: more than one try within policy.submit_retry_for" [ "$(attempt_numbers | wc -l)" -ge 2 ]
+check "refused: no restart budget spent" [ "$(status_query 's["restarts_by_class"].get("failed", 0)')" = 0 ]
+check "refused: no job of the campaign left in Slurm's queue" [ -z "$(squeue -h -t PD,R -o %k | grep "mlsup:$CNAME:")" ]
+check "refused: no stuck-job alert beside the refusal" [ "$(event_count pending-stuck)" -eq 0 ]
+scenario_done
+
 finish

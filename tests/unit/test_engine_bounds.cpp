@@ -105,3 +105,15 @@ TEST_CASE("a job short of nodes that starts at once when they return: the shortf
   CHECK(f.events().find("\"capacity-restored\"") != std::string::npos);
   CHECK(mlsup::test::slurp(f.config.state_dir + "/memory.json").find("usable") == std::string::npos);
 }
+
+TEST_CASE("a pending job Slurm marks BadConstraints for want of nodes is a shortfall: its spare is dropped, no stuck alert") {
+  EngineFixture f("", "slurm: {nodes: 3, spare_nodes: 1}\n");
+  auto c = f.open();
+  const auto id = pending_job(f, *c, 4);
+  f.fake.table[id].reason = "BadConstraints";  // Slurm 22.05: the request cannot run on the nodes left it
+  f.fake.node_table[3] = {"n4", "IDLE", true, false, "Kill task failed", {"debug"}};
+  f.pass(*c);
+  CHECK(f.calls("set_node_count 3 3 " + std::to_string(id)) == 1);
+  CHECK(f.events().find("\"spares-dropped\"") != std::string::npos);
+  CHECK(f.events().find("pending-stuck") == std::string::npos);
+}

@@ -83,6 +83,39 @@ TEST_CASE("a release that fails is made by the next pass") {
   CHECK(f.calls("release " + std::to_string(id)) == 2);  // released: not again
 }
 
+TEST_CASE("a release that keeps failing the same way is told once") {
+  EngineFixture f;
+  auto c = f.open();
+  f.fake.always_failing["release"] = {slurm::ErrorKind::Timeout, 0, "Socket timed out on send/recv operation"};
+  f.pass(*c);
+  const auto id = f.last_job();
+  f.fake.table[id].state = JobState::Pending;
+  f.fake.table[id].reason = "JobHeldUser";
+  for (int i = 0; i < 4; ++i) f.pass(*c);
+  CHECK(f.calls("release " + std::to_string(id)) == 5);
+  const std::string events = f.events();
+  CHECK(events.find("release-failed") == events.rfind("release-failed"));
+}
+
+TEST_CASE("a release Slurm refuses (a request it can never meet) ends the attempt as refused: cancelled, no stuck alert") {
+  EngineFixture f;
+  auto c = f.open();
+  f.fake.always_failing["release"] = {slurm::ErrorKind::Rejected, 0, "Requested partition configuration not available now"};
+  f.pass(*c);
+  const auto id = f.last_job();
+  f.fake.table[id].state = JobState::Pending;
+  f.fake.table[id].reason = "PartitionConfig";
+  f.pass(*c);
+  CHECK(f.calls("cancel " + std::to_string(id)) == 1);
+  CHECK(f.events().find("\"class\":\"refused\"") != std::string::npos);
+  CHECK(f.events().find("pending-stuck") == std::string::npos);
+  f.fake.set_state(id, JobState::Cancelled, 0, "");
+  f.pass(*c);
+  const std::string events = f.events();
+  CHECK(events.find("\"attempt-ended\"") != std::string::npos);
+  CHECK(events.find("no restart budget is spent") != std::string::npos);
+}
+
 TEST_CASE("an earlier supervisor's sbatch that still runs is waited for; the job it submits is adopted and released") {
   EngineFixture f;
   const int me = static_cast<int>(::getpid());  // a process that runs: this one
