@@ -14,6 +14,7 @@
 #include "config/campaign_set.h"
 #include "config/duration.h"
 #include "config/load.h"
+#include "decide/spares.h"
 #include "cli/status_text.h"
 #include "engine/next_attempt.h"
 #include "engine/window_now.h"
@@ -220,6 +221,8 @@ int validate_verb(const std::string& config_path) {
   if (s.time_limit) std::cout << ", time limit " << config::format_duration(*s.time_limit);
   if (s.array) std::cout << ", array " << s.array->text << " (" << s.array->task_ids.size() << " tasks)";
   std::cout << ", state in " << c.state_dir << "\n" << liveness_line(c.heartbeat) << "\n";
+  if (const auto advice = decide::spare_advice(s.nodes, c.slurm.spare_nodes, !c.slurm.array.empty()))
+    std::cout << "advice: " << *advice << "\n";
   if (!c.window.hours.empty())
     std::cout << window_line(engine::window_json(c, engine::window_now(c, static_cast<double>(std::time(nullptr))))) << "\n";
   return kOk;
