@@ -52,6 +52,7 @@ HeartbeatSeen observe(const HeartbeatSeen& before, const std::optional<std::stri
   seen.progress_at = seen.waiting ? before.progress_at : now;
   seen.running_since = before.running_since;
   seen.empty_reads = before.empty_reads;
+  seen.first_step = before.content.empty() ? seen.step : before.first_step;
   return seen;
 }
 
@@ -70,6 +71,11 @@ std::string hang_reason(const HeartbeatSeen& seen, const config::HeartbeatSettin
   // The output shows the job lives, not that its start-up is over: ranks print, then load, compile
   // and meet (at width, for long); its silence counts only past the start-up window.
   if (output && now - seen.running_since < static_cast<double>(settings.startup_timeout.count())) return "";
+  // Ranks that wait on their peers before this attempt's first step are still meeting (at width a
+  // rendezvous takes long): the start-up window holds until a step is done.
+  const bool meeting = seen.waiting && seen.first_step >= 0 && seen.step == seen.first_step &&
+                       parse_heartbeat(seen.content).phase.empty();  // a rank in a save waits in it, not at the start
+  if (meeting && now - seen.running_since < static_cast<double>(settings.startup_timeout.count())) return "";
   const bool phase = !seen.phase.empty();
   const auto limit = phase ? settings.save_timeout : settings.steady_timeout;
   // A heartbeat that only ever said "waiting" counts from the job's start.
@@ -109,6 +115,7 @@ HeartbeatSeen combined(const HeartbeatSet& set) {
       all.content = f.content;
       all.waiting = f.waiting;
       all.progress_at = f.progress_at;
+      all.first_step = f.first_step;
     }
     first = false;
     all.changed_at = std::max(all.changed_at, f.changed_at);

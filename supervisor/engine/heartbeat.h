@@ -23,6 +23,7 @@ struct HeartbeatSeen {
   bool waiting = false;             // a later word is "waiting": the rank is alive, blocked on its peers
   double progress_at = 0;           // mlsup's clock when the content last changed to one not waiting
   int empty_reads = 0;              // reads that found the file empty after it had content (a writer mid-way)
+  long long first_step = -1;        // the step of the first content seen (-1 before it, or from an older mlsup)
   bool operator==(const HeartbeatSeen&) const = default;
 };
 

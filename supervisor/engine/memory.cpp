@@ -26,7 +26,7 @@ json heartbeat_json(const HeartbeatSet& set) {
   json files = json::object();
   for (const auto& [name, f] : set.files)
     files[name] = {{"content", f.content}, {"changed_at", f.changed_at}, {"progress_at", f.progress_at},
-                   {"empty_reads", f.empty_reads}};
+                   {"empty_reads", f.empty_reads}, {"first_step", f.first_step}};
   return {{"running_since", set.running_since}, {"files", files}};
 }
 
@@ -41,6 +41,7 @@ HeartbeatSet heartbeat_from(const json& j) {
     seen.changed_at = get(f, "changed_at", 0.0);
     seen.progress_at = get(f, "progress_at", seen.waiting ? 0.0 : seen.changed_at);
     seen.empty_reads = get(f, "empty_reads", 0);
+    seen.first_step = get(f, "first_step", -1LL);
     seen.running_since = set.running_since;
     set.files[name] = seen;
   }

@@ -82,6 +82,7 @@ TEST_CASE("heartbeat content: any lowercase word after the step is a phase with 
 
 TEST_CASE("a heartbeat that changes only by \"waiting\" shows life, not progress") {
   HeartbeatSeen seen{.running_since = 100};
+  seen = observe(seen, std::string("3"), 100);
   seen = observe(seen, std::string("4"), 100);
   seen = observe(seen, std::string("4 waiting 1"), 105);
   seen = observe(seen, std::string("4 waiting 2"), 109);
@@ -90,6 +91,17 @@ TEST_CASE("a heartbeat that changes only by \"waiting\" shows life, not progress
   CHECK(hang_reason(seen, settings(), 110).find("heartbeat without progress for 10s") == 0);
   seen = observe(seen, std::string("5"), 111);
   CHECK(hang_reason(seen, settings(), 115).empty());
+}
+
+TEST_CASE("ranks that wait on their peers before the attempt's first step are meeting: the start-up timeout holds") {
+  HeartbeatSeen seen{.running_since = 100};
+  seen = observe(seen, std::string("0"), 102);
+  seen = observe(seen, std::string("0 waiting 1"), 107);
+  CHECK(hang_reason(seen, settings(), 130).empty());  // 64 ranks meet for long: not the steady timeout
+  CHECK(hang_reason(seen, settings(), 160).find("heartbeat without progress for 58s at \"0 waiting 1\"") == 0);
+  seen = observe(seen, std::string("1"), 140);  // the first step: the steady timeout from here
+  seen = observe(seen, std::string("1 waiting 1"), 145);
+  CHECK(hang_reason(seen, settings(), 150).find("heartbeat without progress for 10s") == 0);
 }
 
 TEST_CASE("per-task heartbeats: the attempt progresses while any file does; its step is the highest") {
