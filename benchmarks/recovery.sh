@@ -55,6 +55,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
+source benchmarks/lib.sh
 repeat=1 chain="" spares="" busy="" book="" schedule="" steps=300 slurmd_timeout=10
 cases=clean,crash,sticky,hang,nodecrash,powerloss
 while [ $# -gt 0 ]; do
@@ -207,29 +208,9 @@ end_run() {
   [ -z "$injector" ] || { kill "$injector" 2>/dev/null; wait "$injector" 2>/dev/null; }
   if [ -f "$1/crashed" ]; then
     tests/cluster/fault.sh --dir "$cluster_dir" revive "$(cat "$1/crashed")" --timeout 60 >/dev/null 2>&1
-    nodes_idle_again
+    nodes_idle_again 60 recovery.sh
   fi
   stop_filler
-}
-
-# After a node fault: waits up to 60 s until every node is idle, so the next case starts as the
-# first did. A node that came back drained because its slurmd could not kill a frozen step in time
-# (reason "Kill task failed") is resumed, and that is said on stderr.
-nodes_idle_again() {
-  local node
-  for _ in $(seq 120); do
-    for node in $(sinfo -h -N -t drain -o '%N %E' | awk '/Kill task failed/ { print $1 }' | sort -u); do
-      echo "recovery.sh: $node came back drained (Kill task failed); resuming it" >&2
-      scontrol update NodeName="$node" State=RESUME
-    done
-    all_nodes_idle && return 0
-    sleep 0.5
-  done
-}
-
-# True when every node of the cluster is idle.
-all_nodes_idle() {
-  [ "$(sinfo -h -N -t idle -o '%N' | sort -u | wc -l)" -ge "$(sinfo -h -N -o '%N' | sort -u | wc -l)" ]
 }
 
 # The training's length for the case's trainer arguments $1: the last --steps given.

@@ -46,6 +46,13 @@ check "slurm-query: exits 0" [ "$RC" -eq 0 ]
 check "slurm-query: four cases measured, each with its 20 polls" \
   [ "$(echo "$OUT" | grep -cE "rpcs=[0-9]+ .*polls=20 mean_us=[0-9]+")" -eq 4 ]
 
+bench width.sh 240 --widths 4 --spares 1 --cases clean,powerloss --steps 60
+check "width: exits 0" [ "$RC" -eq 0 ]
+check "width: a clean row and a power loss row, each exact" \
+  [ "$(echo "$OUT" | grep -cE "^ +4 +1 +(clean|powerloss) .* exact$")" -eq 2 ]
+check "width: the power loss excluded no healthy node, restarted in the same job, at most 2 probe steps" \
+  has_line "^ +4 +1 +powerloss +$num +$num +2 +yes +[^ ]+ +0 +[012] "
+
 bench hang.sh 240 --trials 2
 check "hang: exits 0" [ "$RC" -eq 0 ]
 check "hang: a hang found and replaced" has_line "^1 +hang +- +$num +$num$"

@@ -27,7 +27,7 @@ all_usable() { ! sinfo -h -N -o '%T' | grep -qv -e '^idle$' -e '^allocated$' -e 
 resume_all() { scontrol update NodeName="$(sinfo -h -N -o %N | sort -uV | paste -sd,)" State=RESUME 2>/dev/null || true; }
 
 wide_campaign() {
-  new_campaign "$1" "--steps 150 --step-seconds 0.2 --ckpt-every 10"
+  new_campaign "$1" "--steps 100 --step-seconds 0.2 --ckpt-every 10"
   sed -i "s/^  nodes: 1\$/  nodes: $WIDTH\n  spare_nodes: 1/" "$CONF"
   sed -i 's/^  steady_timeout: .*$/  steady_timeout: 8s/; s/^  save_timeout: .*$/  save_timeout: 15s/' "$CONF"
   start_campaign
