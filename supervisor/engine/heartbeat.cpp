@@ -69,13 +69,12 @@ std::string hang_reason(const HeartbeatSeen& seen, const config::HeartbeatSettin
   }
   const bool output = seen.content.starts_with("output ");
   // The output shows the job lives, not that its start-up is over: ranks print, then load, compile
-  // and meet (at width, for long); its silence counts only past the start-up window.
-  if (output && now - seen.running_since < static_cast<double>(settings.startup_timeout.count())) return "";
-  // Ranks that wait on their peers before this attempt's first step are still meeting (at width a
-  // rendezvous takes long): the start-up window holds until a step is done.
+  // and meet (at width, for long); its silence counts only past the start-up window. So do ranks that
+  // wait on their peers before this attempt's first step: they are still meeting.
   const bool meeting = seen.waiting && seen.first_step >= 0 && seen.step == seen.first_step &&
                        parse_heartbeat(seen.content).phase.empty();  // a rank in a save waits in it, not at the start
-  if (meeting && now - seen.running_since < static_cast<double>(settings.startup_timeout.count())) return "";
+  const bool starting = now - seen.running_since < static_cast<double>(settings.startup_timeout.count());
+  if ((output || meeting) && starting) return "";
   const bool phase = !seen.phase.empty();
   const auto limit = phase ? settings.save_timeout : settings.steady_timeout;
   // A heartbeat that only ever said "waiting" counts from the job's start.
