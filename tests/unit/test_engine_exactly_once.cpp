@@ -50,6 +50,18 @@ std::string died_during_sbatch(EngineFixture& f, int pid, long long start_ticks,
 
 bool has(const std::vector<std::string>& v, const std::string& item) { return std::find(v.begin(), v.end(), item) != v.end(); }
 
+// The campaign's first submission, whose release fails with error; its job then pends for reason.
+slurm::JobId release_fails(EngineFixture& f, engine::Campaign& c, const slurm::Error& error, const std::string& reason) {
+  f.fake.always_failing["release"] = error;
+  f.pass(c);
+  const auto id = f.last_job();
+  f.fake.table[id].state = JobState::Pending;
+  f.fake.table[id].reason = reason;
+  return id;
+}
+
+const slurm::Error kReleaseTimeout{slurm::ErrorKind::Timeout, 0, "Socket timed out on send/recv operation"};
+
 }  // namespace
 
 TEST_CASE("a submission goes to sbatch held, and is released once the journal has it") {
@@ -70,11 +82,7 @@ TEST_CASE("a submission goes to sbatch held, and is released once the journal ha
 TEST_CASE("a release that fails is made by the next pass") {
   EngineFixture f;
   auto c = f.open();
-  f.fake.always_failing["release"] = {slurm::ErrorKind::Timeout, 0, "Socket timed out on send/recv operation"};
-  f.pass(*c);
-  const auto id = f.last_job();
-  f.fake.table[id].state = JobState::Pending;
-  f.fake.table[id].reason = "JobHeldUser";
+  const auto id = release_fails(f, *c, kReleaseTimeout, "JobHeldUser");
   f.fake.always_failing.clear();
   f.pass(*c);
   CHECK(f.calls("release " + std::to_string(id)) == 2);
@@ -86,11 +94,7 @@ TEST_CASE("a release that fails is made by the next pass") {
 TEST_CASE("a release that keeps failing the same way is told once") {
   EngineFixture f;
   auto c = f.open();
-  f.fake.always_failing["release"] = {slurm::ErrorKind::Timeout, 0, "Socket timed out on send/recv operation"};
-  f.pass(*c);
-  const auto id = f.last_job();
-  f.fake.table[id].state = JobState::Pending;
-  f.fake.table[id].reason = "JobHeldUser";
+  const auto id = release_fails(f, *c, kReleaseTimeout, "JobHeldUser");
   for (int i = 0; i < 4; ++i) f.pass(*c);
   CHECK(f.calls("release " + std::to_string(id)) == 5);
   const std::string events = f.events();
@@ -100,11 +104,8 @@ TEST_CASE("a release that keeps failing the same way is told once") {
 TEST_CASE("a release Slurm refuses (a request it can never meet) ends the attempt as refused: cancelled, no stuck alert") {
   EngineFixture f;
   auto c = f.open();
-  f.fake.always_failing["release"] = {slurm::ErrorKind::Rejected, 0, "Requested partition configuration not available now"};
-  f.pass(*c);
-  const auto id = f.last_job();
-  f.fake.table[id].state = JobState::Pending;
-  f.fake.table[id].reason = "PartitionConfig";
+  const auto id = release_fails(f, *c, {slurm::ErrorKind::Rejected, 0, "Requested partition configuration not available now"},
+                                "PartitionConfig");
   f.pass(*c);
   CHECK(f.calls("cancel " + std::to_string(id)) == 1);
   CHECK(f.events().find("\"class\":\"refused\"") != std::string::npos);
