@@ -89,16 +89,19 @@ check "claim: the message names the owner" grep -q "belongs to campaign \"owner-
 check "claim: nothing was submitted for it" [ "$(jobs_of_campaign)" -eq 0 ]
 scenario_done
 
-scenario "a job that cannot start (more nodes than the partition) -> alerted at once; the kill switch cancels it"
+scenario "a job that cannot start (its partition brought down by an admin) -> alerted after policy.pending_alert_after; the kill switch cancels it"
+partition=$(sinfo -h -o %R | head -1)
+scontrol update PartitionName="$partition" State=DOWN
 new_campaign stuck "--steps 5 --step-seconds 0.05" "notify:
   command: echo \"\$MLSUP_EVENT \$MLSUP_EVENT_JOB_ID\" >> notified"
-sed -i 's/^  nodes: 1$/  nodes: 50/; s/^  backoff_max: 2s$/  backoff_max: 2s\n  pending_alert_after: 3s/' "$CONF"
+sed -i 's/^  backoff_max: 2s$/  backoff_max: 2s\n  pending_alert_after: 3s/' "$CONF"
 start_campaign
 wait_until 60 grep -qs pending-stuck "$CDIR/notified"
 check "stuck: the notify command was told" grep -q "^pending-stuck [0-9]" "$CDIR/notified"
-check "stuck: the event names Slurm's reason" has_event pending-stuck slurm_reason~PartitionConfig
+check "stuck: the event names Slurm's reason" has_event pending-stuck slurm_reason~PartitionDown
 "$MLSUP" stop "$CONF" >/dev/null
 wait_campaign 60
+scontrol update PartitionName="$partition" State=UP
 check "stuck: stopped by the kill switch (exit 10)" [ "$RC" -eq 10 ]
 check "stuck: the pending job was cancelled" [ "$(job_state "$(job_of_attempt 1)")" = CANCELLED ]
 check "stuck: the stop was notified too" grep -q "^stopped" "$CDIR/notified"
