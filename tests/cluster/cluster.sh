@@ -70,23 +70,6 @@ sl() { SLURM_CONF="$CONF" timeout "${SL_TIMEOUT:-15}" "$@"; }
 
 # --- process identification --------------------------------------------------------------
 
-# Reads /proc/PID/cmdline into the array ARGV; fails if the process is gone or a kernel thread.
-read_argv() {
-  ARGV=()
-  mapfile -d "" -t ARGV 2>/dev/null <"/proc/$1/cmdline" || return 1
-  [ "${#ARGV[@]}" -gt 0 ]
-}
-
-# Reads /proc/PID/environ into the associative array PENV; fails if the process is gone.
-read_env() {
-  local entries e
-  PENV=()
-  mapfile -d "" -t entries 2>/dev/null <"/proc/$1/environ" || return 1
-  for e in "${entries[@]}"; do
-    case "$e" in *=*) PENV["${e%%=*}"]="${e#*=}" ;; esac
-  done
-}
-
 # Reads /proc/PID/stat into PSTATE (state letter: R, S, T, Z, ...) and PPARENT (parent pid);
 # fails if the process is gone. No subshell, so it is cheap in loops over every process.
 read_stat() {
@@ -104,130 +87,13 @@ proc_alive() {
   read_stat "$1" && [ "$PSTATE" != Z ]
 }
 
-# Prints the value of option $2 (given as "$2 VALUE" or "$2VALUE") in the array ARGV.
-argv_opt() {
-  local i opt="$1"
-  for ((i = 0; i < ${#ARGV[@]}; i++)); do
-    if [ "${ARGV[$i]}" = "$opt" ]; then
-      echo "${ARGV[$((i + 1))]:-}"
-      return 0
-    fi
-  done
-  return 1
-}
-
-# Prints "INODE NODE" for every unix socket that a slurmstepd of this cluster listens on: Slurm
-# puts a step's socket at SlurmdSpoolDir/NODE_JOB.STEP, and our spool dir is DIR/spool/NODE.
-step_sockets() {
-  awk -v pre="$DIR/spool/" 'index($8, pre) == 1 {
-    rest = substr($8, length(pre) + 1); split(rest, a, "/"); print $7, a[1] }' /proc/net/unix 2>/dev/null || true
-}
-
-# Prints the node of slurmstepd $1 if it belongs to this cluster, else fails. Its command line
-# is only "slurmstepd: [JOB.STEP]", its parent is init, and its process title wipes the front of
-# its environment block (all but the last few variables), so it is recognised by what it has
-# open: its step socket in DIR/spool/NODE/ (inode looked up in SOCK_NODE) or the node's log file
-# DIR/log/slurmd-NODE.log; the MLSUP_NODE variable that slurmd passes on is the last resort.
-stepd_node() {
-  local pid="$1" link ino
-  while read -r link; do
-    case "$link" in
-      "socket:["*)
-        ino="${link#socket:[}"; ino="${ino%]}"
-        [ -z "${SOCK_NODE[$ino]:-}" ] || { echo "${SOCK_NODE[$ino]}"; return 0; } ;;
-      "$DIR/log/slurmd-"*.log)
-        link="${link#"$DIR/log/slurmd-"}"; echo "${link%.log}"; return 0 ;;
-    esac
-  done < <(find "/proc/$pid/fd" -mindepth 1 -maxdepth 1 -printf '%l\n' 2>/dev/null)
-  read_env "$pid" || return 1
-  [ "${PENV[MLSUP_CLUSTER_DIR]:-}" = "$DIR" ] && [ -n "${PENV[MLSUP_NODE]:-}" ] || return 1
-  echo "${PENV[MLSUP_NODE]}"
-}
-
-# Lists every live process of this cluster as lines "PID KIND NODE JOBID": KIND is munged,
-# slurmctld, slurmd, slurmstepd, helper (another child of a daemon, e.g. slurmscriptd) or task;
-# NODE and JOBID are "-" when unknown or not applicable. Daemons are recognised by their command
-# line (it names DIR), a slurmstepd by stepd_node, a helper by the MLSUP_CLUSTER_DIR variable
-# that every daemon of this cluster is started with, a task by SLURM_JOB_ID plus this cluster's
-# SLURM_CLUSTER_NAME (slurmstepd sets both in every task's environment; SLURM_CONF alone is not
-# enough, any shell that sourced DIR/env has it) or by descending from a slurmstepd of this
-# cluster. The caller, its ancestors and its children are never listed.
+# Lists every live process of this cluster as lines "PID KIND NODE JOBID" (procs.py says how each
+# is recognised): KIND is munged, slurmctld, slurmd, slurmstepd, helper (another child of a daemon,
+# e.g. slurmscriptd) or task; NODE and JOBID are "-" when unknown or not applicable. The caller, its
+# ancestors and its children are never listed.
 list_procs() {
-  local pid name node job kind
-  local -A PENV KIND NODE JOB SOCK_NODE PARENT skip
-  local -a ARGV
-  local p=$$ ino PSTATE PPARENT
-  while [ -n "$p" ] && [ "$p" != 0 ] && read_stat "$p"; do skip[$p]=1; p="$PPARENT"; done
-  [ -z "${BASHPID:-}" ] || skip[$BASHPID]=1
-  while read -r ino node; do SOCK_NODE[$ino]="$node"; done < <(step_sockets)
-
-  for pid in /proc/[0-9]*; do
-    pid="${pid#/proc/}"
-    [ -z "${skip[$pid]:-}" ] || continue
-    read_stat "$pid" && [ "$PSTATE" != Z ] || continue
-    PARENT[$pid]="$PPARENT"
-    read_argv "$pid" || continue
-    name="${ARGV[0]##*/}"
-    kind="" node="-" job="-"
-    case "$name" in
-      munged)
-        [[ " ${ARGV[*]} " == *" --socket=$MUNGE_SOCK "* ]] && kind=munged ;;
-      slurmctld)
-        [ "$(argv_opt -f || true)" = "$CONF" ] && kind=slurmctld ;;
-      slurmd)
-        if [ "$(argv_opt -f || true)" = "$CONF" ]; then
-          kind=slurmd
-          node="$(argv_opt -N || echo -)"
-        fi ;;
-      slurmstepd*)
-        if node="$(stepd_node "$pid")"; then
-          kind=slurmstepd
-          job="${ARGV[0]#*[}"; job="${job%%.*}"
-          [[ "$job" =~ ^[0-9]+$ ]] || job="-"
-        else
-          node="-"
-        fi ;;
-      *)
-        read_env "$pid" || continue
-        if [ -n "${PENV[SLURM_JOB_ID]:-}" ] && [ "${PENV[SLURM_CLUSTER_NAME]:-}" = "$CLUSTER" ]; then
-          kind=task
-          node="${PENV[SLURMD_NODENAME]:--}"
-          job="${PENV[SLURM_JOB_ID]}"
-        elif [ "${PENV[MLSUP_CLUSTER_DIR]:-}" = "$DIR" ]; then
-          kind=helper
-          node="${PENV[MLSUP_NODE]:--}"
-        fi ;;
-    esac
-    [ -n "$kind" ] || continue
-    KIND[$pid]="$kind" NODE[$pid]="$node" JOB[$pid]="$job"
-  done
-
-  # Descendants of a slurmstepd are its tasks, even if they dropped the Slurm environment.
-  local changed=1 ppid
-  while [ "$changed" = 1 ]; do
-    changed=0
-    for pid in /proc/[0-9]*; do
-      pid="${pid#/proc/}"
-      [ -z "${KIND[$pid]:-}" ] && [ -z "${skip[$pid]:-}" ] || continue
-      read_stat "$pid" && [ "$PSTATE" != Z ] || continue
-      ppid="$PPARENT"
-      [ -n "${KIND[$ppid]:-}" ] || continue
-      case "${KIND[$ppid]}" in slurmstepd | task) ;; *) continue ;; esac
-      KIND[$pid]=task NODE[$pid]="${NODE[$ppid]}" JOB[$pid]="${JOB[$ppid]}"
-      changed=1
-    done
-  done
-
-  # Never list the caller's own children (its subshells share its environment).
-  local up hops
-  for pid in "${!KIND[@]}"; do
-    up="${PARENT[$pid]:-0}" hops=0
-    while [ "$up" -gt 1 ] && [ "$up" != "$$" ] && [ "$hops" -lt 64 ]; do
-      up="${PARENT[$up]:-0}" hops=$((hops + 1))
-    done
-    [ "$up" != "$$" ] || continue
-    echo "$pid ${KIND[$pid]} ${NODE[$pid]} ${JOB[$pid]}"
-  done
+  /usr/bin/python3 "$(dirname "$CLUSTER_SH_PATH")/procs.py" --dir "$DIR" --conf "$CONF" \
+    --munge-sock "$MUNGE_SOCK" --cluster "$CLUSTER" --caller $$
 }
 
 # Prints the pids of this cluster's processes matching KIND (regex) and NODE ("" = any node).
