@@ -10,7 +10,11 @@
 # --cases run in the order given, per width and spares; one may come more than once (clean,powerloss,
 # powerloss: two power losses against one clean run). --repeat runs the whole list N times.
 # Prints a row per run: its wall time and the time lost against the clean run of the same width and
-# spares; the attempts and whether the last ran in the first one's job; the nodes excluded and how
+# spares; the training's own start-up in the run that finished it (restart_s: its first process
+# started -> its last rank's first step, from the trainer's log; a clean run's is its one start) and
+# the time lost less that (lost_less_rs: what detection, mlsup and Slurm cost, which a wider job
+# should not multiply; the start-up of N Python ranks on the machine's few cores grows with N);
+# the attempts and whether the last ran in the first one's job; the nodes excluded and how
 # many of them were healthy (every excluded node but the one the fault hit); the job-step creations
 # in slurmctld beside the training's own steps (sdiag's REQUEST_JOB_STEP_CREATE over the run, less
 # one per attempt: the probes' steps, 0 for a run without a hang); the restart split as
@@ -124,7 +128,7 @@ PY
 # After a run: thaws the frozen node, resumes nodes Slurm drained for a kill that failed, and waits
 # up to 90 s until every node is idle, so that the next run starts as the first did.
 settle() {
-  [ ! -f "$1/fault" ] || read -r _ node how < "$1/fault"
+  [ ! -f "$1/fault" ] || read -r _ node how _ < "$1/fault"
   [ "${how:-}" != freeze ] || tests/cluster/fault.sh --dir "$cluster" revive "$node" --timeout 60 >/dev/null 2>&1
   nodes_idle_again 180 width.sh
 }
@@ -194,11 +198,19 @@ if res:
     want = subprocess.run(["/usr/bin/python3", trainer, "--expected-result", "--nonce", r["nonce"], "--steps",
                            str(r["steps"])], capture_output=True, text=True).stdout.strip()
     exact = "exact" if r.get("chain") == want else "WRONG"
+def training_start(attempt):
+    """The training's own start-up in an attempt: its first process started to its last rank's first step."""
+    recs = [json.loads(l) for f in glob.glob(d + "/.mlsup/*/trainer-log.jsonl") for l in open(f) if l.strip()]
+    recs = [r for r in recs if r.get("attempt") == attempt and r.get("first_step_at") and r.get("process_started_at")]
+    return max(r["first_step_at"] for r in recs) - min(r["process_started_at"] for r in recs) if recs else None
+restart = training_start(hist[-1]["number"] if hist else 1)
 same = "yes" if hist and all(a["job_id"] == hist[0]["job_id"] for a in hist) else "no"
 lost = "%.1f" % (wall - float(clean)) if clean else "-"
+less_restart = "%.1f" % (wall - float(clean) - restart) if clean and restart is not None and len(hist) > 1 else "-"
 probe_steps = int(creations) - len(hist)
 took = "%.1f" % (float(fault[0]) - float(fault[3])) if fault and fault[2] == "freeze" else "-"
-print(f"{width:>5} {spare:>6} {case:<9} {wall:6.1f} {lost:>6} {len(hist):>8} {same:>8} {','.join(excluded) or '-':<12}"
+print(f"{width:>5} {spare:>6} {case:<9} {wall:6.1f} {lost:>6} {'-' if restart is None else '%.1f' % restart:>9}"
+      f" {less_restart:>12} {len(hist):>8} {same:>8} {','.join(excluded) or '-':<12}"
       f" {len(healthy):>7} {probe_steps:>11} {split:<16} {took:>8} {cpu:>6} {int(hwm) / 1024:6.1f}  {exact}")
 print("WALL %.1f" % wall, file=sys.stderr)
 PY
@@ -208,7 +220,8 @@ PY
   settle "$dir"
 }
 
-printf '%5s %6s %-9s %6s %6s %8s %8s %-12s %7s %11s %-16s %8s %6s %6s  %s\n' width spares case wall lost attempts \
+printf '%5s %6s %-9s %6s %6s %9s %12s %8s %8s %-12s %7s %11s %-16s %8s %6s %6s  %s\n' width spares case wall lost \
+  restart_s lost_less_rs attempts \
   same_job excluded healthy probe_steps detect+react+start freeze_s cpu_s rss_MB result
 seq_no=0
 for i in $(seq 1 "$repeat"); do

@@ -33,6 +33,21 @@ POLL_SECONDS = 0.02
 KEEPALIVE_SECONDS = 1.0
 # Names this process in temporary file names; unique also across hosts sharing a filesystem.
 TMP_SUFFIX = f"{os.uname().nodename}.{os.getpid()}"
+
+
+def process_started_at():
+    """Wall time this process was started (before the interpreter's own start-up), from /proc."""
+    try:
+        with open("/proc/self/stat") as f:
+            ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        return time.time() - (uptime - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return time.time()
+
+
+PROCESS_STARTED_AT = process_started_at()
 STATE_KEYS = ("step", "chain", "nonce", "run", "attempt_written")
 
 
@@ -484,6 +499,7 @@ class Trainer:
         self.state = None
         self.start_step = None
         self.executed = 0
+        self.first_step_at = None  # wall time of this process's first step (its start-up cost ends there)
         self.last_heartbeat = ""
         self.collective = Collective(ctx, args.collective_timeout, self.check_fenced, self.keepalive)
 
@@ -651,6 +667,7 @@ class Trainer:
         self.state["chain"] = chain_next(self.state["chain"], step)
         self.state["step"] = step
         self.executed += 1
+        self.first_step_at = self.first_step_at or time.time()
         if step == self.args.torn_heartbeat_at_step and self.fault_applies():
             self.torn_heartbeat(str(step))
         self.heartbeat(str(step))
@@ -698,6 +715,7 @@ class Trainer:
                 "job_id": self.ctx.job_id, "resumed_from": self.ctx.resume_from, "start_step": start,
                 "end_step": state.get("step", start), "steps_executed": self.executed,
                 "exit_reason": stop.reason, "exit_code": stop.code,
+                "process_started_at": PROCESS_STARTED_AT, "first_step_at": self.first_step_at,
                 "nonce": state.get("nonce", ""), "chain": state.get("chain", "")}
 
     def append_log(self, stop):

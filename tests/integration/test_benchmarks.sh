@@ -51,7 +51,9 @@ check "width: exits 0" [ "$RC" -eq 0 ]
 check "width: a clean row and a power loss row, each exact" \
   [ "$(echo "$OUT" | grep -cE "^ +4 +1 +(clean|powerloss) .* exact$")" -eq 2 ]
 check "width: the power loss excluded no healthy node, restarted in the same job, at most 2 probe steps" \
-  has_line "^ +4 +1 +powerloss +$num +$num +2 +yes +[^ ]+ +0 +[012] "
+  has_line "^ +4 +1 +powerloss +$num +$num +$num +-?$num +2 +yes +[^ ]+ +0 +[012] "
+check "width: the training's start-up measured apart from the rest of the time lost" \
+  has_line "^ +4 +1 +clean +$num +- +$num +- +1 "
 
 bench hang.sh 240 --trials 2
 check "hang: exits 0" [ "$RC" -eq 0 ]
