@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/events_view.h"
-#include "engine/loop.h"
-#include "engine/state.h"
+#include "supervise/loop.h"
+#include "state/state.h"
 
 namespace mlsup::cli {
 

@@ -7,7 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "engine/check.h"
+#include "views/check.h"
 
 namespace mlsup::cli {
 

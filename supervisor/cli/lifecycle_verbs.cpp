@@ -9,9 +9,9 @@
 
 #include "cli/exit_codes.h"
 #include "checkpoint/checkpoints.h"
-#include "engine/campaign.h"
-#include "engine/loop.h"
-#include "engine/template_snapshot.h"
+#include "campaign/campaign.h"
+#include "supervise/loop.h"
+#include "campaign/template_snapshot.h"
 #include "journal/atomic_file.h"
 #include "journal/journal.h"
 #include "journal/lease.h"

@@ -1,9 +1,9 @@
 #pragma once
 // The lifecycle verbs: `mlsup resume CONFIG [--from CHECKPOINT]`, `mlsup pause CONFIG [--now]`,
-// `mlsup cancel CONFIG` (engine/lifecycle.h).
+// `mlsup cancel CONFIG` (state/lifecycle.h).
 #include <string>
 
-#include "engine/lifecycle.h"
+#include "state/lifecycle.h"
 
 namespace mlsup::cli {
 

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "decide/classes.h"
-#include "engine/lifecycle.h"
+#include "state/lifecycle.h"
 
 namespace mlsup::cli {
 namespace {

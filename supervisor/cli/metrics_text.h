@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/loop.h"
+#include "supervise/loop.h"
 
 namespace mlsup::cli {
 

@@ -11,7 +11,7 @@
 #include "cli/events_view.h"
 #include "cli/exit_codes.h"
 #include "config/load.h"
-#include "engine/notify.h"
+#include "campaign/notify.h"
 #include "journal/atomic_file.h"
 #include "journal/journal.h"
 #include "report/facts.h"

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <ctime>
 
-#include "engine/status_view.h"
+#include "views/status_view.h"
 #include "util/json.h"
 
 namespace mlsup::cli {

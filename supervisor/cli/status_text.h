@@ -1,5 +1,5 @@
 #pragma once
-// `mlsup status` for people: the figures of status --json (engine/status_view.h) as lines.
+// `mlsup status` for people: the figures of status --json (views/status_view.h) as lines.
 #include <string>
 #include <vector>
 

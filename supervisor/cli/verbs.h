@@ -21,7 +21,7 @@ struct RenderOptions {
 int validate_verb(const std::string& config_path);
 
 // `mlsup render CONFIG`: prints (or writes) the exact script and sbatch command of one attempt: with a
-// journal, the next attempt as the engine would submit it (engine/next_attempt.h).
+// journal, the next attempt as the engine would submit it (supervise/next_attempt.h).
 int render_verb(const RenderOptions& options);
 
 }  // namespace mlsup::cli

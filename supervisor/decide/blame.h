@@ -44,7 +44,7 @@ struct Blamed {
   bool first_evidence = false;   // excluded by the first-evidence rule (a weak or srun-reported first end)
 };
 
-// A node whose heartbeat stopped well before the others' (engine/heartbeat.h finds them).
+// A node whose heartbeat stopped well before the others' (observe/heartbeat.h finds them).
 struct StaleNode {
   std::string node;
   double lead = 0;  // seconds

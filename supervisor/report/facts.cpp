@@ -4,7 +4,7 @@
 #include <map>
 
 #include "decide/classes.h"
-#include "engine/status_view.h"
+#include "views/status_view.h"
 #include "util/json.h"
 
 namespace mlsup::report {

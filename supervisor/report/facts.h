@@ -2,14 +2,14 @@
 // The morning report's facts (pure): what each campaign did over a window of wall time, from its journal
 // records: every attempt that overlaps the window (what ran, how it ended, the steps it gained, the time its
 // failure lost), the nodes excluded in the window and why, and where the campaign stands now. Goodput and the
-// time figures are status's own (engine/status_view.h), over the same records at the same time.
+// time figures are status's own (views/status_view.h), over the same records at the same time.
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "engine/state.h"
+#include "state/state.h"
 
 namespace mlsup::report {
 

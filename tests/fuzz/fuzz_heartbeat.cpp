@@ -1,6 +1,6 @@
 // Fuzz target: heartbeat files' content and names, as written by the training. The input is split
 // at its first NUL byte: before it a file's content, after it the per-task file's name.
-#include "engine/heartbeat.h"
+#include "observe/heartbeat.h"
 #include "fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -3,7 +3,7 @@
 // a torn end, after which the whole file reads back without a problem.
 #include <string>
 
-#include "engine/state.h"
+#include "state/state.h"
 #include "fuzz_support.h"
 #include "journal/journal.h"
 

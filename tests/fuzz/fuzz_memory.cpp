@@ -3,7 +3,7 @@
 // dumping it never throw.
 #include <nlohmann/json.hpp>
 
-#include "engine/memory.h"
+#include "state/memory.h"
 #include "fuzz_support.h"
 #include "util/json.h"
 

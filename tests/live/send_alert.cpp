@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "config/load.h"
-#include "engine/alert_kinds.h"
-#include "engine/notify.h"
+#include "views/alert_kinds.h"
+#include "campaign/notify.h"
 
 using namespace mlsup;
 

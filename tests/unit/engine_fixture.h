@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "config/load.h"
-#include "engine/campaign.h"
+#include "campaign/campaign.h"
 #include "slurm/fake_client.h"
 #include "support.h"
 

@@ -5,7 +5,7 @@
 #include <variant>
 #include <vector>
 
-#include "engine/intents.h"
+#include "reconcile/intents.h"
 
 namespace mlsup::test {
 

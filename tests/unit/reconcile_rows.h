@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/reconcile.h"
+#include "reconcile/reconcile.h"
 #include "engine_fixture.h"
 #include "journal/journal.h"
 

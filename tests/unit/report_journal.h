@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/lifecycle.h"
-#include "engine/state.h"
+#include "state/lifecycle.h"
+#include "state/state.h"
 #include "report/facts.h"
 
 namespace mlsup::test {

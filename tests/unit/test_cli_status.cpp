@@ -10,7 +10,7 @@
 
 #include "cli/campaign_verbs.h"
 #include "cli/exit_codes.h"
-#include "engine/campaign.h"
+#include "campaign/campaign.h"
 #include "capture.h"
 #include "engine_fixture.h"
 

@@ -14,8 +14,8 @@
 
 #include "cli/campaign_verbs.h"
 #include "cli/status_text.h"
-#include "engine/campaign.h"
-#include "engine/status_view.h"
+#include "campaign/campaign.h"
+#include "views/status_view.h"
 #include "capture.h"
 #include "engine_fixture.h"
 

@@ -11,7 +11,7 @@
 #include "config/load.h"
 #include "config/schema.h"
 #include "decide/policy.h"
-#include "engine/alert_kinds.h"
+#include "views/alert_kinds.h"
 #include "support.h"
 
 using namespace mlsup;

@@ -20,8 +20,8 @@
 #include "cli/campaign_verbs.h"
 #include "cli/exit_codes.h"
 #include "edges/http_post.h"
-#include "engine/campaign.h"
-#include "engine/notify.h"
+#include "campaign/campaign.h"
+#include "campaign/notify.h"
 #include "capture.h"
 #include "engine_fixture.h"
 

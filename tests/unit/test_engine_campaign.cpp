@@ -5,7 +5,7 @@
 #include <functional>
 
 #include "config/load.h"
-#include "engine/campaign.h"
+#include "campaign/campaign.h"
 #include "slurm/fake_client.h"
 #include "engine_fixture.h"
 

@@ -1,7 +1,7 @@
 // The dead-man's conditions (`mlsup check`): facts of each campaign in, findings with a severity out.
 #include <doctest/doctest.h>
 
-#include "engine/check.h"
+#include "views/check.h"
 
 using namespace mlsup::engine;
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "engine/console.h"
+#include "supervise/console.h"
 
 using mlsup::engine::console_line;
 using nlohmann::json;

@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "engine/heartbeat.h"
+#include "observe/heartbeat.h"
 
 using namespace mlsup::engine;
 using mlsup::config::Seconds;

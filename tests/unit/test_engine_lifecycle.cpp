@@ -1,4 +1,4 @@
-// The lifecycle verbs (engine/lifecycle.h): which requests each state allows, what a pause or a
+// The lifecycle verbs (state/lifecycle.h): which requests each state allows, what a pause or a
 // cancel calls for in each phase (tables of reconcile's intents), and whole passes with the fake
 // Slurm: a stop resumed, a pause held and released, a cancel asked and then sent.
 #include <doctest/doctest.h>
@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "decide/exit_codes.h"
-#include "engine/lifecycle.h"
-#include "engine/reconcile.h"
+#include "state/lifecycle.h"
+#include "reconcile/reconcile.h"
 #include "engine_fixture.h"
 #include "intent_names.h"
 #include "reconcile_rows.h"

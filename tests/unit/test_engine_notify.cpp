@@ -11,7 +11,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include "engine/notify.h"
+#include "campaign/notify.h"
 #include "support.h"
 
 using namespace mlsup;

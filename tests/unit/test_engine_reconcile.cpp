@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "decide/exit_codes.h"
-#include "engine/reconcile.h"
+#include "reconcile/reconcile.h"
 #include "engine_fixture.h"
 #include "intent_names.h"
 

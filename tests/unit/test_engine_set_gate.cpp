@@ -1,8 +1,8 @@
 // The set's gate: which runs may start, by their dependencies, priorities and the set's limits.
 #include <doctest/doctest.h>
 
-#include "engine/set_gate.h"
-#include "engine/set_runs.h"
+#include "decide/set_gate.h"
+#include "supervise/set_runs.h"
 #include "support.h"
 
 using namespace mlsup::engine;

@@ -1,7 +1,7 @@
 // run and tick name their campaigns by config files and folders.
 #include <doctest/doctest.h>
 
-#include "engine/loop.h"
+#include "supervise/loop.h"
 #include "support.h"
 
 namespace mlsup::test {

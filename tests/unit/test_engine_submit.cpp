@@ -12,8 +12,8 @@
 
 #include "config/load.h"
 #include "decide/submit_retry.h"
-#include "engine/campaign.h"
-#include "engine/template_snapshot.h"
+#include "campaign/campaign.h"
+#include "campaign/template_snapshot.h"
 #include "engine_fixture.h"
 #include "slurm/fake_client.h"
 

@@ -11,8 +11,8 @@
 
 #include "cli/status_text.h"
 #include "decide/exit_codes.h"
-#include "engine/reconcile.h"
-#include "engine/window_now.h"
+#include "reconcile/reconcile.h"
+#include "reconcile/window_now.h"
 #include "engine_fixture.h"
 #include "intent_names.h"
 #include "reconcile_rows.h"

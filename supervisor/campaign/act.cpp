@@ -1,0 +1,234 @@
+// act: each intent of the pass carried out as intent record -> side effect -> fact record, and each
+// fact told as an event built from its record. A submission is rendered once, when it is sent.
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <unistd.h>
+
+#include "campaign/campaign.h"
+#include "reconcile/reconcile.h"
+#include "edges/process.h"
+#include "journal/atomic_file.h"
+#include "journal/lease.h"
+#include "render/submission.h"
+#include "slurm/sbatch.h"
+#include "util/files.h"
+#include "util/json.h"
+#include "util/strings.h"
+
+namespace mlsup::engine {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// Test hook: MLSUP_CRASH_AT=<point> kills this process (SIGKILL) when it reaches that point.
+void crash_point(const char* point) {
+  const char* at = std::getenv("MLSUP_CRASH_AT");
+  if (at && std::string(at) == point) ::kill(::getpid(), SIGKILL);
+}
+
+// The last lines of a job's output file, for events.
+std::string tail(const std::string& path, std::size_t lines) {
+  const std::string text = util::read_end(path, 64 * 1024);
+  if (text.empty()) return "";
+  const auto all = util::split(text, '\n');
+  std::vector<std::string> last(all.end() - static_cast<long>(std::min(lines + 1, all.size())), all.end());
+  return util::join(last, "\n");
+}
+
+}  // namespace
+
+util::Result<void> Campaign::carry_out(const CampaignState& s, const Intent& i) {
+  return std::visit([&](const auto& one) { return act(s, one); }, i);
+}
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::Report& i) {
+  event(i.event, i.fields);
+  return {};
+}
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::Prune& i) {
+  if (auto held = hold(0); !held) return held;  // no checkpoint is deleted without the lease
+  for (const auto& old : i.old) {
+    std::error_code ec;
+    fs::remove_all(old.path, ec);
+    event("checkpoint-deleted", {{"path", old.path}, {"step", old.step},
+                                 {"reason", ec ? "could not delete: " + ec.message()
+                                               : "checkpoint.keep is " + std::to_string(config_.checkpoint.keep)}});
+  }
+  return {};
+}
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::Submit& i) {
+  json intent = {{"attempt", i.attempt}, {"tag", i.tag}, {"resume_from", i.resume_from},
+                 {"resume_step", i.resume_step}, {"exclude", i.exclude}};
+  if (i.queued) {
+    intent["chain"] = true;
+    intent["chain_job"] = *i.chain_job;
+  }
+  if (i.in_job) {
+    intent["in_job"] = *i.in_job;
+    intent["step_nodes"] = i.step_nodes;
+  }
+  if (auto ok = record("submit-intent", intent); !ok) return ok;
+  crash_point("after-intent");
+  const AttemptState a = state().attempts.back();
+  if (i.queued) return hand_over(a, *i.queued, i.before);
+  if (i.in_job) return hand_over_in_job(a, *i.in_job, i.step_nodes);
+  if (i.stop_job) write_spare_values(AttemptState{}, *i.stop_job, {});  // the old job waits for no hand-over
+  return send(a);
+}
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::Send& i) { return send(i.attempt); }
+
+util::Result<void> Campaign::send(const AttemptState& a) {
+  if (!template_) return {};  // no template has rendered yet (told by take_template)
+  auto plan = render::plan_submission(config_, *template_, {a.number, a.resume_from, a.exclude, a.tag, campaign_id_});
+  if (!plan) {  // this attempt's values break a template that renders: told, tried again next pass
+    event("template-unusable", {{"attempt", a.number}, {"file", config_.template_path}, {"detail", plan.error().str()},
+                                {"alert", true}, {"decision", "nothing is submitted; tried again next pass"}});
+    return {};
+  }
+  const std::string dir = config_.state_dir + "/attempts/" + std::to_string(a.number);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  fs::create_directories(config_.heartbeat.dir, ec);
+  const std::string script = dir + "/job.sbatch";
+  if (auto ok = journal::write_atomically(script, plan->script, 0644); !ok) return std::unexpected(ok.error());
+  if (plan->array) write_chain_values(a, a.resume_from);  // the first task may start the moment sbatch returns
+  if (const double waited = edges_.pace_submit ? edges_.pace_submit() : 0; waited >= 1)
+    event("submit-paced", {{"attempt", a.number}, {"waited", waited},
+                           {"reason", "the supervisor spaces its sbatch calls out (run/tick --submit-rate)"}});
+  if (auto held = hold(static_cast<double>(slurm::kSbatchTimeout.count())); !held) return held;
+  // Held until the journal has it: a job no journal names (an sbatch that outlived its supervisor, or
+  // one of a supervisor that lost its lease) never starts, and is cancelled as a duplicate.
+  auto options = plan->options;
+  options.push_back("--hold");
+  auto id = edges_.slurm->submit({options, plan->environment, script, config_.base_dir,
+                                  [&](int pid) { (void)sbatch_started(a.number, pid); }});
+  crash_point("after-sbatch");
+  if (!id) return submit_failed(a, id.error());
+  auto ok = fact("submitted", {{"attempt", a.number}, {"job_id", *id}, {"chain", plan->array.has_value()}, {"held", true}},
+                 "submitted",
+                 {{"resume_from", a.resume_from}, {"resume_step", a.resume_step}, {"exclude", a.exclude}, {"script", script},
+                  {"reason", a.number == 1 ? "first attempt" : "resubmission"}});
+  if (!ok) return ok;
+  crash_point("after-submitted");
+  return release_submission(a.number, *id);
+}
+
+// sbatch-started: the sbatch that runs for attempt now, so that a supervisor after this one (should this
+// one die meanwhile) can tell whether it still may submit.
+util::Result<void> Campaign::sbatch_started(int attempt, int pid) {
+  const auto me = journal::current_identity();
+  json fields = {{"attempt", attempt}, {"pid", pid}, {"start_ticks", edges::process_start_ticks(pid).value_or(0)},
+                 {"host", me.host}, {"boot_id", me.boot_id}};
+  if (edges_.server_now)
+    if (const auto t = edges_.server_now()) fields["server_time"] = *t;
+  return record("sbatch-started", fields);
+}
+
+// A failed release, told once while its reason stays the same (the pass after tries again).
+void Campaign::release_failed(int attempt, slurm::JobId id, const slurm::Error& error, const std::string& decision) {
+  focus(memory_, attempt);  // a submission's release fails before any pass has looked at its attempt
+  if (memory_.release_error == error.message) return;
+  memory_.release_error = error.message;
+  event("release-failed", {{"attempt", attempt}, {"job_id", id}, {"detail", error.message}, {"decision", decision}});
+}
+
+// A submission journaled: its job may start (the pass after releases it when this fails).
+util::Result<void> Campaign::release_submission(int attempt, slurm::JobId id) {
+  if (auto held = hold(kSlurmCallBound); !held) return held;
+  if (auto done = edges_.slurm->release(id); !done) {
+    release_failed(attempt, id, done.error(), "the job waits held; its release is tried again next pass");
+    return {};
+  }
+  return record("released", {{"attempt", attempt}, {"job_id", id}, {"for", "submission"}});
+}
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::Adopt& i) {
+  auto ok = fact("adopted", {{"attempt", i.attempt}, {"job_id", i.job_id}, {"chain", i.chain}, {"held", i.held}}, "adopted",
+                 {{"detail", "a job with this attempt's tag already exists"}});
+  if (!ok || !i.held) return ok;
+  return release_submission(i.attempt, i.job_id);
+}
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::Exclude& i) {
+  json fields = {{"attempt", i.attempt}, {"node", i.blamed.node}, {"reason", i.blamed.reason}, {"until", i.until}};
+  if (i.blamed.first_evidence) fields.update({{"rule", "first_evidence"}, {"rank", i.first_end.rank}, {"step", i.first_end.step}});
+  return fact("exclude", fields, "excluded", {{"for", config::format_duration(config_.policy.exclusion_ttl)}});
+}
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::Lift& i) {
+  const auto& f = i.fault;
+  const std::string rank = f.rank < 0 ? "the same tasks" : "rank " + std::to_string(f.rank);
+  return fact("exclusion-lifted",
+              {{"attempt", i.attempt}, {"lifted", i.nodes}, {"rank", f.rank}, {"step", f.step}, {"tolerance", f.tolerance},
+               {"reason", rank + " failed first near step " + std::to_string(f.step) + " again, on another node: the "
+                          "failure follows the training, not the node; the first-evidence rule's exclusions for it "
+                          "are lifted and it no longer excludes nodes for this failure"}},
+              "exclusion-lifted", json::object());
+}
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::End& i) {
+  auto ok = fact("ended", i.fields, "attempt-ended",
+                 {{"output", i.output}, {"output_tail", i.output.empty() ? "" : tail(i.output, 10)}});
+  if (ok) crash_point("after-ended");
+  return ok;
+}
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::Finish& i) {
+  if (i.cancel_chain && hold(kSlurmCallBound)) {  // without the lease, the supervisor that holds it does this
+    const auto [attempt, array] = *i.cancel_chain;
+    const auto done = edges_.slurm->cancel(array);
+    event("chain-cancelled", {{"attempt", attempt}, {"job_id", array},
+                              {"detail", !done                          ? done.error().message
+                                         : config_.slurm.spare_nodes > 0 ? "the job, which would run the next attempt, is cancelled"
+                                                                         : "the chain's remaining tasks are cancelled"}});
+  }
+  return fact("finished", {{"code", i.code}, {"reason", i.reason}}, i.code == 0 ? "completed" : "stopped",
+              {{"exit_code", i.code}, {"alert", true}});
+}
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::Relax& i) {
+  if (auto held = hold(kSlurmCallBound); !held) return held;
+  if (auto done = edges_.slurm->set_excluded(i.job.job_id, util::join(i.keep, ",")); !done) {
+    event("relax-failed", {{"attempt", i.attempt.number}, {"job_id", i.job.job_id}, {"node", i.node},
+                           {"detail", done.error().message}, {"decision", "retry next pass"}});
+    return {};
+  }
+  memory_.unavailable_since = mono();  // the next one only after another full wait
+  const auto now = edges_.slurm->jobs({i.job.job_id});  // read the change back
+  return fact("relaxed", {{"attempt", i.attempt.number}, {"job_id", i.job.job_id}, {"node", i.node}}, "exclusions-relaxed",
+              {{"exc_node_list", now && !now->empty() ? now->front().excluded_nodes : "?"},
+               {"reason", "pending for " + i.job.reason + " while mlsup excludes " + util::join(i.attempt.exclude, ",") +
+                              ": the oldest exclusion is dropped so that the job can run"}});
+}
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::PendingAlert& i) {
+  const std::string job = "job " + std::to_string(i.job.job_id);
+  const std::string why =
+      i.never_starts ? job + " can never start as asked (Slurm: " + i.job.reason +
+                           "): fix the request (nodes, time, constraints) or the partition, then `mlsup stop` and run again"
+                     : job + " has been pending " + std::to_string(static_cast<long long>(i.waited)) + "s for " +
+                           i.job.reason + ", which waiting does not end: fix the request or the limit, or `mlsup stop`";
+  return fact("pending-alert", {{"attempt", i.attempt}, {"job_id", i.job.job_id}, {"reason", i.job.reason}}, "pending-stuck",
+              {{"slurm_reason", i.job.reason}, {"alert", true}, {"never_starts", i.never_starts}, {"reason", why}});
+}
+
+// status.json changes when what it says changes ("updated": since when it says so): an idle pass
+// compares what it would say with what it said, and builds no JSON.
+util::Result<void> Campaign::act(const CampaignState& s, const intent::Status& i) {
+  StatusSaid said{s.current() ? s.current()->number : 0, i.job.job_id, i.job.state, i.job.nodes, i.job.reason,
+                  combined(memory_.heartbeat).step};
+  if (said == status_said_ || !hold(0)) return {};  // unchanged, or another supervisor's to write now
+  const json j = {{"version", 1},          {"campaign", config_.name},   {"attempts", said.attempts},
+                  {"job_id", said.job_id}, {"job_state", std::string(slurm::state_name(said.state))},
+                  {"nodes", said.nodes},   {"reason", said.reason},      {"step", said.step},
+                  {"updated", edges_.now()}};
+  if (journal::write_atomically(config_.state_dir + "/status.json", util::dump_json(j) + "\n")) status_said_ = std::move(said);
+  return {};
+}
+
+}  // namespace mlsup::engine

@@ -1,0 +1,81 @@
+// act, chain mode: the next attempt's values in next.env, the hand-over to the queued task, the
+// exclusions kept on the array's queued tasks, a task's claim, and a new array when one runs out.
+#include <algorithm>
+#include <filesystem>
+
+#include "campaign/campaign.h"
+#include "journal/atomic_file.h"
+#include "render/chain.h"
+#include "util/files.h"
+#include "util/strings.h"
+
+namespace mlsup::engine {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+void Campaign::write_chain_values(const AttemptState& a, const std::string& resume_from) {
+  const std::string dir = render::chain_dir(config_);
+  const std::string text = render::chain_values(config_, {a.number, resume_from, a.exclude, a.tag, campaign_id_});
+  if (lease_lost_ || util::read_file(dir + "/next.env").value_or("") == text) return;  // another supervisor's now
+  std::error_code ec;
+  fs::create_directories(dir + "/claims", ec);
+  if (auto ok = journal::write_atomically(dir + "/next.env", text, 0644); !ok)
+    event("chain-values-failed", {{"attempt", a.number}, {"detail", ok.error().message}});
+}
+
+std::optional<std::string> Campaign::patch_queued(const AttemptState& a, const slurm::Job& queued,
+                                                  const std::vector<std::string>& before) {
+  if (queued.state != slurm::JobState::Pending) return std::nullopt;
+  const auto now = slurm::expand_hostlist(queued.excluded_nodes);
+  std::vector<std::string> nodes;
+  for (const auto& n : now)
+    if (std::find(before.begin(), before.end(), n) == before.end()) nodes.push_back(n);
+  for (const auto& n : a.exclude)
+    if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) nodes.push_back(n);
+  if (util::join(nodes, ",") == util::join(now, ",")) return std::nullopt;
+  if (auto held = hold(kSlurmCallBound); !held) return "not updated: " + held.error().message;
+  const auto done = edges_.slurm->set_excluded(queued.job_id, util::join(nodes, ","));
+  if (!done) return "not updated: " + done.error().message;
+  const auto back = edges_.slurm->jobs({queued.job_id});  // read it back
+  const auto* rest = back ? queued_remainder(*back) : nullptr;
+  return rest ? rest->excluded_nodes : "?";
+}
+
+util::Result<void> Campaign::hand_over(const AttemptState& a, const slurm::Job& queued, const std::vector<std::string>& before) {
+  write_chain_values(a, a.resume_from);
+  json ev = {{"attempt", a.number}, {"job_id", *a.job_id}, {"resume_from", a.resume_from}, {"exclude", a.exclude},
+             {"reason", "the chain's next queued task runs it, with these values"}};
+  if (const auto list = patch_queued(a, queued, before)) ev["exc_node_list"] = *list;
+  event("handed-over", ev);
+  return {};
+}
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::ChainValues& i) {
+  write_chain_values(i.attempt, i.resume_from);
+  return {};
+}
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::PatchQueued& i) {
+  if (const auto list = patch_queued(i.attempt, i.queued, i.before))
+    event("chain-excluded", {{"attempt", i.attempt.number}, {"job_id", i.queued.job_id}, {"exc_node_list", *list}});
+  return {};
+}
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::Claimed& i) {
+  const Claim& c = i.claim;
+  return fact("claimed", {{"attempt", i.attempt}, {"job_id", c.job_id}, {"task", c.task}, {"how", c.how},
+                          {"resume_from", c.resume_from}},
+              "claimed", {{"array_job_id", i.array}, {"values", c.how}});
+}
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::ChainExhausted& i) {
+  if (auto held = hold(0); !held) return held;
+  std::error_code ec;  // a claim its task never completed
+  const std::string claim = render::chain_dir(config_) + "/claims/" + std::to_string(i.attempt);
+  fs::remove_all(claim, ec);
+  fs::remove_all(claim + ".takeover", ec);  // the new chain's tasks may take a stranded claim over again
+  return fact("chain-exhausted", {{"attempt", i.attempt}, {"job_id", i.array}, {"tag", i.new_tag}}, "chain-exhausted",
+              {{"reason", "the chain has no task left to run this attempt: a new chain is submitted"}});
+}
+
+}  // namespace mlsup::engine

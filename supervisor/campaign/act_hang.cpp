@@ -1,0 +1,134 @@
+// act on a hang: keep what evidence there is (the hang command's output), probe the job's nodes,
+// blame from the heartbeats that went silent first and the nodes that do not answer, then cancel.
+// Before the timeout, the nodes the other ranks wait on are probed first: one proven silent makes
+// it a hang at once; answered, nothing is done.
+// The probe is read here, not in observe: it only means something at the moment of the hang.
+#include <algorithm>
+#include <filesystem>
+#include <optional>
+
+#include "decide/blame.h"
+#include "decide/probe.h"
+#include "edges/process.h"
+#include "campaign/campaign.h"
+#include "reconcile/reconcile.h"
+#include "journal/atomic_file.h"
+#include "util/strings.h"
+
+namespace mlsup::engine {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+void Campaign::keep_hang_evidence(const AttemptState& a, const slurm::Job& job, const std::vector<std::string>& nodes) {
+  if (config_.heartbeat.hang_command.empty()) return;
+  edges::ProcessRequest r;
+  r.argv = {"/bin/sh", "-c", config_.heartbeat.hang_command};
+  r.env_add = {{"MLSUP_JOB_ID", std::to_string(job.job_id)}, {"MLSUP_NODES", util::join(nodes, ",")},
+               {"MLSUP_ATTEMPT", std::to_string(a.number)}, {"MLSUP_STATE_DIR", config_.state_dir}};
+  r.working_dir = config_.base_dir;
+  r.timeout = config_.heartbeat.hang_command_timeout;
+  if (!hold(static_cast<double>(r.timeout.count()) + 5)) return;  // another supervisor holds the campaign now
+  const auto done = edges::run_process(r);
+  const std::string path = config_.state_dir + "/attempts/" + std::to_string(a.number) + "/hang-evidence.txt";
+  const std::string outcome = !done.started ? "could not start: " + done.start_error
+                              : done.timed_out ? "timed out"
+                              : "exit " + std::to_string(done.exit_code);
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  (void)journal::write_atomically(path, done.out + (done.err.empty() ? "" : "\n--- stderr ---\n" + done.err), 0644);
+  event("hang-evidence", {{"attempt", a.number}, {"job_id", job.job_id}, {"path", path}, {"outcome", outcome}});
+}
+
+namespace {
+
+// The names of the nodes whose heartbeat went silent first.
+std::vector<std::string> stale_nodes(const intent::Hang& i) {
+  std::vector<std::string> names;
+  for (const auto& st : i.stale) names.push_back(st.node);
+  return names;
+}
+
+// A node of the job whose heartbeat did not go silent first: probed beside the suspects, it shows
+// whether the probe itself works (a slow controller leaves every node unanswered).
+std::optional<std::string> control_node(const intent::Hang& i) {
+  const auto stale = stale_nodes(i);
+  for (const auto& n : slurm::expand_hostlist(i.job.nodes))
+    if (std::find(stale.begin(), stale.end(), n) == stale.end()) return n;
+  return std::nullopt;
+}
+
+}  // namespace
+
+// Slurm's own view of the nodes: those it marks not responding or down (none when it cannot be asked).
+std::vector<std::string> Campaign::slurm_silent_nodes() {
+  std::vector<std::string> out;
+  if (const auto nodes = edges_.slurm->nodes())
+    for (const auto& n : *nodes)
+      if (n.not_responding || n.state == "DOWN") out.push_back(n.name);
+  return out;
+}
+
+// What a probe of nodes (and the control node, when given) proves silent, weighed (decide/probe.h); a
+// doubt is told.
+util::Result<std::vector<std::string>> Campaign::proven_silent(const intent::Hang& i, const std::vector<std::string>& nodes,
+                                                               const std::optional<std::string>& control) {
+  auto asked = nodes;
+  if (control) asked.push_back(*control);
+  auto silent = probe_nodes(i.job, asked);
+  if (!silent) return silent;
+  if (silent->empty()) return silent;
+  const auto verdict = decide::judge_probe({nodes, *silent, control, slurm_silent_nodes()});
+  if (!verdict.doubt.empty())
+    event("probe-doubted", {{"attempt", i.attempt.number}, {"job_id", i.job.job_id}, {"unanswered", *silent},
+                            {"proven", verdict.silent}, {"reason", verdict.doubt}});
+  return verdict.silent;
+}
+
+util::Result<std::vector<std::string>> Campaign::probe_nodes(const slurm::Job& job, const std::vector<std::string>& nodes) {
+  if (auto held = hold(3.0 * static_cast<double>(config_.heartbeat.probe_timeout.count()) + 5); !held) return std::unexpected(held.error());
+  return edges_.probe ? edges_.probe(job.job_id, nodes, config_.heartbeat.probe_timeout) : std::vector<std::string>{};
+}
+
+util::Result<void> Campaign::act(const CampaignState& s, const intent::Hang& i) {
+  if (!i.waited_on) return hang(s, i, i.reason, std::nullopt);
+  auto silent = proven_silent(i, stale_nodes(i), control_node(i));  // only a node proven silent makes it a hang now
+  if (!silent) return std::unexpected(silent.error());
+  if (silent->empty()) {
+    event("probe-answered", {{"attempt", i.attempt.number}, {"job_id", i.job.job_id}, {"nodes", stale_nodes(i)},
+                             {"reason", i.reason + "; they answer a probe: the steady timeout decides"}});
+    return {};
+  }
+  const auto probe = config::format_duration(config_.heartbeat.probe_timeout);
+  return hang(s, i, i.reason + "; " + util::join(*silent, ", ") + " did not answer a probe in " + probe, *silent);
+}
+
+util::Result<void> Campaign::hang(const CampaignState& s, const intent::Hang& i, const std::string& reason,
+                                  std::optional<std::vector<std::string>> silent) {
+  const auto& a = i.attempt;
+  const auto nodes = slurm::expand_hostlist(i.job.nodes);
+  event("hang-detected", {{"attempt", a.number}, {"job_id", i.job.job_id}, {"reason", reason},
+                          {"probing", silent ? stale_nodes(i) : nodes},
+                          {"steady_timeout", config::format_duration(config::Seconds(i.steady_timeout))},
+                          {"calibrated", i.calibrated}});
+  keep_hang_evidence(a, i.job, nodes);
+  if (!i.stale.empty()) {
+    json named = json::array();
+    for (const auto& st : i.stale) named.push_back({{"node", st.node}, {"lead", st.lead}});
+    event("heartbeat-stale-first", {{"attempt", a.number}, {"job_id", i.job.job_id}, {"nodes", named},
+                                    {"margin", stale_margin(config_.heartbeat)}});
+  }
+  if (!silent) {  // the other nodes' ranks, when they were waiting, showed life: only a timeout probes them all
+    auto probed = proven_silent(i, nodes, std::nullopt);
+    if (!probed) return std::unexpected(probed.error());
+    silent = std::move(*probed);
+  }
+  for (const auto& e : blame_exclusions(s, a.number, decide::EndClass::Hang, decide::hang_evidence(nodes, i.stale, *silent),
+                                        config_, edges_.now()))
+    if (auto ok = act(s, e); !ok) return ok;
+  // Spare nodes: the job outlives the hung run, unless its batch host (where the job's loop runs) is silent.
+  const bool host_silent = std::find(silent->begin(), silent->end(), i.job.batch_host) != silent->end();
+  const bool in_job = config_.slurm.spare_nodes > 0 && !i.job.batch_host.empty() && !host_silent;
+  return act(s, intent::Cancel{a, decide::EndClass::Hang, reason, in_job});
+}
+
+}  // namespace mlsup::engine

@@ -1,0 +1,158 @@
+// act for the lifecycle verbs (state/lifecycle.h): a request journaled and its file removed; a held
+// job, a released one, the kill switch set for a pause --now or a cancel.
+#include <algorithm>
+#include <filesystem>
+
+#include "campaign/campaign.h"
+#include "reconcile/reconcile.h"
+#include "journal/atomic_file.h"
+#include "util/files.h"
+#include "util/json.h"
+
+namespace mlsup::engine {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr int kRequestsPerPass = 16;  // more wait for the next pass
+
+// The record type and event of a request that goes ahead.
+struct Taken {
+  const char* record;
+  const char* event;
+};
+constexpr Taken kTaken[] = {{"resumed", "campaign-resumed"}, {"paused", "campaign-paused"},
+                            {"cancel-requested", "cancel-requested"}};
+
+}  // namespace
+
+std::string requests_dir(const config::Config& c) { return c.state_dir + "/requests"; }
+
+std::vector<Request> read_requests(const std::string& dir) {
+  std::vector<Request> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto name = it->path().filename().string();
+    if (!name.ends_with(".json")) continue;  // a request being written is a temporary file beside it
+    const auto text = journal::read_file(it->path().string());
+    if (!text) continue;
+    if (auto r = request_from_json(name.substr(0, name.size() - 5), json::parse(*text, nullptr, false))) out.push_back(*r);
+  }
+  return out;
+}
+
+util::Result<void> Campaign::take_requests() {
+  for (int n = 0; n < kRequestsPerPass; ++n) {
+    auto next = next_request(state(), read_requests(requests_dir(config_)));
+    if (!next) return {};
+    if (auto ok = act(state(), *next); !ok) return ok;
+  }
+  return {};
+}
+
+util::Result<void> Campaign::requests() {
+  if (!state().problems.empty()) return std::unexpected(state_.problems.front());
+  return take_requests();
+}
+
+util::Result<void> Campaign::act(const CampaignState& s, const intent::TakeRequest& i) {
+  const auto& r = i.request;
+  const std::string file = requests_dir(config_) + "/" + r.id + ".json";
+  const json asked = {{"request", r.id}, {"verb", std::string(verb_name(r.verb))}, {"by", r.by}};
+  if (!i.done && i.refused) {
+    json f = asked;
+    f.update({{"code", i.refused->code}, {"reason", i.refused->message}});
+    if (auto ok = fact("request-refused", f, "request-refused"); !ok) return ok;
+  } else if (!i.done) {
+    if (r.verb == Verb::Resume && fs::exists(config_.switches.kill)) {  // the resumed campaign is not stopped again
+      std::error_code ec;
+      if (!fs::remove(config_.switches.kill, ec) && ec) {
+        event("request-failed", {{"request", r.id}, {"verb", "resume"}, {"detail", "cannot remove the kill switch " +
+                                                                        config_.switches.kill + ": " + ec.message()},
+                                 {"decision", "tried again next pass"}});
+        return {};
+      }
+    }
+    json f = asked;
+    if (r.verb == Verb::Resume) f.update({{"from", r.from}, {"from_step", r.from_step}});
+    if (r.verb == Verb::Pause) f["now"] = r.now;
+    const auto& taken = kTaken[static_cast<int>(r.verb)];
+    if (auto ok = fact(taken.record, f, taken.event, {{"reason", what_happens(s, r)}}); !ok) return ok;
+    if (r.verb == Verb::Resume && !template_) take_template();  // opened while it had ended
+  }
+  std::error_code ec;
+  fs::remove(file, ec);
+  return {};
+}
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::Hold& i) {
+  if (auto held = hold(kSlurmCallBound); !held) return held;
+  if (auto done = edges_.slurm->hold(i.job_id); !done) {
+    event("hold-failed", {{"attempt", i.attempt.number}, {"job_id", i.job_id}, {"detail", done.error().message},
+                          {"decision", "tried again next pass"}});
+    return {};
+  }
+  const bool window = i.why == "window";
+  return fact("held", {{"attempt", i.attempt.number}, {"job_id", i.job_id}, {"for", i.why}}, "job-held",
+              {{"reason", window ? "outside the campaign's window: its queued job waits for the next opening"
+                                 : "the campaign is paused: its queued job waits until `mlsup resume`"}});
+}
+
+util::Result<void> Campaign::act(const CampaignState& s, const intent::Release& i) {
+  if (auto held = hold(kSlurmCallBound); !held) return held;
+  if (auto done = edges_.slurm->release(i.job_id); !done) {
+    if (done.error().kind == slurm::ErrorKind::Rejected)  // Slurm holds the job to what it asks, which it cannot give
+      return act(s, intent::Cancel{i.attempt, decide::EndClass::Refused,
+                                   "Slurm refuses to let job " + std::to_string(i.job_id) + " start: " +
+                                       done.error().message + "; it can never start as asked and is cancelled"});
+    release_failed(i.attempt.number, i.job_id, done.error(), "tried again next pass");
+    return {};
+  }
+  if (i.attempt.held_for == "submission")  // a submission's release, which an earlier pass could not make
+    return record("released", {{"attempt", i.attempt.number}, {"job_id", i.job_id}, {"for", "submission"}});
+  return fact("released", {{"attempt", i.attempt.number}, {"job_id", i.job_id}}, "job-released",
+              {{"reason", "the pause is over: the job may start"}});
+}
+
+namespace {
+
+// Why the training is asked to save and exit, as the kill-switch-set event says it.
+std::string stop_reason(const std::string& why) {
+  if (why == "pause") return "`mlsup pause --now`: the training saves and exits; the campaign is paused, not stopped";
+  if (why == "window") return "the campaign's window closed: the training saves and exits; the next window carries it on";
+  return "`mlsup cancel`: the training saves and exits, then its job is cancelled";
+}
+
+}  // namespace
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::AskToStop& i) {
+  if (auto held = hold(0); !held) return held;
+  const std::string path = config_.switches.kill;
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  if (auto ok = journal::write_atomically(path, i.why + " requested\n"); !ok) {
+    event("switch-failed", {{"attempt", i.attempt.number}, {"switch", path}, {"detail", ok.error().str()},
+                            {"decision", "tried again next pass"}});
+    return {};
+  }
+  return fact("switch-set", {{"attempt", i.attempt.number}, {"for", i.why}}, "kill-switch-set",
+              {{"switch", path}, {"reason", stop_reason(i.why)}});
+}
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::ClearSwitch& i) {
+  const std::string path = config_.switches.kill;
+  const bool ours = util::read_file(path).value_or("").starts_with("window requested");
+  std::error_code ec;
+  if (ours && !fs::remove(path, ec) && ec) {
+    event("switch-failed", {{"attempt", i.attempt.number}, {"switch", path}, {"detail", "cannot remove it: " + ec.message()},
+                            {"decision", "tried again next pass"}});
+    return {};
+  }
+  return fact("switch-cleared", {{"attempt", i.attempt.number}, {"removed", ours}}, "kill-switch-cleared",
+              {{"switch", path},
+               {"reason", ours ? "the window opened: the kill switch set at its end is removed, and the next attempt goes on"
+                               : "the kill switch now holds a person's stop, not the window's: it is left, and followed"}});
+}
+
+}  // namespace mlsup::engine

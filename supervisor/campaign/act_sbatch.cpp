@@ -1,0 +1,51 @@
+// act on what exactly-once submission found (reconcile/reconcile_sbatch.cpp): an earlier supervisor's
+// sbatch waited for or ended, a duplicate job cancelled. Each journaled, so that it is told once and
+// accounting's jobs all have their record.
+#include <csignal>
+
+#include "campaign/campaign.h"
+#include "slurm/types.h"
+
+namespace mlsup::engine {
+using nlohmann::json;
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::AwaitSbatch& i) {
+  return fact("sbatch-awaited", {{"attempt", i.attempt}, {"pid", i.run.pid}, {"host", i.run.host}}, "sbatch-awaited",
+              {{"reason", i.reason}});
+}
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::EndSbatch& i) {
+  if (auto held = hold(0); !held) return held;
+  if (i.kill) {
+    if (edges_.kill_group) edges_.kill_group(i.run.pid);
+    else {
+      ::kill(-i.run.pid, SIGKILL);
+      ::kill(i.run.pid, SIGKILL);
+    }
+  }
+  return fact("sbatch-ended", {{"attempt", i.attempt}, {"pid", i.run.pid}, {"killed", i.kill}}, "sbatch-ended",
+              {{"reason", i.reason}});
+}
+
+util::Result<void> Campaign::act(const CampaignState&, const intent::CancelDuplicate& i) {
+  if (auto held = hold(kSlurmCallBound); !held) return held;
+  if (auto done = edges_.slurm->cancel(i.job.job_id); !done && !slurm::already_over(done.error())) {
+    event("duplicate-cancel-failed", {{"attempt", i.attempt}, {"job_id", i.job.job_id}, {"detail", done.error().message},
+                                      {"decision", "tried again next pass"}});
+    return {};
+  }
+  const std::string state(slurm::state_name(i.job.state));
+  const std::string job = "job " + std::to_string(i.job.job_id) + " (" + state + ")";
+  const std::string why =
+      i.revived ? job + " is attempt " + std::to_string(i.attempt) + "'s, which has ended: the controller runs it again " +
+                      "(a restart that lost its state?); it is cancelled"
+                : job + " carries attempt " + std::to_string(i.attempt) + "'s tag, but the attempt's job is " +
+                      std::to_string(i.attempt_job) + ": an sbatch whose answer was lost, or one of a supervisor that " +
+                      "had lost the campaign, submitted it; it is cancelled";
+  return fact("duplicate-cancelled",
+              {{"attempt", i.attempt}, {"job_id", i.job.job_id}, {"state", state}, {"attempt_job", i.attempt_job},
+               {"revived", i.revived}},
+              "duplicate-cancelled", {{"alert", i.job.state != slurm::JobState::Pending}, {"reason", why}});
+}
+
+}  // namespace mlsup::engine

@@ -1,0 +1,87 @@
+#include "campaign/template_snapshot.h"
+
+#include <filesystem>
+
+#include "campaign/campaign.h"
+#include "journal/atomic_file.h"
+#include "render/submission.h"
+#include "util/strings.h"
+
+namespace mlsup::engine {
+namespace {
+
+// text rendered with config: why it cannot be submitted ("" when it can), and the job's node count.
+struct Rendered {
+  std::string problem;
+  int nodes = 1;
+};
+
+Rendered try_render(const config::Config& config, const std::string& text) {
+  const auto plan = render::plan_submission(config, text, render::Attempt{});
+  if (!plan) return {plan.error().str()};
+  // sbatch refuses a script without an interpreter line: an empty or half-written file is no template.
+  if (!util::starts_with(plan->script, "#!")) return {config.template_path + ": the rendered script does not start with #!"};
+  return {"", plan->nodes};
+}
+
+// The stored snapshot, when there is one that can be read.
+std::optional<std::string> stored_snapshot(const std::string& path) {
+  auto stored = journal::read_file_if_exists(path);
+  if (!stored || !*stored) return std::nullopt;
+  return **stored;
+}
+
+}  // namespace
+
+std::string template_snapshot_path(const config::Config& config) { return config.state_dir + "/template.snapshot"; }
+
+TemplateLook look_at_template(const config::Config& config) {
+  const std::string path = template_snapshot_path(config);
+  const auto snapshot = stored_snapshot(path);
+  TemplateLook look;
+  const auto text = journal::read_file(config.template_path);
+  const Rendered now = text ? try_render(config, *text) : Rendered{text.error().str()};
+  look.problem = now.problem;
+  if (look.problem.empty()) {
+    look.text = *text;
+    look.nodes = now.nodes;
+    if (snapshot != *text) {
+      if (auto saved = journal::write_atomically(path, *text); !saved) look.save_problem = saved.error().str();
+    }
+    return look;
+  }
+  if (!snapshot) return look;
+  const Rendered stored = try_render(config, *snapshot);
+  if (!stored.problem.empty()) {
+    look.problem += "; the last template that rendered (" + path + ") does not render with this config either: " + stored.problem;
+    return look;
+  }
+  look.text = snapshot;
+  look.nodes = stored.nodes;
+  return look;
+}
+
+std::expected<config::Config, config::Errors> load_config_to_supervise(const std::string& path) {
+  auto relaxed = config::load_config_file(path, {.template_file = false});
+  std::error_code ec;
+  if (relaxed && std::filesystem::exists(template_snapshot_path(*relaxed), ec)) return relaxed;
+  return config::load_config_file(path);
+}
+
+bool Campaign::take_template() {
+  const TemplateLook look = look_at_template(config_);
+  template_ = look.text;
+  template_nodes_ = look.nodes;
+  if (!look.save_problem.empty())
+    event("template-snapshot-failed", {{"detail", look.save_problem}, {"decision", "the template is used; the stored copy is older"}});
+  if (look.problem == template_problem_) return template_.has_value();  // told already (or nothing to tell)
+  template_problem_ = look.problem;
+  if (!look.problem.empty())
+    event("template-unusable",
+          {{"file", config_.template_path}, {"detail", look.problem}, {"alert", true},
+           {"decision", template_ ? "submissions render from the last template that rendered (" + template_snapshot_path(config_) + ")"
+                                  : "nothing is submitted until the template renders; it is read again before each submission"}});
+  return template_.has_value();
+}
+
+}  // namespace mlsup::engine

@@ -1,0 +1,267 @@
+// The reconcile pass's top: which phase the campaign is in (nothing submitted, a submission without
+// its job, a job to watch, an ending to follow up) and the submissions. Pure (reconcile/reconcile.h).
+#include "reconcile/reconcile.h"
+
+#include <algorithm>
+
+#include "checkpoint/retention.h"
+#include "decide/exit_codes.h"
+#include "decide/ledger.h"
+#include "decide/submit_retry.h"
+#include "reconcile/reconcile_pass.h"
+#include "render/submission.h"
+
+namespace mlsup::engine {
+using nlohmann::json;
+using namespace reconcile_parts;
+
+namespace reconcile_parts {
+
+std::string tag(const Pass& p, int number) { return render::job_tag(p.c.name, p.campaign_id, number); }
+
+bool submit_due(const CampaignState& s, Memory& m, const Clocks& now) {
+  const AttemptState* a = s.current();
+  return !a || waited(m.resubmit, a->number, 0, s.next_submit_at, now);
+}
+
+void finish(Pass& p, int code, const std::string& reason, const AttemptState* a, bool ends_now) {
+  intent::Finish f{code, reason, std::nullopt};
+  if (a && a->chain && a->job_id && (a->ended || ends_now || !a->task_job_id)) f.cancel_chain = {{a->number, *a->job_id}};
+  p.add(std::move(f));
+}
+
+namespace {
+
+// The nodes the next attempt excludes: the live exclusions, capped so that the job can still run.
+std::vector<std::string> exclusions_for(Pass& p) {
+  const std::size_t live = decide::excluded_nodes(p.s.ledger, p.wall(), -1).size();
+  if (live == 0) return {};
+  int usable = 0;
+  if (p.w.nodes && *p.w.nodes) {
+    for (const auto& n : **p.w.nodes)
+      if (!n.kept_off()) ++usable;
+  }
+  const int cap = decide::exclusion_cap(p.c.policy.exclusion_cap, usable, p.w.template_nodes + p.c.slurm.spare_nodes);
+  auto nodes = decide::excluded_nodes(p.s.ledger, p.wall(), cap);
+  if (nodes.size() < live)
+    p.report("exclusions-relaxed", {{"kept", nodes}, {"cap", cap},
+                                    {"reason", "excluding every blamed node would leave too few for the job"}});
+  return nodes;
+}
+
+// After an sbatch whose outcome is unknown (it may have created the job): counts this look, which found
+// nothing, and says whether the tag has now stayed absent in enough looks over the grace period.
+bool absence_confirmed(Pass& p, const AttemptState& a) {
+  if (a.submit_failures.empty() || !decide::outcome_unknown(a.submit_failures.back().kind)) return true;
+  const int count = static_cast<int>(a.submit_failures.size());
+  auto& seen = p.m.tag_absent;
+  if (seen.attempt != a.number || seen.count != count) seen = {a.number, count, 0};
+  ++seen.looks;
+  const double grace = static_cast<double>(p.c.policy.submit_unknown_grace.count());
+  return seen.looks >= decide::kAbsentLooks && p.wall() >= a.submit_failures.back().time + grace;
+}
+
+// A submission's intent without its job: adopt the job that carries its tag, or submit (again).
+void recover(Pass& p, const AttemptState& a) {
+  const auto& found = *p.w.by_tag;
+  if (!found) {
+    p.report("slurm-unavailable", {{"attempt", a.number}, {"detail", found.error().message}});
+    return;
+  }
+  if (found->empty() && p.w.accounting && !*p.w.accounting) {
+    p.report("accounting-unavailable", {{"attempt", a.number}, {"detail", p.w.accounting->error().message},
+                                        {"decision", "the job may exist: ask accounting again before submitting"}});
+    return;
+  }
+  if (found->empty() && p.w.accounting && !(*p.w.accounting)->jobs.empty()) {
+    const auto& job = (*p.w.accounting)->jobs.front();  // the job was created, and has ended already
+    p.add(intent::Adopt{a.number, job.array_job_id ? job.array_job_id : job.job_id, job.array_job_id != 0});
+    return;
+  }
+  if (found->empty()) {
+    if (sbatch_in_flight(p, a)) return;  // its job is adopted when it appears
+    if (!absence_confirmed(p, a)) return;  // neither a second job nor a stop while the first may still appear
+    const auto retry = decide::submit_retry(a.submit_failures, p.c, p.wall());
+    if (retry.step == decide::SubmitStep::Stop) return finish(p, decide::kCannotGoOn, retry.reason, &a, false);
+    const int failures = static_cast<int>(a.submit_failures.size());
+    if (failures > 0 && !waited(p.m.sbatch_retry, a.number, failures, retry.next_try, p.w.now)) return;
+    if (p.w.template_text) p.add(intent::Send{a});
+    return;
+  }
+  const auto& job = found->front();  // any other is a duplicate once this one is the journal's
+  p.add(intent::Adopt{a.number, job.array_job_id ? job.array_job_id : job.job_id, job.array_job_id != 0,
+                      job.state == slurm::JobState::Pending && job.reason.starts_with("JobHeld")});
+}
+
+// After an ending: the next attempt once its backoff is over, unless the kill switch says stop.
+void follow_up(Pass& p, const AttemptState& a) {
+  if (!p.s.awaiting_submit) return;
+  if (p.w.kill_switch) return finish(p, decide::kStoppedBySwitch, "the kill switch was set: nothing more is submitted", &a, false);
+  if (submit_due(p.s, p.m, p.w.now)) submit(p, a.number + 1);
+}
+
+// Slurm's job query has failed since the first failure of those in a row; once that is
+// notify.unreachable_after, people are told (once, until it answers again).
+void unanswered(Pass& p, const AttemptState& a, const slurm::Error& e) {
+  if (p.m.slurm_failing_since == 0) p.m.slurm_failing_since = p.mono();
+  const double failing = p.mono() - p.m.slurm_failing_since;
+  if (p.m.slurm_alerted || failing < static_cast<double>(p.c.notify.unreachable_after.count())) return;
+  p.m.slurm_alerted = true;
+  p.report("slurm-unreachable",
+           {{"attempt", a.number}, {"job_id", *a.job_id}, {"kind", slurm::error_kind_name(e.kind)}, {"detail", e.message},
+            {"for", static_cast<long long>(failing)},
+            {"reason", "Slurm has not answered the job query for " + std::to_string(static_cast<long long>(failing)) +
+                           "s (" + e.message + "); the job's fate is unknown meanwhile: look at slurmctld"}});
+}
+
+// A job submitted this recently is looked at every poll_interval even while it pends: on a cluster
+// with free nodes it starts within seconds, and one that then fails at once is seen at once.
+constexpr double kFreshSubmission = 30;
+
+// The pass saw the campaign's job (not a chain's) waiting in the queue since its submission at least
+// kFreshSubmission ago, and decided nothing but its status: no pause or cancel under way.
+bool only_queued(const CampaignState& s, const World& w, const std::vector<Intent>& decided) {
+  const AttemptState* a = s.current();
+  if (s.finished_code || s.paused || s.cancel_requested || !a || a->ended || !a->job_id || a->chain) return false;
+  if (w.now.wall - a->intent_time < kFreshSubmission) return false;
+  if (!w.jobs || !*w.jobs) return false;
+  const slurm::Job* job = watched_job(*a, **w.jobs);
+  if (!job || job->state != slurm::JobState::Pending) return false;
+  return std::all_of(decided.begin(), decided.end(), [](const Intent& i) { return std::holds_alternative<intent::Status>(i); });
+}
+
+// The checkpoint folder's file system, when looked at: a rise to WARNING (80% used, bytes or inodes)
+// or CRITICAL (95%) is told once (disk-nearly-full), and falling back below a level re-arms it.
+void watch_disk(Pass& p) {
+  if (!p.w.disk) return;
+  const Severity level = disk_severity(*p.w.disk, DiskLimits{});
+  if (static_cast<int>(level) > p.m.disk_level)
+    p.report("disk-nearly-full",
+             {{"path", p.w.disk->path}, {"level", severity_name(level)}, {"used_percent", p.w.disk->bytes_percent},
+              {"inodes_percent", p.w.disk->inodes_percent ? nlohmann::json(*p.w.disk->inodes_percent) : nlohmann::json(nullptr)},
+              {"reason", disk_text(*p.w.disk) + ": checkpoints may soon fail to be written; make room or move "
+                                                "checkpoint.dir"}});
+  p.m.disk_level = static_cast<int>(level);
+}
+
+// A submitted attempt: watch its job, once the query answered.
+void watch_submitted(Pass& p, const AttemptState& a) {
+  const auto& jobs = *p.w.jobs;
+  if (!jobs) {
+    if (jobs.error().message != p.m.slurm_error)
+      p.report("slurm-unavailable", {{"attempt", a.number}, {"job_id", *a.job_id},
+                                     {"kind", slurm::error_kind_name(jobs.error().kind)}, {"detail", jobs.error().message},
+                                     {"decision", "wait and ask again; nothing is decided"}});
+    p.m.slurm_error = jobs.error().message;
+    p.m.duplicates_swept_at = 0;  // once it answers again (a restarted controller), its jobs are looked over at once
+    unanswered(p, a, jobs.error());
+    return;
+  }
+  p.m.slurm_error.clear();
+  p.m.slurm_failing_since = 0;
+  p.m.slurm_alerted = false;
+  focus(p.m, a.number);
+  watch(p, a, *jobs);
+}
+
+}  // namespace
+
+void submit(Pass& p, int number) {
+  const auto* scan = p.w.checkpoints ? &*p.w.checkpoints : nullptr;
+  const auto newest = scan ? checkpoint::newest_complete(*scan) : std::nullopt;
+  if (scan && !scan->pointer_problem.empty()) p.report("checkpoint-pointer-ignored", {{"detail", scan->pointer_problem}});
+  const bool named = !p.s.resume_point.empty();  // `mlsup resume --from`
+  const std::string resume_from = named ? p.s.resume_point : newest ? newest->path : "";
+  const long long resume_step = named ? p.s.resume_point_step : newest ? newest->step : 0;
+  if (scan) {
+    auto old = checkpoint::deletable(*scan, p.c.checkpoint.keep, {resume_from, p.s.proven_checkpoint});
+    if (!old.empty()) p.add(intent::Prune{std::move(old)});
+  }
+  intent::Submit sub{number, tag(p, number), resume_from, resume_step, exclusions_for(p),
+                     std::nullopt, std::nullopt, {}};
+  // Chain mode: a task already queued runs this attempt; nothing is submitted.
+  const AttemptState* previous = p.s.current();
+  if (previous && previous->chain && previous->job_id && p.w.chain) {
+    if (!*p.w.chain) {  // ask again next pass rather than start a second chain
+      p.report("slurm-unavailable", {{"attempt", number}, {"detail", p.w.chain->error().message},
+                                     {"decision", "ask again before submitting anything"}});
+      return;
+    }
+    sub.queued = next_task(**p.w.chain, previous->task_job_id.value_or(0));
+  } else if (p.c.slurm.spare_nodes > 0 && previous && previous->job_id && p.w.chain) {
+    if (!*p.w.chain) {  // ask again next pass rather than submit beside a job that may run it
+      p.report("slurm-unavailable", {{"attempt", number}, {"detail", p.w.chain->error().message},
+                                     {"decision", "ask again before submitting anything"}});
+      return;
+    }
+    place_in_job(p, *previous, **p.w.chain, sub);
+    if (sub.in_job) return p.add(std::move(sub));
+  }
+  if (!sub.queued && !p.w.template_text) return;  // no template has rendered yet: told, looked at again next pass
+  if (sub.queued) {
+    sub.chain_job = *previous->job_id;
+    sub.tag = previous->tag;
+    sub.before = previous->exclude;
+  }
+  p.add(std::move(sub));
+}
+
+}  // namespace reconcile_parts
+
+const slurm::Job* watched_job(const AttemptState& a, const std::vector<slurm::Job>& jobs) {
+  const slurm::JobId id = a.task_job_id.value_or(a.job_id.value_or(0));
+  // The tag, not the id, identifies: a controller that lost its state hands the ids out again.
+  const std::string prefix = a.tag.substr(0, a.tag.rfind(':') + 1);
+  const auto ours = [&](const slurm::Job& j) { return j.comment.empty() || prefix.empty() || j.comment.starts_with(prefix); };
+  const auto it = std::find_if(jobs.begin(), jobs.end(),
+                               [&](const slurm::Job& j) { return j.job_id == id && (!a.chain || j.array_task_id) && ours(j); });
+  return it == jobs.end() ? nullptr : &*it;
+}
+
+bool due_at_once(const Progress& before, const CampaignState& after, Memory m, const config::Config& c,
+                 const Clocks& now) {
+  if (after.finished_code) return false;
+  if (!before.awaiting_submit && after.awaiting_submit) return submit_due(after, m, now);
+  const AttemptState* a = after.current();
+  if (!a || a->ended || a->job_id || a->submit_failures.empty()) return false;
+  if (before.attempt == a->number && before.submit_failures == a->submit_failures.size()) return false;
+  return decide::submit_retry(a->submit_failures, c, now.wall).step == decide::SubmitStep::Stop;
+}
+
+std::optional<intent::Submit> next_submission(const CampaignState& s, const World& w, const config::Config& c) {
+  const AttemptState* a = s.current();
+  if (a && !a->ended && !a->job_id)
+    return intent::Submit{a->number, a->tag, a->resume_from, a->resume_step, a->exclude, std::nullopt, std::nullopt, {}};
+  Memory m;
+  Pass p{s, w, m, c, s.campaign_id, {}};
+  submit(p, a ? a->number + 1 : 1);
+  for (auto& i : p.out)
+    if (auto* sub = std::get_if<intent::Submit>(&i)) return std::move(*sub);
+  return std::nullopt;
+}
+
+Reconciled reconcile(const CampaignState& s, const World& w, Memory m, const config::Config& c,
+                     const std::string& campaign_id) {
+  Pass p{s, w, m, c, campaign_id, {}};
+  const AttemptState* a = s.current();
+  if (!s.finished_code) {
+    watch_disk(p);
+    cancel_duplicates(p);
+  }
+  if (s.finished_code) {
+  } else if (lifecycle(p, a)) {
+  } else if (!a) {
+    if (w.kill_switch) finish(p, decide::kStoppedBySwitch, "the kill switch was set before the first attempt", nullptr, false);
+    else submit(p, 1);
+  } else if (a->ended) {
+    follow_up(p, *a);
+  } else if (!a->job_id) {
+    if (w.by_tag) recover(p, *a);
+  } else if (w.jobs) {
+    watch_submitted(p, *a);
+  }
+  const bool queued = only_queued(s, w, p.out);
+  return {std::move(m), std::move(p.out), queued};
+}
+
+}  // namespace mlsup::engine

@@ -1,0 +1,257 @@
+// An attempt's job ended (or Slurm forgot it): the ending judged whole, the nodes it blames, and
+// what follows: the campaign's end, or the next attempt after a backoff. Pure (reconcile/reconcile.h).
+#include <algorithm>
+#include <cctype>
+
+#include "config/duration.h"
+#include "decide/ending.h"
+#include "decide/pending.h"
+#include "reconcile/reconcile_pass.h"
+#include "decide/recall.h"
+#include "observe/end_record.h"
+#include "observe/node_records.h"
+#include "util/strings.h"
+
+namespace mlsup::engine::reconcile_parts {
+using nlohmann::json;
+
+namespace {
+
+// How far an ended attempt got.
+struct Reached {
+  long long step = 0, checkpoint_step = 0;
+  bool progressed = false;
+};
+
+// The `ended` record's fields: what ended, how it is classed, how far it got, what was decided and why.
+json ended_fields(const AttemptState& a, const slurm::Job& job, decide::EndClass cls, const Reached& r,
+                  const decide::Decision& d) {
+  static const char* kActions[] = {"finish", "resubmit", "stop", "pause"};
+  return {{"attempt", a.number},           {"job_id", job.job_id},
+          {"class", std::string(decide::class_name(cls))},
+          {"slurm_state", std::string(slurm::state_name(job.state))},
+          {"exit_code", job.exit_code},    {"signal", job.exit_signal},
+          {"nodes", job.nodes},            {"step", r.step},
+          {"checkpoint_step", r.checkpoint_step}, {"resumed_from", a.resume_from},
+          {"progressed", r.progressed},    {"action", kActions[static_cast<int>(d.action)]},
+          {"delay", d.delay_seconds},      {"reason", d.reason}};
+}
+
+// A task number as srun wrote it ("1"); -1 for a range or a list ("0-3").
+int single_rank(const std::string& tasks) {
+  if (tasks.empty() || tasks.size() > 9 || !std::all_of(tasks.begin(), tasks.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; })) return -1;
+  return std::stoi(tasks);
+}
+
+// What the ending says of each node of the job: Slurm's node states, srun's task reports and the
+// SPANK plugin's records (the first failing task of the job's steps, the failed health checks); and
+// the first failing task's node and rank when one is named (first_end).
+std::vector<decide::NodeEvidence> node_evidence(Pass& p, const slurm::Job& job, json& fields,
+                                                std::optional<decide::FirstEnd>& first_end) {
+  std::vector<decide::NodeEvidence> evidence;
+  const auto* all = p.w.nodes && *p.w.nodes ? &**p.w.nodes : nullptr;
+  for (const auto& name : slurm::expand_hostlist(job.nodes)) {
+    decide::NodeEvidence e{name};
+    if (all) {
+      for (const auto& n : *all)
+        if (n.name == name) e = {name, n.kept_off(), n.not_responding};
+    }
+    evidence.push_back(e);
+  }
+  if (!p.w.ending) return evidence;
+  const auto& out = *p.w.ending;
+  if (!out.records.problems.empty())
+    p.report("node-records-problems", {{"job_id", job.job_id}, {"problems", out.records.problems},
+                                       {"decision", "the readable records are used; the others are ignored"}});
+  std::vector<observe::TaskExit> step_exits;  // the batch script and the extern step fail as a consequence
+  for (const auto& x : out.records.exits)
+    if (x.step >= 0) step_exits.push_back(x);
+  const auto first = observe::first_failure(step_exits);
+  const auto sick = observe::failed_health(out.records.health);
+  // The plugin's clocks order the ends; without its records, the order of srun's reports does.
+  const auto* srun = first ? nullptr : out.srun_first ? &*out.srun_first : nullptr;
+  for (auto& e : evidence) {
+    e.failed_first = first && first->node == e.name;
+    e.task_failed = srun && srun->report.node == e.name;
+    if (e.failed_first) e.first_weak = decide::weak_end(first->exit_code, first->signal);
+    if (e.task_failed) e.first_weak = decide::weak_end(srun->report.exit_code, srun->report.signo);
+    e.health_failed = std::find(sick.begin(), sick.end(), e.name) != sick.end();
+  }
+  if (first) first_end = decide::FirstEnd{first->node, first->rank};
+  if (srun) first_end = decide::FirstEnd{srun->report.node, single_rank(srun->report.tasks)};
+  if (first)
+    fields["first_failure"] = {{"node", first->node}, {"step", first->step}, {"rank", first->rank},
+                               {"exit_code", first->exit_code}, {"signal", first->signal}};
+  if (srun) {
+    fields["first_reported"] = {{"node", srun->report.node}, {"tasks", srun->report.tasks},
+                                {"exit_code", srun->report.exit_code}, {"signal", srun->report.signal}};
+    fields["victims"] = srun->victims;
+  }
+  if (!sick.empty()) fields["health_failed"] = sick;
+  return evidence;
+}
+
+// The first-evidence rule's weighing of a failure's first end, the checkpoint interval its tolerance.
+FirstWeighed weigh(const Pass& p, decide::FirstEnd end) {
+  std::vector<long long> steps;
+  if (p.w.checkpoints)
+    for (const auto& c : p.w.checkpoints->checkpoints)
+      if (c.complete) steps.push_back(c.step);
+  auto verdict = decide::weigh_first_end(end, p.s.training_faults, p.s.rule_exclusions, p.s.ledger, p.wall(),
+                                         decide::step_interval(std::move(steps)));
+  return {std::move(end), std::move(verdict)};
+}
+
+// True when a node was excluded for the attempt already (a hang's, when it was cancelled).
+bool excluded_for(const CampaignState& s, int attempt) {
+  return std::find(s.ledger_attempts.begin(), s.ledger_attempts.end(), attempt) != s.ledger_attempts.end();
+}
+
+// The nodes an ending other than a hang blames (a hang was judged when it was cancelled), with the
+// evidence's fields for the `ended` record; a failure that follows the training lifts the rule's exclusions.
+std::vector<intent::Exclude> blamed(Pass& p, const AttemptState& a, const slurm::Job& job, const decide::EndingVerdict& v,
+                                    json& fields) {
+  if (v.cls == decide::EndClass::Hang || !decide::node_related(v.cls)) return {};
+  std::optional<decide::FirstEnd> first;
+  const auto evidence = node_evidence(p, job, fields, first);
+  fields["suspects"] = decide::suspects(evidence);
+  std::optional<FirstWeighed> weighed;
+  if (first && v.cls == decide::EndClass::Failed && evidence.size() > 1) {
+    first->step = v.step;
+    weighed = weigh(p, *first);
+    if (weighed->verdict.follows_training) fields["follows_training"] = true;
+    if (weighed->verdict.found) p.add(intent::Lift{a.number, weighed->verdict.lift, *weighed->verdict.found});
+  }
+  return blame_exclusions(p.s, a.number, v.cls, evidence, p.c, p.wall(), weighed);
+}
+
+// A resubmission that brings its restart budget to notify.budget_warn_at percent is told (an alert).
+void warn_budget(Pass& p, const AttemptState& a, decide::EndClass cls) {
+  const auto use = decide::budget_use(cls, p.s.restarts, p.c, p.wall());
+  if (!use || !decide::nearly_spent(*use, p.c.notify.budget_warn_at)) return;
+  const std::string per = std::to_string(use->count) + " per " + config::format_duration(use->window);
+  const int left = use->count - use->used;
+  const std::string then = left == 0 ? "the next such ending stops the campaign"
+                                     : std::to_string(left) + " restart" + (left == 1 ? "" : "s") + " left";
+  p.report("budget-nearly-spent",
+           {{"attempt", a.number}, {"budget", use->budget}, {"used", use->used}, {"count", use->count},
+            {"window", config::format_duration(use->window)},
+            {"reason", "the " + use->budget + " budget (" + per + ") is nearly spent: " + std::to_string(use->used) +
+                           " used, " + then}});
+}
+
+}  // namespace
+
+void end(Pass& p, const AttemptState& a, const slurm::Job& job, bool vanished, bool chain_goes_on,
+         std::string_view source, std::string_view gone) {
+  if (p.w.heartbeat) observe(p.m.heartbeat, *p.w.heartbeat, p.mono());  // its last word
+  const auto newest = p.w.checkpoints ? checkpoint::newest_complete(*p.w.checkpoints) : std::nullopt;
+  decide::EndingFacts facts{job.state, job.exit_code, job.exit_signal, vanished, a.cancel_reason, p.w.kill_switch,
+                            combined(p.m.heartbeat).step, newest ? newest->step : 0, a.resume_step, chain_goes_on,
+                            excluded_for(p.s, a.number), !gone.empty(),
+                            !vanished && job.state == slurm::JobState::Failed && job.batch_host.empty() &&
+                                decide::never_starts(job.reason)};
+  auto v = decide::judge_ending(facts, p.s.restarts, p.c, p.wall());
+  json evidence = json::object();
+  auto exclusions = blamed(p, a, job, v, evidence);
+  if (!exclusions.empty() && !facts.new_exclusion) {  // judged again: a newly excluded node needs no backoff
+    facts.new_exclusion = true;
+    v = decide::judge_ending(facts, p.s.restarts, p.c, p.wall());
+  }
+  lifecycle_decision(p.s, a, v.cls, p.w.kill_switch_ours, v.decision);
+  json fields = ended_fields(a, job, v.cls, {v.step, facts.checkpoint_step, v.progressed}, v.decision);
+  fields.update(evidence);
+  fields["new_exclusion"] = facts.new_exclusion;
+  if (!source.empty()) fields["end_source"] = std::string(source);
+  if (!gone.empty()) fields["reason"] = fields["reason"].get<std::string>() + ": " + std::string(gone);
+  for (auto& e : exclusions) p.add(std::move(e));
+  p.add(intent::End{std::move(fields), job.std_out});
+  if (v.decision.action == decide::Action::Pause) return;
+  if (v.decision.action != decide::Action::Resubmit) return finish(p, v.decision.exit_code, v.decision.reason, &a, true);
+  warn_budget(p, a, v.cls);
+  start_wait(p.m.resubmit, a.number, 0, v.decision.delay_seconds, p.mono());
+}
+
+namespace {
+
+// What shows that a job the controller forgot ever started: mlsup saw it running, or it left files,
+// heartbeats, the plugin's records, or a record in accounting.
+std::vector<std::string> signs_it_started(const Pass& p, const AttemptState& a, const decide::Witnesses& seen) {
+  std::vector<std::string> signs = p.w.started_signs;
+  const bool mine = p.m.attempt == a.number;
+  if (mine && (p.m.running_seen_at > 0 || p.m.heartbeat.running_since > 0)) signs.push_back("mlsup saw it running");
+  if (mine && !p.m.heartbeat.files.empty()) signs.push_back("mlsup saw its heartbeat or output");
+  if (p.w.ending && (!p.w.ending->records.exits.empty() || !p.w.ending->records.health.empty()))
+    signs.push_back("the plugin's records of it");
+  if (!seen.accounted.empty()) signs.push_back("accounting's record of it");
+  return signs;
+}
+
+}  // namespace
+
+// No source knows how a forgotten job ended: one that never started is submitted again; one that ran,
+// once its processes are shown gone (its heartbeat silent for the timeout a hang would need); else
+// the campaign stops for a person (end_unknown).
+void unrecalled(Pass& p, const AttemptState& a, slurm::JobId id, const decide::Witnesses& seen) {
+  const auto signs = signs_it_started(p, a, seen);
+  const slurm::Job job{.job_id = id};
+  focus(p.m, a.number);
+  if (p.w.heartbeat) observe(p.m.heartbeat, *p.w.heartbeat, p.mono());
+  const auto newest = p.w.checkpoints ? checkpoint::newest_complete(*p.w.checkpoints) : std::nullopt;
+  const long long step = std::max(combined(p.m.heartbeat).step, newest ? newest->step : 0LL);
+  if (p.c.target_steps > 0 && step >= p.c.target_steps) return end(p, a, job, true);  // the training reached its end
+  if (signs.empty())
+    return end(p, a, job, true, false, "", "nothing shows that it ever started (no output, heartbeat, plugin record, "
+                                           "end record or accounting record): it is submitted again");
+  if (!p.c.heartbeat.enabled) return end(p, a, job, true);  // its processes cannot be shown gone
+  if (p.m.heartbeat.running_since <= 0) p.m.heartbeat.running_since = p.mono();
+  const auto settings = settings_in_force(p.c.heartbeat, p.c.poll_interval, p.m.calibration);
+  const std::string silent = hang_reason(p.m.heartbeat, settings, p.mono());
+  if (!silent.empty())
+    return end(p, a, job, true, false, "", "it ran (" + util::join(signs, "; ") + ") and its processes are gone: " +
+                                               silent + "; it is submitted again from the newest complete checkpoint");
+  if (p.m.forgotten_told == a.number) return;
+  p.m.forgotten_told = a.number;
+  p.report("forgotten-waiting",
+           {{"attempt", a.number}, {"job_id", id}, {"signs", signs},
+            {"decision", "Slurm forgot job " + std::to_string(id) + ", which ran (" + util::join(signs, "; ") +
+                             "): nothing is submitted until its heartbeat shows its processes gone"}});
+}
+
+void forgotten(Pass& p, const AttemptState& a, slurm::JobId id) {
+  if (a.cancel_reason) return end(p, a, slurm::Job{.job_id = id}, true);  // mlsup's own cancel: its reason is the class
+  if (p.w.accounting && !*p.w.accounting) {
+    p.report("accounting-unavailable", {{"attempt", a.number}, {"job_id", id}, {"detail", p.w.accounting->error().message},
+                                        {"decision", "Slurm forgot the job: ask accounting again; nothing is decided"}});
+    return;
+  }
+  decide::Witnesses seen;
+  if (p.w.accounting) seen.accounted = (*p.w.accounting)->jobs;
+  if (p.w.ending)
+    for (const auto& x : p.w.ending->records.exits)
+      if (x.step == observe::kBatchStep) seen.batch_exit = decide::ExitSeen{x.exit_code, x.signal};
+  if (p.w.end_record) seen.end_record = observe::parse_end_record(*p.w.end_record);
+  const auto found = decide::recall_ending(id, seen);
+  if (!found) return unrecalled(p, a, id, seen);
+  const slurm::Job job{.job_id = id, .state = found->state, .exit_code = found->exit_code, .exit_signal = found->exit_signal};
+  end(p, a, job, false, false, decide::source_name(found->source));
+}
+
+}  // namespace mlsup::engine::reconcile_parts
+
+namespace mlsup::engine {
+
+std::vector<intent::Exclude> blame_exclusions(const CampaignState& s, int attempt, decide::EndClass cls,
+                                              std::vector<decide::NodeEvidence> evidence, const config::Config& c,
+                                              double now, const std::optional<FirstWeighed>& first) {
+  decide::BlameInput in{cls, std::move(evidence), s.failures, now,
+                        static_cast<double>(c.policy.budgets.at("failed").window.count()), 2};
+  in.first_evidence = first && first->verdict.apply;
+  in.follows_training = first && first->verdict.follows_training;
+  const double until = now + static_cast<double>(c.policy.exclusion_ttl.count());
+  std::vector<intent::Exclude> out;
+  for (auto& b : decide::blame(in)) out.push_back({attempt, std::move(b), until, first ? first->end : decide::FirstEnd{}});
+  return out;
+}
+
+}  // namespace mlsup::engine

@@ -1,0 +1,117 @@
+#include "state/lifecycle.h"
+
+#include <array>
+
+#include "decide/exit_codes.h"
+#include "util/json.h"
+
+namespace mlsup::engine {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::array<std::string_view, 3> kVerbs = {"resume", "pause", "cancel"};
+
+// What a verb meets in a state: the code to refuse with (0: it goes ahead, or nothing is left to do
+// when said is not empty) and what to say.
+struct Rule {
+  Verb verb;
+  std::string_view state;
+  int code;
+  std::string_view said;  // "" when the request goes ahead
+};
+
+constexpr std::array<Rule, 14> kRules{{
+    {Verb::Resume, "not started", decide::kNotStopped,
+     "has not started: there is nothing to resume (`mlsup run` starts it)"},
+    {Verb::Resume, "running", decide::kNotStopped,
+     "is running: there is nothing to resume (`mlsup pause` or `mlsup stop` first)"},
+    {Verb::Resume, "completed", decide::kNotStopped,
+     "has completed: there is nothing to resume (a new campaign needs a state and checkpoint directory of its own)"},
+    {Verb::Resume, "paused", 0, ""},
+    {Verb::Resume, "stopped", 0, ""},
+    {Verb::Resume, "cancelled", 0, ""},
+    {Verb::Pause, "not started", 0, ""},
+    {Verb::Pause, "running", 0, ""},
+    {Verb::Pause, "completed", decide::kAlreadyEnded, "has completed: there is nothing to pause"},
+    {Verb::Pause, "stopped", decide::kAlreadyEnded, "has stopped: there is nothing to pause (`mlsup resume` reopens it)"},
+    {Verb::Pause, "cancelled", decide::kAlreadyEnded,
+     "was cancelled: there is nothing to pause (`mlsup resume` reopens it)"},
+    {Verb::Cancel, "completed", decide::kAlreadyEnded, "has completed: there is nothing to cancel"},
+    {Verb::Cancel, "stopped", decide::kAlreadyEnded, "has stopped already: its jobs are gone"},
+    {Verb::Cancel, "cancelled", decide::kAlreadyEnded, "was cancelled already"},
+}};
+
+}  // namespace
+
+std::string_view verb_name(Verb v) { return kVerbs[static_cast<std::size_t>(v)]; }
+
+json to_json(const Request& r) {
+  return {{"verb", std::string(verb_name(r.verb))}, {"now", r.now}, {"from", r.from}, {"from_step", r.from_step},
+          {"by", r.by}, {"time", r.time}};
+}
+
+std::optional<Request> request_from_json(const std::string& id, const json& j) {
+  const std::string verb = util::string_field(j, "verb");
+  for (std::size_t i = 0; i < kVerbs.size(); ++i) {
+    if (kVerbs[i] != verb) continue;
+    Request r{id, static_cast<Verb>(i)};
+    r.now = j.contains("now") && j["now"].is_boolean() && j["now"].get<bool>();
+    r.from = util::string_field(j, "from");
+    r.from_step = static_cast<long long>(util::number_field(j, "from_step"));
+    r.by = util::string_field(j, "by", "?");
+    r.time = util::number_field(j, "time");
+    return r;
+  }
+  return std::nullopt;
+}
+
+std::string state_name(const CampaignState& s) {
+  if (s.finished_code)
+    return *s.finished_code == decide::kCompleted ? "completed"
+           : *s.finished_code == decide::kCancelled ? "cancelled"
+                                                   : "stopped";
+  if (s.paused) return "paused";
+  return s.attempts.empty() ? "not started" : "running";
+}
+
+std::optional<Refusal> refuse(const CampaignState& s, const Request& r) {
+  const std::string state = state_name(s);
+  for (const auto& rule : kRules)
+    if (rule.verb == r.verb && rule.state == state && rule.code != 0)
+      return Refusal{rule.code, "the campaign " + std::string(rule.said)};
+  const AttemptState* a = s.current();
+  if (r.verb == Verb::Resume && !r.from.empty() && a && !a->ended)
+    return Refusal{decide::kNotStopped, "the campaign's attempt " + std::to_string(a->number) +
+                                            " has not ended: --from applies to a new attempt only (`mlsup resume` "
+                                            "without it releases the pause)"};
+  if (r.verb == Verb::Pause && s.paused && (s.pause_now || !r.now))
+    return Refusal{decide::kCompleted, "the campaign is paused already; nothing was changed"};
+  if (r.verb == Verb::Cancel && s.cancel_requested)
+    return Refusal{decide::kCompleted, "the campaign is being cancelled already; nothing was changed"};
+  return std::nullopt;
+}
+
+std::string what_happens(const CampaignState& s, const Request& r) {
+  const AttemptState* a = s.current();
+  const bool live = a && !a->ended && a->job_id;
+  switch (r.verb) {
+    case Verb::Resume:
+      return std::string(live ? "the pause ends: a held job is released" : "the campaign is reopened") +
+             (r.from.empty() ? "" : ", the next attempt resumes from " + r.from) +
+             "; budgets and the crash-loop count start afresh, the kill switch is cleared; the next `mlsup run` "
+             "or `mlsup tick` carries the campaign on";
+    case Verb::Pause:
+      return std::string("nothing new starts until `mlsup resume`; a queued job is held") +
+             (r.now ? ", a running one is asked through the kill switch to save and exit"
+                    : ", a running one goes on");
+    case Verb::Cancel:
+      return std::string("the campaign ends now: ") +
+             (live ? "its training is asked through the kill switch to save and exit, and its job is cancelled "
+                     "(a queued one at once, a running one after a grace of 60 s)"
+                   : "it has no job in Slurm");
+  }
+  return "";
+}
+
+}  // namespace mlsup::engine

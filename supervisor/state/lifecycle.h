@@ -1,0 +1,58 @@
+#pragma once
+// The lifecycle verbs (`mlsup resume`, `pause`, `cancel`) as requests: what one asks, whether the
+// campaign's state allows it, and the state's name as status shows it. Pure.
+//
+// A verb leaves its request as a file in <state_dir>/requests/ (written whole, by rename): whoever
+// holds the campaign's lease reads it in its next pass, journals it (a `resumed`, `paused`,
+// `cancel-requested` or `request-refused` record naming the request) and removes the file, so that a
+// request is carried out once, by one supervisor, whether or not a `mlsup run` holds the campaign.
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "state/state.h"
+
+namespace mlsup::engine {
+
+enum class Verb { Resume, Pause, Cancel };
+
+// `mlsup cancel`: how long a running training has, once asked through the kill switch, to save and
+// exit before its job is cancelled (fixed; a queued job is cancelled at once).
+inline constexpr double kCancelGrace = 60;
+
+struct Request {
+  std::string id;          // the request file's name without ".json"; unique, sorts by time
+  Verb verb = Verb::Resume;
+  bool now = false;        // pause --now: the training saves and exits
+  std::string from;        // resume --from: the checkpoint; "" = the newest complete one
+  long long from_step = 0;
+  std::string by;          // user@host
+  double time = 0;         // wall time it was asked
+};
+
+// A request the campaign's state does not allow: the exit code and what to say.
+struct Refusal {
+  int code = 0;
+  std::string message;
+};
+
+std::string_view verb_name(Verb v);
+nlohmann::json to_json(const Request& r);
+// The request in a request file's JSON (id from its name); nullopt when it is not one.
+std::optional<Request> request_from_json(const std::string& id, const nlohmann::json& j);
+
+// The campaign's state in one word: one of kStateNames.
+std::string state_name(const CampaignState& s);
+// Every name state_name gives.
+inline constexpr std::string_view kStateNames[] = {"not started", "running", "paused", "completed", "stopped", "cancelled"};
+
+// Why the campaign's state refuses r (resume of a running or completed campaign, pause or cancel of
+// one that has ended); nullopt when r may go ahead. A pause of a paused campaign goes ahead only with --now.
+std::optional<Refusal> refuse(const CampaignState& s, const Request& r);
+
+// What a request does, in one sentence for people (the verb's answer, the event's reason).
+std::string what_happens(const CampaignState& s, const Request& r);
+
+}  // namespace mlsup::engine

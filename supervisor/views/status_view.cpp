@@ -1,0 +1,166 @@
+#include "views/status_view.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "decide/classes.h"
+#include "observe/heartbeat.h"
+
+namespace mlsup::engine {
+namespace {
+
+using nlohmann::json;
+
+// When each attempt was first submitted (or adopted) and when it ended, from the records; and the campaign's end.
+struct RecordTimes {
+  std::map<int, double> submitted;
+  std::map<int, double> ended;
+  double began = 0;     // the journal's first record
+  double finished = 0;  // the campaign's end (0: it goes on)
+};
+
+RecordTimes record_times(const std::vector<JournalRecord>& records) {
+  RecordTimes t;
+  if (!records.empty()) t.began = records.front().time;
+  for (const auto& r : records) {
+    const auto at = r.data.is_object() ? r.data.find("attempt") : r.data.end();
+    const int n = r.data.is_object() && at != r.data.end() && at->is_number_integer() ? at->get<int>() : 0;
+    if (r.type == "submitted" || r.type == "adopted") t.submitted.try_emplace(n, r.time);
+    else if (r.type == "ended") t.ended[n] = r.time;
+    else if (r.type == "finished") t.finished = r.time;
+  }
+  return t;
+}
+
+// The running attempt's heartbeat as memory holds it; nullptr once it ended or when memory is about another.
+const HeartbeatSet* current_heartbeat(const CampaignState& s, const Memory& m) {
+  const auto* a = s.current();
+  return a && !a->ended && m.attempt == a->number ? &m.heartbeat : nullptr;
+}
+
+// The step the campaign stands at and where it was read; nullopt before the first attempt.
+std::optional<std::pair<long long, std::string>> current_step(const CampaignState& s, const Memory& m) {
+  const auto* a = s.current();
+  if (!a) return std::nullopt;
+  if (a->ended && a->end_step >= 0) return std::pair{a->end_step, std::string("ended")};
+  if (const auto* hb = current_heartbeat(s, m); hb && !a->ended) {
+    const long long step = combined(*hb).step;
+    if (step >= 0) return std::pair{step, std::string("heartbeat")};
+  }
+  return std::pair{a->resume_step, std::string("resume_point")};
+}
+
+// Steps per second over the steps seen (first to last), and the seconds they span; nullopt with fewer than two.
+std::optional<std::pair<double, double>> step_rate(const CampaignState& s, const Memory& m) {
+  const auto* a = s.current();
+  if (!a || a->ended || !current_heartbeat(s, m) || m.steps.size() < 2) return std::nullopt;
+  const double span = m.steps.back().at - m.steps.front().at;
+  if (span <= 0) return std::nullopt;
+  return std::pair{static_cast<double>(m.steps.back().step - m.steps.front().step) / span, span};
+}
+
+json or_null(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+// The time figures (README: "time lost", "goodput") over the attempts' spans.
+json time_json(const std::vector<AttemptSpan>& spans, const RecordTimes& t, double now) {
+  double useful = 0, lost = 0;
+  long long recomputed = 0;
+  for (const auto& a : spans) {
+    const double span = std::max(0.0, a.end - a.start);
+    const double kept_time = a.done > 0 ? span * static_cast<double>(a.kept) / static_cast<double>(a.done) : 0;
+    useful += kept_time;
+    recomputed += a.done - a.kept;
+    if (a.failed) lost += span - kept_time + a.gap;
+  }
+  const double elapsed = (t.finished > 0 ? t.finished : now) - t.began;
+  return {{"began", t.began > 0 ? json(t.began) : json(nullptr)}, {"elapsed", t.began > 0 ? json(elapsed) : json(nullptr)},
+          {"useful", useful}, {"lost_to_failures", lost}, {"recomputed_steps", recomputed},
+          {"goodput", t.began > 0 && elapsed > 0 ? json(useful / elapsed) : json(nullptr)}};
+}
+
+}  // namespace
+
+std::vector<AttemptSpan> attempt_spans(const CampaignState& s, const std::vector<JournalRecord>& records,
+                                       long long current_step, double now) {
+  const RecordTimes t = record_times(records);
+  const double stop = t.finished > 0 ? t.finished : now;
+  std::vector<AttemptSpan> out;
+  for (std::size_t i = 0; i < s.attempts.size(); ++i) {
+    const auto& a = s.attempts[i];
+    const auto* next = i + 1 < s.attempts.size() ? &s.attempts[i + 1] : nullptr;
+    AttemptSpan span{.number = a.number};
+    const auto sub = t.submitted.find(a.number);
+    span.start = sub != t.submitted.end() ? sub->second : a.intent_time;
+    const auto end = t.ended.find(a.number);
+    span.end = a.ended && end != t.ended.end() ? end->second : stop;
+    long long reached = a.ended ? a.end_step : (next ? -1 : current_step);
+    if (reached < 0) reached = a.resume_step;
+    span.done = std::max(0LL, reached - a.resume_step);
+    span.kept = next ? std::clamp(next->resume_step - a.resume_step, 0LL, span.done) : span.done;
+    span.failed = a.ended && a.end_class && decide::row(*a.end_class).backoff;
+    if (a.ended) {
+      const auto n = next ? t.submitted.find(next->number) : t.submitted.end();
+      const double resumed = next ? (n != t.submitted.end() ? n->second : next->intent_time) : stop;
+      span.gap = std::max(0.0, resumed - span.end);
+    }
+    out.push_back(span);
+  }
+  return out;
+}
+
+json status_figures(const StatusInputs& in) {
+  const auto& s = in.state;
+  json j;
+  const auto step = current_step(s, in.memory);
+  j["step"] = step ? json(step->first) : json(nullptr);
+  j["step_source"] = step ? json(step->second) : json(nullptr);
+  const auto rate = step_rate(s, in.memory);
+  j["step_rate"] = rate ? json(rate->first) : json(nullptr);
+  j["step_rate_window"] = rate ? json(rate->second) : json(nullptr);
+  const long long target = in.config.target_steps;
+  j["target_steps"] = target > 0 ? json(target) : json(nullptr);
+  std::optional<double> eta;
+  if (target > 0 && step && step->first >= target) eta = 0.0;
+  else if (target > 0 && step && rate && rate->first > 0) eta = static_cast<double>(target - step->first) / rate->first;
+  j["eta"] = or_null(eta);
+  j["eta_at"] = eta ? json(in.now.wall + *eta) : json(nullptr);
+  j["checkpoint"] = nullptr;
+  if (const auto& c = in.checkpoint)
+    j["checkpoint"] = {{"path", c->path}, {"step", c->step}, {"written", c->written > 0 ? json(c->written) : json(nullptr)},
+                       {"age", c->written > 0 ? json(in.now.wall - c->written) : json(nullptr)}};
+  j["heartbeat_age"] = nullptr;
+  if (const auto* hb = current_heartbeat(s, in.memory); hb && combined(*hb).changed_at > 0)
+    j["heartbeat_age"] = std::max(0.0, in.now.mono - combined(*hb).changed_at);
+  const auto& cal = in.memory.calibration;
+  const auto in_force = settings_in_force(in.config.heartbeat, in.config.poll_interval, cal);
+  j["hang_timeout"] = {{"steady", in_force.steady_timeout.count()},
+                       {"configured", in.config.heartbeat.steady_timeout.count()},
+                       {"calibrated", in_force.steady_timeout != in.config.heartbeat.steady_timeout},
+                       {"steps_seen", cal.steps}};
+  j["restarts"] = s.restarts.size();
+  j["restarts_by_class"] = json::object();
+  for (const auto& r : s.restarts) {
+    auto& n = j["restarts_by_class"][std::string(decide::class_name(r.cls))];
+    n = n.is_null() ? 1 : n.get<int>() + 1;
+  }
+  const auto spans = attempt_spans(s, in.records, step ? step->first : -1, in.now.wall);
+  j["time"] = time_figures(spans, in.records, in.now.wall);
+  return j;
+}
+
+json time_figures(const std::vector<AttemptSpan>& spans, const std::vector<JournalRecord>& records, double now) {
+  return time_json(spans, record_times(records), now);
+}
+
+std::string human_duration(double seconds) {
+  if (!(seconds >= 0) || seconds > 1e10) return "?";
+  const auto s = static_cast<long long>(std::llround(seconds));
+  const auto two = [](long long v) { return (v < 10 ? "0" : "") + std::to_string(v); };
+  if (s < 60) return std::to_string(s) + "s";
+  if (s < 3600) return std::to_string(s / 60) + "m" + two(s % 60) + "s";
+  if (s < 86400) return std::to_string(s / 3600) + "h" + two(s % 3600 / 60) + "m";
+  return std::to_string(s / 86400) + "d" + two(s % 86400 / 3600) + "h";
+}
+
+}  // namespace mlsup::engine

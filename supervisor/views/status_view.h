@@ -1,0 +1,62 @@
+#pragma once
+// The figures `mlsup status` shows beside the journal's history (pure): the step and its rate, the ETA
+// to target.steps, the newest checkpoint's age, the heartbeat's age, the restarts by class, the time
+// lost to failures and the goodput. Each figure's definition is in README.md ("What status says").
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config/config.h"
+#include "state/memory.h"
+#include "state/state.h"
+
+namespace mlsup::engine {
+
+// The newest complete checkpoint as status shows it.
+struct CheckpointSeen {
+  std::string path;
+  long long step = 0;
+  double written = 0;  // wall time of its last change (0: unknown)
+};
+
+// What the figures are computed from. memory is on the clock of now (re-based); records are the whole journal.
+struct StatusInputs {
+  const config::Config& config;
+  const CampaignState& state;
+  const std::vector<JournalRecord>& records;
+  const Memory& memory;
+  std::optional<CheckpointSeen> checkpoint;
+  Clocks now;
+};
+
+// The figures as JSON keys (merged into status --json): step, step_source, step_rate, step_rate_window,
+// target_steps, eta, checkpoint, heartbeat_age, hang_timeout (the steady timeout in force, the configured
+// one, whether calibration shortened it, the steps it learned from), restarts, restarts_by_class, time.
+nlohmann::json status_figures(const StatusInputs& in);
+
+// One attempt's span and steps as the time figures count them.
+struct AttemptSpan {
+  int number = 0;
+  double start = 0;          // its submission (or the intent, when it was never submitted)
+  double end = 0;            // its ending, or now while it runs
+  long long done = 0;        // steps it computed (reached minus its resume step)
+  long long kept = 0;        // of them, those the campaign keeps (up to where the next attempt resumed)
+  bool failed = false;       // it ended in a failure class (one the policy backs off after)
+  double gap = 0;            // from its end to the next attempt's submission (or now)
+};
+
+// Every attempt's span, oldest first, from the journal's records (times) and the state (steps); step is the
+// current attempt's heartbeat step (-1: none).
+std::vector<AttemptSpan> attempt_spans(const CampaignState& s, const std::vector<JournalRecord>& records,
+                                       long long current_step, double now);
+
+// The time figures of status --json's "time" (began, elapsed, useful, lost_to_failures, recomputed_steps, goodput)
+// over spans (attempt_spans of the same records) at wall time now.
+nlohmann::json time_figures(const std::vector<AttemptSpan>& spans, const std::vector<JournalRecord>& records, double now);
+
+// "1h02m", "3m05s", "12s": a duration for people; "?" for a negative one.
+std::string human_duration(double seconds);
+
+}  // namespace mlsup::engine
