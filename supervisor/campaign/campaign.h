@@ -44,7 +44,7 @@ struct Edges {
   // empty function = no wait.
   std::function<double()> pace_submit;
   // How full the file system holding a folder is; empty function = statvfs (edges/disk_use.h).
-  std::function<std::optional<DiskUse>(const std::string& folder)> disk;
+  std::function<std::optional<decide::DiskUse>(const std::string& folder)> disk;
   // The file server's clock, as the lease reads it (nullopt: it cannot be read); empty function = now.
   std::function<std::optional<double>()> server_now;
   // When process pid of this host started (edges::process_start_ticks); empty function = that one.
@@ -123,7 +123,7 @@ class Campaign {
   // path), its attempt's heartbeat files.
   std::vector<std::string> started_signs(const AttemptState& a, slurm::JobId id) const;
   // The checkpoint folder's file system, when a look is due (kDiskLookEvery) and the campaign has not ended.
-  std::optional<DiskUse> look_at_disk(const CampaignState& s);
+  std::optional<decide::DiskUse> look_at_disk(const CampaignState& s);
   // Accounting's records of the attempt's job (by id), or of its tag when it has no job yet.
   slurm::Result<slurm::Accounting> accounting(const AttemptState& a);
 

@@ -152,7 +152,7 @@ World Campaign::observe(const CampaignState& s) {
 std::optional<WindowNow> Campaign::window_at(double now) {
   const auto& cw = config_.window;
   if (cw.hours.empty() || !zone_) return std::nullopt;
-  const auto window = decide::parse_window(cw.hours, cw.days);
+  const auto window = config::parse_window(cw.hours, cw.days);
   if (!window) return std::nullopt;  // refused when the config was loaded
   const auto t = static_cast<std::int64_t>(now);
   const bool open = decide::window_open(*window, *zone_, t);
@@ -161,14 +161,14 @@ std::optional<WindowNow> Campaign::window_at(double now) {
   return window_;
 }
 
-std::optional<DiskUse> Campaign::look_at_disk(const CampaignState& s) {
+std::optional<decide::DiskUse> Campaign::look_at_disk(const CampaignState& s) {
   const double now = mono();
   if (s.finished_code || (disk_looked_at_ != 0 && now - disk_looked_at_ < kDiskLookEvery)) return std::nullopt;
   disk_looked_at_ = now;
   if (edges_.disk) return edges_.disk(config_.checkpoint.dir);
   const auto use = edges::disk_usage(config_.checkpoint.dir);
   if (!use) return std::nullopt;
-  return DiskUse{use->path, use->bytes_percent, use->inodes_percent};
+  return decide::DiskUse{use->path, use->bytes_percent, use->inodes_percent};
 }
 
 std::map<std::string, std::string> Campaign::read_liveness(const AttemptState& a, const World& w) const {

@@ -7,7 +7,8 @@
 #include <unistd.h>
 
 #include "config/duration.h"
-#include "decide/window.h"
+#include "config/window.h"
+#include "util/zone.h"
 #include "util/files.h"
 #include "util/json.h"
 #include "util/strings.h"
@@ -134,7 +135,7 @@ std::optional<std::string> check_window(const Config& c, std::string_view part) 
     if (part == "days" && !c.window.days.empty()) return "is set but window.hours is not: say when the window opens and closes";
     return std::nullopt;
   }
-  const auto w = decide::parse_window(c.window.hours, c.window.days);
+  const auto w = config::parse_window(c.window.hours, c.window.days);
   if (w || !util::starts_with(w.error().message, part)) return std::nullopt;
   std::string_view said = w.error().message;  // "hours \"x\": ..." or "days: ..."
   said.remove_prefix(part.size());

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "checkpoint/retention.h"
+#include "decide/disk.h"
 #include "decide/exit_codes.h"
 #include "decide/ledger.h"
 #include "decide/submit_retry.h"
@@ -134,7 +135,7 @@ bool only_queued(const CampaignState& s, const World& w, const std::vector<Inten
 // or CRITICAL (95%) is told once (disk-nearly-full), and falling back below a level re-arms it.
 void watch_disk(Pass& p) {
   if (!p.w.disk) return;
-  const Severity level = disk_severity(*p.w.disk, DiskLimits{});
+  const decide::Severity level = decide::disk_severity(*p.w.disk, decide::DiskLimits{});
   if (static_cast<int>(level) > p.m.disk_level)
     p.report("disk-nearly-full",
              {{"path", p.w.disk->path}, {"level", severity_name(level)}, {"used_percent", p.w.disk->bytes_percent},

@@ -8,7 +8,7 @@ namespace mlsup::engine {
 
 std::optional<WindowNow> window_in(const config::Config& c, const util::Zone& z, double t) {
   if (c.window.hours.empty()) return std::nullopt;
-  const auto w = decide::parse_window(c.window.hours, c.window.days);
+  const auto w = config::parse_window(c.window.hours, c.window.days);
   if (!w) return std::nullopt;
   const auto at = static_cast<std::int64_t>(t);
   return WindowNow{decide::window_open(*w, z, at), decide::next_change(*w, z, at)};

@@ -9,7 +9,7 @@
 
 #include "checkpoint/checkpoints.h"
 #include "decide/chain_tasks.h"
-#include "views/check.h"
+#include "decide/disk.h"
 #include "state/memory.h"
 #include "observe/node_records.h"
 #include "render/spares.h"
@@ -47,7 +47,7 @@ struct World {
   std::optional<checkpoint::Scan> checkpoints;
   std::optional<slurm::Result<std::vector<slurm::Node>>> nodes;
   std::optional<EndingOutput> ending;          // read once the watched job has ended
-  std::optional<DiskUse> disk;                 // the checkpoint folder's file system, when it was looked at
+  std::optional<decide::DiskUse> disk;                 // the checkpoint folder's file system, when it was looked at
   std::optional<Claim> claim;                  // chain mode: the task that claimed the attempt
   bool claim_read = false;
   std::optional<render::SpareClaim> spare_claim;  // spare nodes: the job's claim of the attempt

@@ -81,7 +81,7 @@ struct Memory {
   double slurm_failing_since = 0;  // mono: the first pass whose job query failed, of those in a row (0: it answers)
   bool slurm_alerted = false;  // people were told that Slurm has not answered for notify.unreachable_after
   int window_told = 0;         // the window as last told: 1 open, 2 closed (0: not yet)
-  int disk_level = 0;          // the checkpoint file system's severity last seen (engine::Severity): told on rising
+  int disk_level = 0;          // the checkpoint file system's severity last seen (decide::Severity): told on rising
   int forgotten_told = 0;      // the attempt whose forgotten job was told to be waited for (0: none)
   std::string shortfall;       // what the pending job asks that the partition cannot give, as last told ("" = none)
   std::string release_error;   // why its job's release failed, as last told ("" = none)

@@ -69,18 +69,12 @@ std::vector<Finding> disk_full(const CheckFacts& f, const DiskLimits& limits) {
   if (ended(f)) return {};
   if (!f.disk_error.empty()) return one(f, Severity::Unknown, "checkpoint file system not measured: " + f.disk_error);
   if (!f.disk) return {};
-  return one(f, disk_severity(*f.disk, limits), disk_text(*f.disk));
+  return one(f, decide::disk_severity(*f.disk, limits), decide::disk_text(*f.disk));
 }
 
 // A config or journal that could not be read: nothing else is known of the campaign.
 std::vector<Finding> unreadable(const CheckFacts& f, const DiskLimits&) {
   return f.load_error.empty() ? std::vector<Finding>{} : one(f, Severity::Unknown, f.load_error);
-}
-
-// Whether inodes are the fuller count, and the percent used of the fuller.
-std::pair<bool, double> fuller(const DiskUse& use) {
-  const bool inodes = use.inodes_percent && *use.inodes_percent > use.bytes_percent;
-  return {inodes, inodes ? *use.inodes_percent : use.bytes_percent};
 }
 
 using Condition = std::vector<Finding> (*)(const CheckFacts&, const DiskLimits&);
@@ -91,27 +85,6 @@ int rank(Severity s) {  // UNKNOWN ranks below CRITICAL: a condition seen outwei
 }
 
 }  // namespace
-
-Severity disk_severity(const DiskUse& use, const DiskLimits& limits) {
-  const double used = fuller(use).second;
-  return used >= limits.critical ? Severity::Critical : used >= limits.warning ? Severity::Warning : Severity::Ok;
-}
-
-std::string disk_text(const DiskUse& use) {
-  const auto [inodes, used] = fuller(use);
-  return "checkpoint file system " + std::to_string(static_cast<int>(std::floor(used))) + "% full" +
-         (inodes ? " (inodes)" : "") + " at " + use.path;
-}
-
-const char* severity_name(Severity s) {
-  switch (s) {
-    case Severity::Ok: return "OK";
-    case Severity::Warning: return "WARNING";
-    case Severity::Critical: return "CRITICAL";
-    case Severity::Unknown: return "UNKNOWN";
-  }
-  return "UNKNOWN";
-}
 
 std::vector<Finding> check_findings(const std::vector<CheckFacts>& campaigns, const DiskLimits& disk) {
   std::vector<Finding> out;

@@ -5,20 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "decide/disk.h"
+
 namespace mlsup::engine {
 
-// The monitoring-plugin states, in increasing severity; the value is the exit code.
-enum class Severity { Ok = 0, Warning = 1, Critical = 2, Unknown = 3 };
-
-// "OK", "WARNING", "CRITICAL", "UNKNOWN".
-const char* severity_name(Severity s);
-
-// How full a file system is, as statvfs tells (percent used of what a user may use).
-struct DiskUse {
-  std::string path;                    // the folder asked about
-  double bytes_percent = 0;
-  std::optional<double> inodes_percent;  // none where the file system counts no inodes
-};
+using decide::DiskLimits;
+using decide::DiskUse;
+using decide::Severity;
+using decide::severity_name;
 
 // What the campaign's journal says its current attempt is doing.
 enum class AttemptPhase {
@@ -52,23 +46,11 @@ struct CheckFacts {
 };
 
 // Thresholds on the checkpoint folder's file system, in percent used (bytes or inodes).
-struct DiskLimits {
-  double warning = 80;
-  double critical = 95;
-};
-
 struct Finding {
   Severity severity = Severity::Ok;
   std::string campaign;
   std::string text;  // "not running nor queued (job 12 CANCELLED)"
 };
-
-// The checkpoint file system's severity by the limits: the worse of bytes and inodes (the supervisor's
-// disk alert and check's condition alike).
-Severity disk_severity(const DiskUse& use, const DiskLimits& limits);
-
-// "checkpoint file system 96% full (inodes) at PATH".
-std::string disk_text(const DiskUse& use);
 
 // Every condition the campaigns are in, worst first (a campaign's own order kept): a campaign that
 // should run whose job is neither running nor queued, supervision that has not passed for longer

@@ -45,7 +45,7 @@ struct EngineFixture {
     engine::Edges edges{&fake, [this] { return clock; }, nullptr, probe};
     edges.mono = [this] { return mono(); };
     edges.clock_id = clock_id;
-    edges.disk = [this](const std::string& folder) { return engine::DiskUse{folder, disk_percent, 1}; };
+    edges.disk = [this](const std::string& folder) { return decide::DiskUse{folder, disk_percent, 1}; };
     edges.hold = [this](double seconds) -> util::Result<void> {
       held_for.push_back(seconds);
       if (lease_lost) return std::unexpected(util::Error{.kind = util::ErrorKind::Superseded, .message = "lease lost"});

@@ -9,17 +9,17 @@ namespace mlsup::test {
 TEST_CASE("window: hours and days that cannot be read are errors that say how to write them") {
   for (const char* hours : {"20:00", "25:00-07:00", "20:00-07:60", "8:00-17:00", "20:00-20:00", "24:00-07:00"}) {
     CAPTURE(hours);
-    CHECK(!decide::parse_window(hours, {}));
+    CHECK(!config::parse_window(hours, {}));
   }
-  const auto bad_day = decide::parse_window("20:00-07:00", {"funday"});
+  const auto bad_day = config::parse_window("20:00-07:00", {"funday"});
   REQUIRE(!bad_day);
   CHECK(bad_day.error().message.find("\"funday\"") != std::string::npos);
-  const auto w = decide::parse_window("20:00-07:00", {"weekdays"});
+  const auto w = config::parse_window("20:00-07:00", {"weekdays"});
   REQUIRE(w);
   CHECK(w->open_minute == 20 * 60);
   CHECK(w->close_minute == 7 * 60);
   CHECK(w->days == std::array<bool, 7>{false, true, true, true, true, true, false});
-  const auto around = decide::parse_window("09:00-24:00", {"fri-mon"});
+  const auto around = config::parse_window("09:00-24:00", {"fri-mon"});
   REQUIRE(around);
   CHECK(around->days == std::array<bool, 7>{true, true, false, false, false, true, true});
 }
@@ -27,7 +27,7 @@ TEST_CASE("window: hours and days that cannot be read are errors that say how to
 TEST_CASE("window: open or closed in Europe/Berlin, a night window belonging to the day it opens") {
   const auto z = util::load_zone("Europe/Berlin");
   REQUIRE(z);
-  const auto nights = decide::parse_window("20:00-07:00", {"mon-fri"});
+  const auto nights = config::parse_window("20:00-07:00", {"mon-fri"});
   REQUIRE(nights);
   struct Row {
     const char* what;
@@ -49,7 +49,7 @@ TEST_CASE("window: open or closed in Europe/Berlin, a night window belonging to 
 TEST_CASE("window: the night the clocks go forward closes at 07:00 summer time, an hour earlier in UTC") {
   const auto z = util::load_zone("Europe/Berlin");
   REQUIRE(z);
-  const auto every_night = decide::parse_window("20:00-07:00", {});
+  const auto every_night = config::parse_window("20:00-07:00", {});
   REQUIRE(every_night);
   const std::int64_t saturday_2030_utc = 1774726200;  // 2026-03-28 19:30 UTC, 20:30 CET
   CHECK(decide::window_open(*every_night, *z, saturday_2030_utc));
@@ -57,7 +57,7 @@ TEST_CASE("window: the night the clocks go forward closes at 07:00 summer time, 
   CHECK(!decide::window_open(*every_night, *z, 1774760400));  // 05:00 UTC, 07:00 CEST
   CHECK(decide::next_change(*every_night, *z, saturday_2030_utc) == 1774760400);
   CHECK(decide::next_change(*every_night, *z, 1774760400) == 1774760400 + 13 * 3600);  // Sunday 20:00 CEST
-  const auto sundays = decide::parse_window("20:00-07:00", {"sun"});
+  const auto sundays = config::parse_window("20:00-07:00", {"sun"});
   REQUIRE(sundays);
   const std::int64_t sunday_2001 = 1774807260;  // 2026-03-29 20:01 CEST
   CHECK(decide::next_change(*sundays, *z, sunday_2001) == 1774846800);  // Monday 07:00 CEST
