@@ -1,5 +1,10 @@
 # Helpers the benchmarks share; sourced, not run.
 
+# Jobs run `python3` from the PATH they inherit from mlsup. A version manager's shim first on PATH
+# (pyenv's is a shell script that looks the version up) made each rank's start cost several
+# processes: 64 ranks on 2 cores met 30 s later than with the interpreter itself. Debian's first.
+export PATH="/usr/bin:$PATH"
+
 # True when every node of the cluster is idle.
 all_nodes_idle() {
   [ "$(sinfo -h -N -t idle -o '%N' | sort -u | wc -l)" -ge "$(sinfo -h -N -o '%N' | sort -u | wc -l)" ]
