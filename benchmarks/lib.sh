@@ -1,4 +1,4 @@
-# Helpers the benchmarks share; sourced, not run.
+# Helpers the benchmarks and the integration suites share; sourced, not run.
 
 # Jobs run `python3` from the PATH they inherit from mlsup. A version manager's shim first on PATH
 # (pyenv's is a shell script that looks the version up) made each rank's start cost several

@@ -33,6 +33,7 @@ POLL_SECONDS = 0.02
 KEEPALIVE_SECONDS = 1.0
 # Names this process in temporary file names; unique also across hosts sharing a filesystem.
 TMP_SUFFIX = f"{os.uname().nodename}.{os.getpid()}"
+STATE_KEYS = ("step", "chain", "nonce", "run", "attempt_written")
 
 
 def process_started_at():
@@ -48,7 +49,6 @@ def process_started_at():
 
 
 PROCESS_STARTED_AT = process_started_at()
-STATE_KEYS = ("step", "chain", "nonce", "run", "attempt_written")
 
 
 # ---------------------------------------------------------------------------------------------

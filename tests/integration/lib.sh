@@ -4,11 +4,9 @@
 PASSED=0
 FAILED=0
 SUITE_STARTED=$(date +%s)
-# Jobs run `python3` from the PATH they inherit from mlsup. A version manager's shim first on PATH
-# (pyenv's is a shell script that looks the version up) made each rank's start cost several
-# processes: 64 ranks on 2 cores met 30 s later than with the interpreter itself. Debian's first.
-export PATH="/usr/bin:$PATH"
 REPO=${MLSUP_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+# What the benchmarks share: the PATH the jobs inherit (Debian's python3 first), settling nodes.
+source "$REPO/benchmarks/lib.sh"
 
 # Records one check: check "what" command args...
 check() {
