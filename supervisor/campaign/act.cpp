@@ -90,11 +90,10 @@ util::Result<void> Campaign::send(const AttemptState& a) {
                                 {"alert", true}, {"decision", "nothing is submitted; tried again next pass"}});
     return {};
   }
-  const std::string dir = config_.state_dir + "/attempts/" + std::to_string(a.number);
   std::error_code ec;
-  fs::create_directories(dir, ec);
+  fs::create_directories(config_.dir().attempt(a.number), ec);
   fs::create_directories(config_.heartbeat.dir, ec);
-  const std::string script = dir + "/job.sbatch";
+  const std::string script = config_.dir().attempt_script(a.number);
   if (auto ok = journal::write_atomically(script, plan->script, 0644); !ok) return std::unexpected(ok.error());
   if (plan->array) write_chain_values(a, a.resume_from);  // the first task may start the moment sbatch returns
   if (const double waited = edges_.pace_submit ? edges_.pace_submit() : 0; waited >= 1)
@@ -227,7 +226,7 @@ util::Result<void> Campaign::act(const CampaignState& s, const intent::Status& i
                   {"job_id", said.job_id}, {"job_state", std::string(slurm::state_name(said.state))},
                   {"nodes", said.nodes},   {"reason", said.reason},      {"step", said.step},
                   {"updated", edges_.now()}};
-  if (journal::write_atomically(config_.state_dir + "/status.json", util::dump_json(j) + "\n")) status_said_ = std::move(said);
+  if (journal::write_atomically(config_.dir().status(), util::dump_json(j) + "\n")) status_said_ = std::move(said);
   return {};
 }
 

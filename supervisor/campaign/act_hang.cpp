@@ -29,7 +29,7 @@ void Campaign::keep_hang_evidence(const AttemptState& a, const slurm::Job& job, 
   r.timeout = config_.heartbeat.hang_command_timeout;
   if (!hold(static_cast<double>(r.timeout.count()) + 5)) return;  // another supervisor holds the campaign now
   const auto done = edges::run_process(r);
-  const std::string path = config_.state_dir + "/attempts/" + std::to_string(a.number) + "/hang-evidence.txt";
+  const std::string path = config_.dir().hang_evidence(a.number);
   const std::string outcome = !done.started ? "could not start: " + done.start_error
                               : done.timed_out ? "timed out"
                               : "exit " + std::to_string(done.exit_code);

@@ -27,7 +27,7 @@ constexpr Taken kTaken[] = {{"resumed", "campaign-resumed"}, {"paused", "campaig
 
 }  // namespace
 
-std::string requests_dir(const config::Config& c) { return c.state_dir + "/requests"; }
+std::string requests_dir(const config::Config& c) { return c.dir().requests(); }
 
 std::vector<Request> read_requests(const std::string& dir) {
   std::vector<Request> out;

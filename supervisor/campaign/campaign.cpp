@@ -11,6 +11,7 @@
 #include "journal/atomic_file.h"
 #include "journal/journal.h"
 #include "render/submission.h"
+#include "store/read_campaign.h"
 #include "util/files.h"
 #include "util/json.h"
 
@@ -55,19 +56,19 @@ Campaign::~Campaign() = default;
 
 util::Result<std::unique_ptr<Campaign>> Campaign::open(config::Config config, Edges edges) {
   std::error_code ec;
-  fs::create_directories(config.state_dir + "/logs", ec);
+  fs::create_directories(config.dir().logs(), ec);
   if (ec) return std::unexpected(error("cannot create the state directory " + config.state_dir + ": " + ec.message()));
   std::unique_ptr<Campaign> c(new Campaign(std::move(config), std::move(edges)));
   if (auto zone = c->window_zone(); !zone) return std::unexpected(zone.error());
-  const std::string path = c->config_.state_dir + "/journal.jsonl";
+  const std::string path = c->config_.dir().journal();
   Campaign* campaign = c.get();  // each record applied as it is read: the records are never all in memory
   auto j = journal::Journal::open(path, c->config_.name, [campaign, &path](journal::Record&& r) {
-    apply(campaign->state_, {r.time, std::move(r.type), std::move(r.data), r.line}, path);
+    apply(campaign->state_, r, path);
   });
   if (!j) return std::unexpected(j.error());
   c->journal_ = std::make_unique<journal::Journal>(std::move(*j));
   c->journal_->set_epoch(c->edges_.epoch);
-  c->events_ = std::make_unique<journal::EventLog>(c->config_.state_dir + "/events.jsonl");
+  c->events_ = std::make_unique<journal::EventLog>(c->config_.dir().events());
   for (const auto& w : c->journal_->warnings()) c->event("journal-repaired", {{"detail", w}});
   if (!c->state().problems.empty()) return c;  // every pass reports them; no new id, no claim on a state that lacks records
   if (c->state_.campaign_id.empty()) {
@@ -152,7 +153,7 @@ util::Result<void> Campaign::fact(const std::string& type, const json& fields, c
 Clocks Campaign::clocks() const { return {edges_.now(), mono(), edges_.clock_id}; }
 
 const CampaignState& Campaign::state() {
-  for (auto& r : journal_->take()) apply(state_, {r.time, std::move(r.type), std::move(r.data), r.line}, journal_->path());
+  for (const auto& r : journal_->take()) apply(state_, r, journal_->path());
   // Decisions look at the newest attempt and the one before it (chain mode); older ones are history
   // that `status` reads from the journal.
   constexpr std::size_t kKept = 2;
@@ -192,12 +193,7 @@ util::Result<void> Campaign::round(const CampaignState& s) {
 }
 
 void Campaign::load_memory() {
-  auto text = util::read_file(config_.state_dir + "/memory.json");
-  if (!text) text = util::read_file(config_.state_dir + "/heartbeat.json");  // an older mlsup's
-  if (!text) return;
-  memory_ = memory_from_json(json::parse(*text, nullptr, false));
-  memory_.clock_id = memory_.clock_id.empty() ? "?" : memory_.clock_id;
-  rebase(memory_, clocks());
+  memory_ = store::read_memory(config_, clocks());
 }
 
 // memory.json is written when it changed: an idle pass writes nothing. The time the job was last seen
@@ -223,7 +219,7 @@ void Campaign::save_memory() {
   j["clock"]["wall"] = memory_.saved_wall;
   j["clock"]["mono"] = memory_.saved_mono;
   j["running_seen_at"] = seen;
-  if (!journal::write_atomically(config_.state_dir + "/memory.json", util::dump_json(j) + "\n")) return;
+  if (!journal::write_atomically(config_.dir().memory(), util::dump_json(j) + "\n")) return;
   memory_saved_ = text;
   seen_saved_ = seen;
   memory_checked_ = memory_;

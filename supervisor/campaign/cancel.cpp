@@ -30,8 +30,8 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::Cancel& i) 
   if (a.cancel_reason) return {};
   const slurm::JobId id = a.task_job_id.value_or(*a.job_id);  // in a chain, the task only
   std::error_code ec;
-  fs::create_directories(config_.state_dir + "/fenced", ec);
-  if (auto ok = journal::write_atomically(config_.state_dir + "/fenced/" + std::to_string(a.number), i.reason + "\n"); !ok)
+  fs::create_directories(config_.dir().fenced(), ec);
+  if (auto ok = journal::write_atomically(config_.dir().fence(a.number), i.reason + "\n"); !ok)
     return ok;
   const std::string cls(decide::class_name(i.why));
   json fields = {{"attempt", a.number}, {"job_id", id}, {"class", cls}, {"reason", i.reason}};

@@ -107,7 +107,7 @@ std::vector<std::string> Campaign::started_signs(const AttemptState& a, slurm::J
   std::vector<std::string> signs;
   std::error_code ec;
   const std::string ending = "-" + std::to_string(id) + ".out";  // mlsup's default output, logs/%x-%j.out
-  for (fs::directory_iterator it(config_.state_dir + "/logs", ec), end; !ec && it != end; it.increment(ec))
+  for (fs::directory_iterator it(config_.dir().logs(), ec), end; !ec && it != end; it.increment(ec))
     if (it->path().filename().string().ends_with(ending)) signs.push_back("its output " + it->path().string());
   const std::string heartbeat = render::heartbeat_file(config_, a.number);
   if (fs::exists(heartbeat, ec)) signs.push_back("its heartbeat file " + heartbeat);

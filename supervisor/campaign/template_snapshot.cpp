@@ -33,7 +33,7 @@ std::optional<std::string> stored_snapshot(const std::string& path) {
 
 }  // namespace
 
-std::string template_snapshot_path(const config::Config& config) { return config.state_dir + "/template.snapshot"; }
+std::string template_snapshot_path(const config::Config& config) { return config.dir().template_snapshot(); }
 
 TemplateLook look_at_template(const config::Config& config) {
   const std::string path = template_snapshot_path(config);

@@ -64,18 +64,6 @@ int finish(const engine::RunResult& r) {
   return r.exit_code;
 }
 
-// The records of the campaign's journal at path, each with its line, read by the journal's own reader
-// without changing the file (status works beside a running supervisor); what it cannot read goes to
-// problems.
-std::vector<engine::JournalRecord> journal_records(const std::string& path, const std::string& campaign,
-                                                  std::vector<util::Error>& problems) {
-  auto [records, unread] = journal::Journal::read_only(path, campaign);
-  problems.insert(problems.end(), unread.begin(), unread.end());
-  std::vector<engine::JournalRecord> out;
-  for (auto& r : records) out.push_back({r.time, r.type, std::move(r.data), r.line});
-  return out;
-}
-
 // A value that may be absent, as JSON: null when it is.
 template <class T>
 json or_null(const std::optional<T>& v) {
@@ -193,8 +181,8 @@ engine::Supervise with_metrics(engine::Supervise what) {
   what.metrics.text = [](const std::vector<config::Config>& configs, const engine::PassFigures& figures) {
     std::vector<json> views;
     for (const auto& c : configs) {
-      engine::CampaignState s;
-      views.push_back(status_json(c, s, engine::clocks_now(), false));  // the state folders left as they are
+      const auto now = engine::clocks_now();
+      views.push_back(status_json(c, store::read_campaign(c, now, false), now));  // the state folders left as they are
     }
     return metrics_text(views, figures);
   };
@@ -228,7 +216,7 @@ util::Result<std::string> set_switch(const config::Config& c, bool kill) {
   const auto me = journal::current_identity();
   const char* user = std::getenv("USER");
   std::filesystem::create_directories(c.state_dir, ec);
-  (void)journal::EventLog(c.state_dir + "/events.jsonl")
+  (void)journal::EventLog(c.dir().events())
       .append({{"event", kill ? "stop-requested" : "save-requested"}, {"time", now}, {"campaign", c.name},
                {"by", std::string(user ? user : "?") + "@" + me.host}, {"switch", path},
                {"reason", kill ? "`mlsup stop`: the training saves and exits; nothing more is submitted"
@@ -292,15 +280,6 @@ std::optional<engine::CheckpointSeen> newest_checkpoint(const config::Config& c)
   return engine::CheckpointSeen{newest->path, newest->step, written};
 }
 
-// The campaign's memory.json on the clocks of now (a campaign never run: an empty memory).
-engine::Memory memory_now(const config::Config& c, const engine::Clocks& now) {
-  engine::Memory m;
-  if (auto text = journal::read_file(c.state_dir + "/memory.json"))
-    m = engine::memory_from_json(json::parse(*text, nullptr, false));
-  engine::rebase(m, now);
-  return m;
-}
-
 // A run of a campaign set: its set, its name and the set's gate on it ("gate": started, may-start,
 // waiting or blocked, with "gate_reason" for the last two).
 json set_json(const config::Config& c) {
@@ -320,11 +299,8 @@ std::string gate_words(const json& j) {
 
 }  // namespace
 
-json status_json(const config::Config& c, engine::CampaignState& s, const engine::Clocks& clocks, bool server_clock) {
-  const std::string path = c.state_dir + "/journal.jsonl";
-  std::vector<util::Error> problems;
-  const auto records = journal_records(path, c.name, problems);
-  s = engine::replay(records, path);
+json status_json(const config::Config& c, const store::StoredCampaign& stored, const engine::Clocks& clocks) {
+  const auto& s = stored.journal.state;
   json j = {{"campaign", c.name}, {"state_dir", c.state_dir}, {"attempts", s.attempts.size()},
             {"campaign_id", s.campaign_id.empty() ? json(nullptr) : json(s.campaign_id)}};
   j["state"] = engine::state_name(s);
@@ -335,26 +311,19 @@ json status_json(const config::Config& c, engine::CampaignState& s, const engine
     j["resume_from"] = a->resume_from;
     if (a->end_class) j["last_end"] = std::string(decide::class_name(*a->end_class));
   }
-  problems.insert(problems.end(), s.problems.begin(), s.problems.end());
-  std::stable_sort(problems.begin(), problems.end(), [](const auto& a, const auto& b) { return a.line < b.line; });
-  for (const auto& p : problems) j["problems"].push_back(p.str());
-  if (auto last = journal::read_file(c.state_dir + "/status.json")) {
-    if (auto pass = json::parse(*last, nullptr, false); !pass.is_discarded()) j["last_pass"] = std::move(pass);
-  }
+  for (const auto& p : stored.journal.problems) j["problems"].push_back(p.str());
+  if (stored.last_pass) j["last_pass"] = *stored.last_pass;
   const double now = clocks.wall;
   j["now"] = now;  // when the ages and figures below were taken
   j["job_state"] = j.contains("last_pass") ? j["last_pass"].value("job_state", json(nullptr)) : json(nullptr);
   j["nodes"] = j.contains("last_pass") ? j["last_pass"].value("nodes", json(nullptr)) : json(nullptr);
-  j.update(engine::status_figures({c, s, records, memory_now(c, clocks), newest_checkpoint(c), clocks}));
+  j.update(engine::status_figures({c, s, stored.journal.records, stored.memory, newest_checkpoint(c), clocks}));
   j["history"] = history_json(s);
   j["exclusions"] = exclusions_json(s, now);
   if (!c.set_file.empty()) j["set"] = set_json(c);
   j["window"] = engine::window_json(c, engine::window_now(c, now));
-  const std::string lease_path = c.state_dir + "/lease.json";
-  const auto lease = journal::read_lease(lease_path);
   j["supervisor"] = nullptr;  // none holds the campaign now (a lease released or run out)
-  const auto lease_now = server_clock ? journal::file_server_time(lease_path) : std::nullopt;  // the lease's clock
-  if (lease && lease->expires > lease_now.value_or(now))
+  if (const auto& lease = stored.lease.lease; stored.lease.held())
     j["supervisor"] = {{"host", lease->host}, {"pid", lease->pid}, {"until", clock_time(lease->expires)},
                        {"epoch", lease->epoch}};
   return j;
@@ -382,10 +351,11 @@ std::string status_line(const json& j) {
 int status_verb(const std::string& config_path, bool as_json) {
   const auto c = load(config_path);
   if (!c) return kBadInput;
-  engine::CampaignState s;
-  const json j = status_json(*c, s, engine::clocks_now());
+  const auto now = engine::clocks_now();
+  const auto stored = store::read_campaign(*c, now, true);
+  const json j = status_json(*c, stored, now);
   if (as_json) std::cout << util::dump_json(j, 2) << "\n";
-  else print_status(j, s, util::number_field(j, "now", static_cast<double>(std::time(nullptr))));
+  else print_status(j, stored.journal.state, util::number_field(j, "now", static_cast<double>(std::time(nullptr))));
   return kOk;
 }
 
@@ -403,8 +373,8 @@ int status_verb(const std::vector<std::string>& sources, bool as_json) {
       all.push_back({{"config", file}, {"error", "the config has errors (printed on stderr)"}});
       continue;
     }
-    engine::CampaignState s;
-    json j = status_json(*c, s, engine::clocks_now());
+    const auto now = engine::clocks_now();
+    json j = status_json(*c, store::read_campaign(*c, now, true), now);
     j["config"] = file;
     all.push_back(std::move(j));
   }
@@ -450,10 +420,10 @@ std::vector<FollowedLog> event_logs(const std::vector<std::string>& sources, int
       continue;
     }
     std::error_code ec;
-    if (files.size() == 1 && !std::filesystem::exists(c->state_dir + "/events.jsonl", ec))
+    if (files.size() == 1 && !std::filesystem::exists(c->dir().events(), ec))
       std::cerr << "mlsup: no events yet: campaign " << c->name << " has not run (its state would be in " << c->state_dir
                 << "); `mlsup run " << file << "` starts it\n";
-    logs.push_back({c->name, LogFollower(c->state_dir + "/events.jsonl")});
+    logs.push_back({c->name, LogFollower(c->dir().events())});
   }
   return logs;
 }

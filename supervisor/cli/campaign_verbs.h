@@ -9,6 +9,7 @@
 #include "cli/events_view.h"
 #include "supervise/loop.h"
 #include "state/state.h"
+#include "store/read_campaign.h"
 
 namespace mlsup::cli {
 
@@ -21,11 +22,10 @@ int tick_verb(const engine::Supervise& what, bool verbose = false);
 // `mlsup status CONFIG [--json]`: the campaign's state from its journal and last pass, with the history of
 // every attempt and the exclusion ledger.
 int status_verb(const std::string& config_path, bool json);
-// The full view of one campaign as `status --json` prints it (s: its replayed state, for the text view),
-// its ages and figures taken at the clocks given. server_clock false: the lease's expiry is compared with
-// this host's clock instead of the file server's (which touches lease.json.clock): nothing is written.
-nlohmann::json status_json(const config::Config& c, engine::CampaignState& s, const engine::Clocks& now,
-                           bool server_clock = true);
+// The full view of one campaign as `status --json` prints it, from its state folder as read (read with
+// server_clock false, the lease's expiry is compared with this host's clock and nothing is written), its
+// ages and figures taken at the clocks given.
+nlohmann::json status_json(const config::Config& c, const store::StoredCampaign& stored, const engine::Clocks& now);
 // With several configs and folders: one line per campaign (--json: an array of the full views, each
 // with its "config"); one config alone: its full view.
 int status_verb(const std::vector<std::string>& sources, bool json);

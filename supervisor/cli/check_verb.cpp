@@ -1,7 +1,5 @@
 #include "cli/check_verb.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -18,10 +16,9 @@
 #include "state/memory.h"
 #include "supervise/set_runs.h"
 #include "reconcile/window_now.h"
-#include "journal/journal.h"
-#include "journal/lease.h"
 #include "slurm/client.h"
 #include "slurm/config_check.h"
+#include "store/read_campaign.h"
 #include "util/files.h"
 
 namespace mlsup::cli {
@@ -40,25 +37,11 @@ void attempt_facts(const engine::CampaignState& s, CheckFacts& f) {
   if (a->job_id) f.job_id = static_cast<long long>(*a->job_id);
 }
 
-// What the supervisor remembers (memory.json, on the clocks of now); a missing one remembers nothing.
-engine::Memory remembered(const config::Config& c, const engine::Clocks& now) {
-  const auto text = util::read_file(c.state_dir + "/memory.json");
-  if (!text) return {};
-  auto m = engine::memory_from_json(nlohmann::json::parse(*text, nullptr, false));
-  engine::rebase(m, now);
-  return m;
-}
-
 // The lease: whether a supervisor holds it now, and how long ago one last wrote it (each pass of a
 // tick takes and releases it, `run` renews it once half its ttl is gone), both on the file server's clock.
-void lease_facts(const config::Config& c, double wall, CheckFacts& f) {
-  const std::string path = c.state_dir + "/lease.json";
-  struct stat st{};
-  if (::stat(path.c_str(), &st) != 0) return;
-  const double server_now = journal::file_server_time(path).value_or(wall);
-  const auto lease = journal::read_lease(path);
-  f.supervised = lease && lease->expires > server_now;
-  f.since_pass = server_now - (static_cast<double>(st.st_mtim.tv_sec) + static_cast<double>(st.st_mtim.tv_nsec) / 1e9);
+void lease_facts(const store::LeaseSeen& seen, CheckFacts& f) {
+  f.supervised = seen.held();
+  if (seen.written) f.since_pass = seen.now - *seen.written;
 }
 
 void disk_facts(const config::Config& c, CheckFacts& f) {
@@ -79,13 +62,10 @@ CheckFacts campaign_facts(const std::string& file, std::optional<double> stale_a
   }
   f.name = c->set_run.empty() ? c->name : c->set_run;
   if (backend.empty()) backend = c->slurm.backend;
-  const std::string path = c->state_dir + "/journal.jsonl";
-  auto [records, unread] = journal::Journal::read_only(path, c->name);
-  std::vector<engine::JournalRecord> in;
-  for (auto& r : records) in.push_back({r.time, r.type, std::move(r.data), r.line});
-  const auto s = engine::replay(in, path);
-  if (!unread.empty() || !s.problems.empty()) {
-    f.load_error = "its journal cannot be read: " + (unread.empty() ? s.problems.front() : unread.front()).str();
+  const auto stored = store::read_campaign(*c, now, true);
+  const auto& s = stored.journal.state;
+  if (!stored.journal.problems.empty()) {
+    f.load_error = "its journal cannot be read: " + stored.journal.problems.front().str();
     return f;
   }
   f.state = engine::state_name(s);
@@ -94,10 +74,10 @@ CheckFacts campaign_facts(const std::string& file, std::optional<double> stale_a
   if (const auto g = engine::gate_of(*c)) f.held_back = g->gate == engine::Gate::Wait || g->gate == engine::Gate::Blocked;
   if (const auto w = engine::window_now(*c, now.wall); w && !w->open) f.held_back = true;  // not expected to run now
   attempt_facts(s, f);
-  const auto memory = remembered(*c, now);
+  const auto& memory = stored.memory;
   f.backing_off = f.phase == AttemptPhase::Ended && memory.resubmit.at > now.mono;
   if (f.phase == AttemptPhase::Job) f.shortfall = memory.shortfall;
-  lease_facts(*c, now.wall, f);
+  lease_facts(stored.lease, f);
   f.stale_after = stale_after.value_or(default_stale_after(static_cast<double>(c->lease_ttl.count())));
   disk_facts(*c, f);
   return f;

@@ -14,6 +14,7 @@
 #include "campaign/template_snapshot.h"
 #include "journal/atomic_file.h"
 #include "journal/journal.h"
+#include "store/read_campaign.h"
 #include "journal/lease.h"
 #include "slurm/config_check.h"
 #include "util/json.h"
@@ -24,16 +25,11 @@ using nlohmann::json;
 
 namespace {
 
-// The campaign as its journal tells it, read without changing it; the records too (for a refusal
-// the holder journaled). False when the journal has problems (printed).
-bool read_state(const config::Config& c, engine::CampaignState& s, std::vector<engine::JournalRecord>& records) {
-  const std::string path = c.state_dir + "/journal.jsonl";
-  auto [read, problems] = journal::Journal::read_only(path, c.name);
-  for (auto& r : read) records.push_back({r.time, r.type, std::move(r.data), r.line});
-  s = engine::replay(records, path);
-  problems.insert(problems.end(), s.problems.begin(), s.problems.end());
-  for (const auto& p : problems) std::cerr << p.str() << "\n";
-  return problems.empty();
+// The campaign as its journal tells it, read without changing it; its problems printed.
+store::StoredJournal read_state(const config::Config& c) {
+  auto read = store::read_journal(c);
+  for (const auto& p : read.problems) std::cerr << p.str() << "\n";
+  return read;
 }
 
 // resume --from: the checkpoint named must be a complete one of the campaign's; its step.
@@ -55,10 +51,7 @@ double wall_now() {
 
 // The refusal the supervisor journaled for request id, if it refused it.
 std::optional<engine::Refusal> refused(const config::Config& c, const std::string& id) {
-  engine::CampaignState s;
-  std::vector<engine::JournalRecord> records;
-  (void)read_state(c, s, records);
-  for (const auto& r : records)
+  for (const auto& r : read_state(c).records)
     if (r.type == "request-refused" && util::string_field(r.data, "request") == id)
       return engine::Refusal{static_cast<int>(util::number_field(r.data, "code", kRuntimeFailure)),
                              util::string_field(r.data, "reason")};
@@ -75,9 +68,9 @@ int lifecycle_verb(const std::string& config_path, engine::Request r) {
     return kBadInput;
   }
   const auto& c = *loaded;
-  engine::CampaignState s;
-  std::vector<engine::JournalRecord> records;
-  if (!read_state(c, s, records)) return kRuntimeFailure;
+  const auto read = read_state(c);
+  if (!read.problems.empty()) return kRuntimeFailure;
+  const auto& s = read.state;
   if (const auto no = engine::refuse(s, r)) {
     (no->code == kOk ? std::cout : std::cerr) << "mlsup " << verb << ": campaign " << c.name << ": " << no->message << "\n";
     return no->code;

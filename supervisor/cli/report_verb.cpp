@@ -13,11 +13,11 @@
 #include "config/load.h"
 #include "campaign/notify.h"
 #include "journal/atomic_file.h"
-#include "journal/journal.h"
 #include "report/facts.h"
 #include "report/html.h"
 #include "report/markdown.h"
 #include "report/summary.h"
+#include "store/read_campaign.h"
 #include "report/svg.h"
 #include "util/json.h"
 
@@ -25,14 +25,6 @@ namespace mlsup::cli {
 namespace {
 
 using nlohmann::json;
-
-// The journal's records as status reads them (read only, beside a running supervisor).
-std::vector<engine::JournalRecord> records_of(const config::Config& c) {
-  auto [records, unread] = journal::Journal::read_only(c.state_dir + "/journal.jsonl", c.name);
-  std::vector<engine::JournalRecord> out;
-  for (auto& r : records) out.push_back({r.time, r.type, std::move(r.data), r.line});
-  return out;
-}
 
 // A set's gate on the run in words ("waiting after first (running)"); "" when it holds nothing back.
 std::string gate_words(const json& view) {
@@ -43,10 +35,9 @@ std::string gate_words(const json& view) {
 // One campaign's facts over the window, from what `status` reads of it at the same clocks.
 report::RunFacts facts_of(const config::Config& c, const std::string& file, const report::Window& w,
                           const engine::Clocks& clocks) {
-  engine::CampaignState s;
-  const json view = status_json(c, s, clocks);
-  const auto records = records_of(c);
-  const report::RunInput in{.run = c.name, .config = file, .state = s, .records = records,
+  const auto stored = store::read_campaign(c, clocks, true);
+  const json view = status_json(c, stored, clocks);
+  const report::RunInput in{.run = c.name, .config = file, .state = stored.journal.state, .records = stored.journal.records,
                             .current_step = view["step"].is_number_integer() ? view["step"].get<long long>() : -1,
                             .state_name = util::string_field(view, "state"),
                             .job_state = util::string_field(view, "job_state"), .gate = gate_words(view)};

@@ -108,7 +108,7 @@ std::string submit_script(const render::Submission& s, const std::string& script
 
 // Where the engine stores the attempt's script ("SCRIPT" before the campaign's first run).
 std::string script_path(const Planned& p) {
-  return p.next ? p.config.state_dir + "/attempts/" + std::to_string(p.attempt.number) + "/job.sbatch" : "SCRIPT";
+  return p.next ? p.config.dir().attempt_script(p.attempt.number) : "SCRIPT";
 }
 
 nlohmann::json as_json(const Planned& p) {

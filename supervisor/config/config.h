@@ -9,6 +9,7 @@
 #include "config/alert_kinds.h"
 #include "config/array_spec.h"
 #include "config/duration.h"
+#include "config/state_dir.h"
 
 namespace mlsup::config {
 
@@ -126,6 +127,8 @@ struct Config {
   std::string set_run;   // and the run's name in it
 
   std::map<std::string, Location> written;  // every schema key present in the file, and where
+
+  StateDir dir() const { return {state_dir}; }  // the paths inside state_dir
 
   // True when the file set key (a schema path such as "slurm.signal").
   bool is_set(const std::string& key) const { return written.contains(key); }

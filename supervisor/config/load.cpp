@@ -80,10 +80,10 @@ std::string resolve(const std::string& base_dir, const std::string& path, const 
 void finalize(Config& c) {
   c.template_path = resolve(c.base_dir, c.template_path, "");
   c.state_dir = resolve(c.base_dir, c.state_dir, (fs::path(c.base_dir) / ".mlsup" / c.name).string());
-  c.checkpoint.dir = resolve(c.base_dir, c.checkpoint.dir, c.state_dir + "/checkpoints");
-  c.heartbeat.dir = resolve(c.base_dir, c.heartbeat.dir, c.state_dir + "/heartbeats");
-  c.switches.kill = resolve(c.base_dir, c.switches.kill, c.state_dir + "/kill-switch");
-  c.switches.save = resolve(c.base_dir, c.switches.save, c.state_dir + "/save-switch");
+  c.checkpoint.dir = resolve(c.base_dir, c.checkpoint.dir, c.dir().checkpoints());
+  c.heartbeat.dir = resolve(c.base_dir, c.heartbeat.dir, c.dir().heartbeats());
+  c.switches.kill = resolve(c.base_dir, c.switches.kill, c.dir().kill_switch());
+  c.switches.save = resolve(c.base_dir, c.switches.save, c.dir().save_switch());
   c.notify.ca_file = resolve(c.base_dir, c.notify.ca_file, "");
   if (!c.slurm.time.empty()) c.slurm.time_limit = parse_slurm_time(c.slurm.time).value_or(std::nullopt);
   if (!c.slurm.array.empty()) {

@@ -61,7 +61,7 @@ std::optional<Record> parse_record(std::string_view line, int number, long long 
   const auto type = j.find("type");
   if (seq == j.end() || !seq->is_number_integer() || seq->get<long long>() <= prev_seq) return std::nullopt;
   if (time == j.end() || !time->is_number() || type == j.end() || !type->is_string()) return std::nullopt;
-  Record r{seq->get<long long>(), time->get<double>(), type->get<std::string>(), {}, number};
+  Record r{time->get<double>(), type->get<std::string>(), {}, number, seq->get<long long>()};
   r.data = std::move(j);
   return r;
 }
@@ -280,7 +280,7 @@ util::Result<Record> Journal::append(const std::string& type, json fields, doubl
       return std::unexpected(caught.error());
     }
   }
-  Record record{last_seq_ + 1, now, type, std::move(fields), static_cast<int>(count_) + 2};
+  Record record{now, type, std::move(fields), static_cast<int>(count_) + 2, last_seq_ + 1};
   record.data["seq"] = record.seq;
   record.data["time"] = record.time;
   record.data["type"] = record.type;

@@ -12,19 +12,14 @@
 #include <nlohmann/json.hpp>
 
 #include "util/error.h"
+#include "util/journal_record.h"
 
 namespace mlsup::journal {
 
 // The format version written in the header; a journal of a higher version is refused.
 inline constexpr int kJournalVersion = 1;
 
-struct Record {
-  long long seq = 0;    // 1, 2, ... increasing; never reused
-  double time = 0;      // unix seconds, from the clock handed to append()
-  std::string type;
-  nlohmann::json data;  // the whole object, seq, time and type included
-  int line = 0;         // its line in the file (the header is line 1)
-};
+using Record = util::JournalRecord;
 
 // <state_dir>/journal.jsonl: a header line {"mlsup_journal":1,"campaign":...}, then one Record per line.
 class Journal {

@@ -95,7 +95,7 @@ bool header_line(std::string_view line) {
 
 }  // namespace
 
-std::string chain_dir(const config::Config& config) { return config.state_dir + "/chain"; }
+std::string chain_dir(const config::Config& config) { return config.dir().chain(); }
 
 std::string chain_values(const config::Config& config, const Attempt& attempt) {
   auto env = job_environment(config, attempt);

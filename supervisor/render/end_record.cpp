@@ -35,7 +35,7 @@ std::string_view base_name(std::string_view path) {
 
 }  // namespace
 
-std::string end_record_dir(const config::Config& config) { return config.state_dir + "/ends"; }
+std::string end_record_dir(const config::Config& config) { return config.dir().ends(); }
 
 std::string end_record_lines(const config::Config& config) {
   std::string text(kLines);

@@ -79,7 +79,7 @@ fi
 
 }  // namespace
 
-std::string spares_dir(const config::Config& config) { return config.state_dir + "/spares"; }
+std::string spares_dir(const config::Config& config) { return config.dir().spares(); }
 
 std::string spare_values(const config::Config& config, const Attempt& attempt, unsigned long long job,
                          const std::vector<std::string>& nodes) {

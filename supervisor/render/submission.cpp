@@ -177,7 +177,7 @@ void control_options(const Config& c, const Directives& d, const Attempt& attemp
   if (const auto* o = d.find("output")) {
     s.output = o->value;
   } else {
-    s.output = c.state_dir + "/logs/" + (s.array ? "%x-%A_%a.out" : "%x-%j.out");
+    s.output = c.dir().logs() + "/" + (s.array ? "%x-%A_%a.out" : "%x-%j.out");
     out.push_back("--output=" + s.output);
   }
   export_option(d, s, out);

@@ -16,6 +16,7 @@
 #include "decide/submit_retry.h"
 #include "slurm/types.h"
 #include "util/error.h"
+#include "util/journal_record.h"
 
 namespace mlsup::engine {
 
@@ -96,12 +97,7 @@ struct CampaignState {
   const AttemptState* current() const { return attempts.empty() ? nullptr : &attempts.back(); }
 };
 
-struct JournalRecord {
-  double time = 0;
-  std::string type;
-  nlohmann::json data;
-  int line = 0;  // its line in the journal; 0 when unknown
-};
+using JournalRecord = util::JournalRecord;
 
 // Rebuilds the campaign from its journal records (those of the journal at path), in order. Never throws:
 // a record that cannot be applied is left out and listed in problems with path and line; the engine

@@ -148,7 +148,7 @@ std::variant<Opened, RunResult> open_campaign(const config::Config& config, slur
   std::error_code ec;
   fs::create_directories(config.state_dir, ec);
   if (ec) return RunResult{kRuntimeFailure, "cannot create the state directory " + config.state_dir + ": " + ec.message()};
-  auto lease = journal::Lease::acquire(config.state_dir + "/lease.json", journal::current_identity(), wall_now(),
+  auto lease = journal::Lease::acquire(config.dir().lease(), journal::current_identity(), wall_now(),
                                        lease_ttl(config));
   if (!lease) {
     const bool held = lease.error().kind == util::ErrorKind::Held || lease.error().kind == util::ErrorKind::Busy;
@@ -163,7 +163,7 @@ std::variant<Opened, RunResult> open_campaign(const config::Config& config, slur
   edges.hold = [held](double seconds) { return held->hold(wall_now(), seconds); };
   edges.epoch = held->info().epoch;
   edges.pace_submit = [&submits] { return submits.wait(); };
-  edges.server_now = [path = config.state_dir + "/lease.json"] { return journal::file_server_time(path); };
+  edges.server_now = [path = config.dir().lease()] { return journal::file_server_time(path); };
   auto campaign = Campaign::open(config, std::move(edges));
   if (!campaign) {
     o.lease->release();

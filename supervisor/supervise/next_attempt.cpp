@@ -1,26 +1,17 @@
 #include "supervise/next_attempt.h"
 
-#include <filesystem>
-
 #include "decide/ledger.h"
 #include "reconcile/reconcile.h"
 #include "state/state.h"
-#include "journal/journal.h"
+#include "store/read_campaign.h"
 
 namespace mlsup::engine {
 namespace {
 
 CampaignState replayed(const config::Config& c, std::vector<std::string>& notes) {
-  const std::string path = c.state_dir + "/journal.jsonl";
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return {};
-  auto [records, unread] = journal::Journal::read_only(path, c.name);
-  for (const auto& e : unread) notes.push_back("journal: " + e.str());
-  std::vector<JournalRecord> in;
-  for (auto& r : records) in.push_back({r.time, r.type, std::move(r.data), r.line});
-  CampaignState s = replay(in, path);
-  for (const auto& e : s.problems) notes.push_back("journal: " + e.str());
-  return s;
+  auto read = store::read_journal(c);
+  for (const auto& e : read.problems) notes.push_back("journal: " + e.str());
+  return std::move(read.state);
 }
 
 // The node states the exclusion cap needs, when it needs them; false when they are needed and unknown.
@@ -58,7 +49,7 @@ std::optional<NextAttempt> next_attempt(const config::Config& c, const std::stri
                          "): nothing more is submitted; this is what another attempt would get");
   next.attempt = {sub->attempt, sub->resume_from, sub->exclude, sub->tag, s.campaign_id};
   next.resume_step = sub->resume_step;
-  next.script_path = c.state_dir + "/attempts/" + std::to_string(sub->attempt) + "/job.sbatch";
+  next.script_path = c.dir().attempt_script(sub->attempt);
   next.working_dir = c.base_dir;
   return next;
 }

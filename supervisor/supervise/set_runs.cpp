@@ -1,22 +1,14 @@
 #include "supervise/set_runs.h"
 
-#include <filesystem>
-
 #include "state/state.h"
-#include "journal/journal.h"
+#include "store/read_campaign.h"
 #include "render/submission.h"
 #include "util/files.h"
 
 namespace mlsup::engine {
 
 std::pair<RunPhase, int> journal_phase(const config::Config& c) {
-  const std::string path = c.state_dir + "/journal.jsonl";
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return {RunPhase::NotStarted, 0};
-  auto [records, unread] = journal::Journal::read_only(path, c.name);
-  std::vector<JournalRecord> in;
-  for (auto& r : records) in.push_back({r.time, r.type, std::move(r.data), r.line});
-  const auto s = replay(in, path);
+  const auto s = store::read_journal(c).state;
   if (s.finished_code) return {*s.finished_code == 0 ? RunPhase::Completed : RunPhase::Ended, *s.finished_code};
   if (s.attempts.empty() && s.campaign_id.empty()) return {RunPhase::NotStarted, 0};
   return {RunPhase::Active, 0};

@@ -52,10 +52,7 @@ inline engine::CampaignState campaign(std::vector<engine::AttemptState> attempts
 
 // The fixture campaign's journal, replayed.
 inline engine::CampaignState journaled(const EngineFixture& f) {
-  auto [records, problems] = journal::Journal::read_only(f.config.state_dir + "/journal.jsonl", f.config.name);
-  std::vector<engine::JournalRecord> out;
-  for (auto& r : records) out.push_back({r.time, r.type, r.data, r.line});
-  return engine::replay(out);
+  return engine::replay(journal::Journal::read_only(f.config.state_dir + "/journal.jsonl", f.config.name).first);
 }
 
 }  // namespace mlsup::test::rows

@@ -53,8 +53,8 @@ struct Figures : EngineFixture {
   }
 
   json status() const {
-    engine::CampaignState s;
-    return cli::status_json(config, s, {clock, mono(), clock_id});
+    const engine::Clocks now{clock, mono(), clock_id};
+    return cli::status_json(config, store::read_campaign(config, now, true), now);
   }
 };
 
