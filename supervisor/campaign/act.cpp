@@ -49,7 +49,7 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::Report& i) 
 }
 
 util::Result<void> Campaign::act(const CampaignState&, const intent::Prune& i) {
-  if (auto held = hold(0); !held) return held;  // no checkpoint is deleted without the lease
+  if (auto leased = keep_lease(0); !leased) return leased;  // no checkpoint is deleted without the lease
   for (const auto& old : i.old) {
     std::error_code ec;
     fs::remove_all(old.path, ec);
@@ -99,7 +99,7 @@ util::Result<void> Campaign::send(const AttemptState& a) {
   if (const double waited = edges_.pace_submit ? edges_.pace_submit() : 0; waited >= 1)
     event("submit-paced", {{"attempt", a.number}, {"waited", waited},
                            {"reason", "the supervisor spaces its sbatch calls out (run/tick --submit-rate)"}});
-  if (auto held = hold(static_cast<double>(slurm::kSbatchTimeout.count())); !held) return held;
+  if (auto leased = keep_lease(static_cast<double>(slurm::kSbatchTimeout.count())); !leased) return leased;
   // Held until the journal has it: a job no journal names (an sbatch that outlived its supervisor, or
   // one of a supervisor that lost its lease) never starts, and is cancelled as a duplicate.
   auto options = plan->options;
@@ -138,7 +138,7 @@ void Campaign::release_failed(int attempt, slurm::JobId id, const slurm::Error& 
 
 // A submission journaled: its job may start (the pass after releases it when this fails).
 util::Result<void> Campaign::release_submission(int attempt, slurm::JobId id) {
-  if (auto held = hold(kSlurmCallBound); !held) return held;
+  if (auto leased = keep_lease(kSlurmCallBound); !leased) return leased;
   if (auto done = edges_.slurm->release(id); !done) {
     release_failed(attempt, id, done.error(), "the job waits held; its release is tried again next pass");
     return {};
@@ -178,7 +178,7 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::End& i) {
 }
 
 util::Result<void> Campaign::act(const CampaignState&, const intent::Finish& i) {
-  if (i.cancel_chain && hold(kSlurmCallBound)) {  // without the lease, the supervisor that holds it does this
+  if (i.cancel_chain && keep_lease(kSlurmCallBound)) {  // without the lease, the supervisor that holds it does this
     const auto [attempt, array] = *i.cancel_chain;
     const auto done = edges_.slurm->cancel(array);
     event("chain-cancelled", {{"attempt", attempt}, {"job_id", array},
@@ -186,12 +186,12 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::Finish& i) 
                                          : config_.slurm.spare_nodes > 0 ? "the job, which would run the next attempt, is cancelled"
                                                                          : "the chain's remaining tasks are cancelled"}});
   }
-  return fact("finished", {{"code", i.code}, {"reason", i.reason}}, i.code == 0 ? "completed" : "stopped",
+  return fact("finished", {{"code", i.code}, {"reason", i.reason}}, i.code == 0 ? decide::EventKind("completed") : decide::EventKind("stopped"),
               {{"exit_code", i.code}, {"alert", true}});
 }
 
 util::Result<void> Campaign::act(const CampaignState&, const intent::Relax& i) {
-  if (auto held = hold(kSlurmCallBound); !held) return held;
+  if (auto leased = keep_lease(kSlurmCallBound); !leased) return leased;
   if (auto done = edges_.slurm->set_excluded(i.job.job_id, util::join(i.keep, ",")); !done) {
     event("relax-failed", {{"attempt", i.attempt.number}, {"job_id", i.job.job_id}, {"node", i.node},
                            {"detail", done.error().message}, {"decision", "retry next pass"}});
@@ -221,7 +221,7 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::PendingAler
 util::Result<void> Campaign::act(const CampaignState& s, const intent::Status& i) {
   StatusSaid said{s.current() ? s.current()->number : 0, i.job.job_id, i.job.state, i.job.nodes, i.job.reason,
                   combined(memory_.heartbeat).step};
-  if (said == status_said_ || !hold(0)) return {};  // unchanged, or another supervisor's to write now
+  if (said == status_said_ || !keep_lease(0)) return {};  // unchanged, or another supervisor's to write now
   const json j = {{"version", 1},          {"campaign", config_.name},   {"attempts", said.attempts},
                   {"job_id", said.job_id}, {"job_state", std::string(slurm::state_name(said.state))},
                   {"nodes", said.nodes},   {"reason", said.reason},      {"step", said.step},

@@ -33,7 +33,7 @@ std::optional<std::string> Campaign::patch_queued(const AttemptState& a, const s
   for (const auto& n : a.exclude)
     if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) nodes.push_back(n);
   if (util::join(nodes, ",") == util::join(now, ",")) return std::nullopt;
-  if (auto held = hold(kSlurmCallBound); !held) return "not updated: " + held.error().message;
+  if (auto leased = keep_lease(kSlurmCallBound); !leased) return "not updated: " + leased.error().message;
   const auto done = edges_.slurm->set_excluded(queued.job_id, util::join(nodes, ","));
   if (!done) return "not updated: " + done.error().message;
   const auto back = edges_.slurm->jobs({queued.job_id});  // read it back
@@ -69,7 +69,7 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::Claimed& i)
 }
 
 util::Result<void> Campaign::act(const CampaignState&, const intent::ChainExhausted& i) {
-  if (auto held = hold(0); !held) return held;
+  if (auto leased = keep_lease(0); !leased) return leased;
   std::error_code ec;  // a claim its task never completed
   const std::string claim = render::chain_dir(config_) + "/claims/" + std::to_string(i.attempt);
   fs::remove_all(claim, ec);

@@ -27,7 +27,7 @@ void Campaign::keep_hang_evidence(const AttemptState& a, const slurm::Job& job, 
                {"MLSUP_ATTEMPT", std::to_string(a.number)}, {"MLSUP_STATE_DIR", config_.state_dir}};
   r.working_dir = config_.base_dir;
   r.timeout = config_.heartbeat.hang_command_timeout;
-  if (!hold(static_cast<double>(r.timeout.count()) + 5)) return;  // another supervisor holds the campaign now
+  if (!keep_lease(static_cast<double>(r.timeout.count()) + 5)) return;  // another supervisor holds the campaign now
   const auto done = edges::run_process(r);
   const std::string path = config_.dir().hang_evidence(a.number);
   const std::string outcome = !done.started ? "could not start: " + done.start_error
@@ -85,7 +85,7 @@ util::Result<std::vector<std::string>> Campaign::proven_silent(const intent::Han
 }
 
 util::Result<std::vector<std::string>> Campaign::probe_nodes(const slurm::Job& job, const std::vector<std::string>& nodes) {
-  if (auto held = hold(3.0 * static_cast<double>(config_.heartbeat.probe_timeout.count()) + 5); !held) return std::unexpected(held.error());
+  if (auto leased = keep_lease(3.0 * static_cast<double>(config_.heartbeat.probe_timeout.count()) + 5); !leased) return std::unexpected(leased.error());
   return edges_.probe ? edges_.probe(job.job_id, nodes, config_.heartbeat.probe_timeout) : std::vector<std::string>{};
 }
 

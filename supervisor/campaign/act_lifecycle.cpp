@@ -20,7 +20,7 @@ constexpr int kRequestsPerPass = 16;  // more wait for the next pass
 // The record type and event of a request that goes ahead.
 struct Taken {
   const char* record;
-  const char* event;
+  decide::EventKind event;
 };
 constexpr Taken kTaken[] = {{"resumed", "campaign-resumed"}, {"paused", "campaign-paused"},
                             {"cancel-requested", "cancel-requested"}};
@@ -87,7 +87,7 @@ util::Result<void> Campaign::act(const CampaignState& s, const intent::TakeReque
 }
 
 util::Result<void> Campaign::act(const CampaignState&, const intent::Hold& i) {
-  if (auto held = hold(kSlurmCallBound); !held) return held;
+  if (auto leased = keep_lease(kSlurmCallBound); !leased) return leased;
   if (auto done = edges_.slurm->hold(i.job_id); !done) {
     event("hold-failed", {{"attempt", i.attempt.number}, {"job_id", i.job_id}, {"detail", done.error().message},
                           {"decision", "tried again next pass"}});
@@ -100,7 +100,7 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::Hold& i) {
 }
 
 util::Result<void> Campaign::act(const CampaignState& s, const intent::Release& i) {
-  if (auto held = hold(kSlurmCallBound); !held) return held;
+  if (auto leased = keep_lease(kSlurmCallBound); !leased) return leased;
   if (auto done = edges_.slurm->release(i.job_id); !done) {
     if (done.error().kind == slurm::ErrorKind::Rejected)  // Slurm holds the job to what it asks, which it cannot give
       return act(s, intent::Cancel{i.attempt, decide::EndClass::Refused,
@@ -127,7 +127,7 @@ std::string stop_reason(const std::string& why) {
 }  // namespace
 
 util::Result<void> Campaign::act(const CampaignState&, const intent::AskToStop& i) {
-  if (auto held = hold(0); !held) return held;
+  if (auto leased = keep_lease(0); !leased) return leased;
   const std::string path = config_.switches.kill;
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);

@@ -15,7 +15,7 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::AwaitSbatch
 }
 
 util::Result<void> Campaign::act(const CampaignState&, const intent::EndSbatch& i) {
-  if (auto held = hold(0); !held) return held;
+  if (auto leased = keep_lease(0); !leased) return leased;
   if (i.kill) {
     if (edges_.kill_group) edges_.kill_group(i.run.pid);
     else {
@@ -28,7 +28,7 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::EndSbatch& 
 }
 
 util::Result<void> Campaign::act(const CampaignState&, const intent::CancelDuplicate& i) {
-  if (auto held = hold(kSlurmCallBound); !held) return held;
+  if (auto leased = keep_lease(kSlurmCallBound); !leased) return leased;
   if (auto done = edges_.slurm->cancel(i.job.job_id); !done && !slurm::already_over(done.error())) {
     event("duplicate-cancel-failed", {{"attempt", i.attempt}, {"job_id", i.job.job_id}, {"detail", done.error().message},
                                       {"decision", "tried again next pass"}});

@@ -24,7 +24,7 @@ void Campaign::write_spare_values(const AttemptState& a, slurm::JobId job, const
 }
 
 util::Result<void> Campaign::hand_over_in_job(const AttemptState& a, slurm::JobId job, const std::vector<std::string>& nodes) {
-  if (auto held = hold(kSlurmCallBound); !held) return held;
+  if (auto leased = keep_lease(kSlurmCallBound); !leased) return leased;
   const auto killed = edges_.slurm->kill_steps(job);  // the old run's ranks, on the nodes that still answer
   write_spare_values(a, job, nodes);
   event("handed-over", {{"attempt", a.number}, {"job_id", job}, {"nodes", nodes}, {"resume_from", a.resume_from},
@@ -44,7 +44,7 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::SpareValues
 }
 
 util::Result<void> Campaign::act(const CampaignState&, const intent::DropSpares& i) {
-  if (auto held = hold(kSlurmCallBound); !held) return held;
+  if (auto leased = keep_lease(kSlurmCallBound); !leased) return leased;
   // The tasks shrink with the nodes (a job of 65 tasks on 64 nodes, one per node, can never start).
   const auto& j = i.job;
   const int tasks = j.node_count > 0 && j.num_tasks % j.node_count == 0 ? static_cast<int>(j.num_tasks / j.node_count) * i.nodes : 0;

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "config/diff.h"
+#include "decide/event_kinds.h"
 #include "views/alert_kinds.h"
 #include "reconcile/reconcile.h"
 #include "journal/atomic_file.h"
@@ -108,33 +109,33 @@ util::Result<void> Campaign::window_zone() {
 
 double Campaign::mono() const { return edges_.mono ? edges_.mono() : edges_.now(); }
 
-util::Result<void> Campaign::hold(double seconds) {
-  if (!edges_.hold) return {};
-  auto held = edges_.hold(seconds);
+util::Result<void> Campaign::keep_lease(double seconds) {
+  if (!edges_.keep_lease) return {};
+  auto held = edges_.keep_lease(seconds);
   if (!held && (held.error().kind == util::ErrorKind::Superseded || held.error().kind == util::ErrorKind::Held))
     lease_lost_ = true;  // from now on this supervisor writes nothing another one reads
   return held;
 }
 
 util::Result<void> Campaign::record(const std::string& type, json fields) {
-  if (auto held = hold(0); !held) return held;
+  if (auto leased = keep_lease(0); !leased) return leased;
   auto r = journal_->append(type, std::move(fields), edges_.now());
   if (!r) return std::unexpected(r.error());
   return {};
 }
 
-void Campaign::event(const std::string& what, json fields) {
-  fields["event"] = what;
+void Campaign::event(decide::EventKind what, json fields) {
+  fields["event"] = what.name();
   fields["time"] = edges_.now();
   fields["campaign"] = config_.name;
   const auto kind = chosen_alert(fields, config_.notify.on);
   if (kind) fields["alert_kind"] = std::string(*kind);
   emit(fields);
   if (!kind) return;
-  if (!hold(kNotifyBound)) return;  // another supervisor holds the campaign now; it tells people
+  if (!keep_lease(kNotifyBound)) return;  // another supervisor holds the campaign now; it tells people
   const std::string outcome = notifier_.alert(fields, edges_.now());
   if (outcome == "none configured") return;
-  emit({{"event", "notified"}, {"time", edges_.now()}, {"campaign", config_.name}, {"about", what}, {"outcome", outcome}});
+  emit({{"event", decide::EventKind("notified").str()}, {"time", edges_.now()}, {"campaign", config_.name}, {"about", what.name()}, {"outcome", outcome}});
 }
 
 void Campaign::emit(const json& e) {
@@ -142,7 +143,7 @@ void Campaign::emit(const json& e) {
   if (edges_.on_event) edges_.on_event(e);
 }
 
-util::Result<void> Campaign::fact(const std::string& type, const json& fields, const std::string& what, json extra) {
+util::Result<void> Campaign::fact(const std::string& type, const json& fields, decide::EventKind what, json extra) {
   if (auto ok = record(type, fields); !ok) return ok;
   json ev = fields;
   ev.update(extra);

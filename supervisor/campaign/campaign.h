@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config.h"
+#include "decide/event_kinds.h"
 #include "observe/heartbeat.h"
 #include "reconcile/intents.h"
 #include "state/memory.h"
@@ -38,7 +39,7 @@ struct Edges {
   std::string clock_id;          // which monotonic clock mono reads (host and boot)
   // Confirms that this supervisor still holds the campaign and will for seconds more (renewing the
   // lease as needed); an error of kind Superseded when another took over. Empty function = always.
-  std::function<util::Result<void>(double seconds)> hold;
+  std::function<util::Result<void>(double seconds)> keep_lease;
   long long epoch = 0;           // the lease's epoch, stamped on every journal record (0 = none)
   // Waits for the supervisor's turn to call sbatch (its submit rate), returning the seconds waited;
   // empty function = no wait.
@@ -174,10 +175,10 @@ class Campaign {
   util::Result<void> act(const CampaignState& s, const intent::DropSpares& i);
 
   // A fact: the record appended, then told as the event (the record's fields and extra).
-  util::Result<void> fact(const std::string& type, const nlohmann::json& fields, const std::string& what,
+  util::Result<void> fact(const std::string& type, const nlohmann::json& fields, decide::EventKind what,
                           nlohmann::json extra = nlohmann::json::object());
   util::Result<void> record(const std::string& type, nlohmann::json fields);
-  void event(const std::string& what, nlohmann::json fields);
+  void event(decide::EventKind what, nlohmann::json fields);
   void emit(const nlohmann::json& e);
   // The campaign as its journal tells it now: the records the journal gained since the last call
   // applied to the state kept (a reference to it, which later calls update).
@@ -211,7 +212,7 @@ class Campaign {
 
   double mono() const;
   Clocks clocks() const;
-  util::Result<void> hold(double seconds);
+  util::Result<void> keep_lease(double seconds);
   void load_memory();
   void save_memory();
   // True when the memory is as when it was last saved, or last found to be (by its text), but for
@@ -225,7 +226,7 @@ class Campaign {
   std::string campaign_id_;
   CampaignState state_;         // the journal replayed, record after record as the journal hands them over
   bool queued_ = false;
-  bool lease_lost_ = false;     // hold() found another supervisor holding the campaign: nothing more is written
+  bool lease_lost_ = false;     // keep_lease() found another supervisor holding the campaign: nothing more is written
   Memory memory_;             // what passes remember beyond the journal (memory.json)
   std::string memory_saved_;  // memory.json's text as last written
   // What status.json says, but for its time: compared before any JSON is built.

@@ -39,7 +39,7 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::Cancel& i) 
   auto ok = fact("cancel-intent", fields, "cancelling", {{"fenced", true}});
   if (!ok) return ok;
   if (i.steps_only) {  // spare nodes: the attempt's run is killed; the job runs on for the next attempt
-    if (auto held = hold(kSlurmCallBound); !held) return held;
+    if (auto leased = keep_lease(kSlurmCallBound); !leased) return leased;
     if (auto killed = edges_.slurm->kill_steps(id); !killed)
       event("steps-kill-failed", {{"attempt", a.number}, {"job_id", id}, {"detail", killed.error().message},
                                   {"decision", "the next attempt's hand-over kills them again"}});
@@ -62,7 +62,7 @@ void Campaign::send_cancel(const AttemptState& a, decide::EndClass why) {
   if (tries.sent == 0) tries.first_at = now;
   ++tries.sent;
   tries.next_at = now + resend_delay(tries.sent);
-  if (!hold(kSlurmCallBound)) return;  // another supervisor holds the campaign now
+  if (!keep_lease(kSlurmCallBound)) return;  // another supervisor holds the campaign now
   // A hung job's tasks are killed at once: Slurm's grace would only keep its nodes from the replacement.
   if (why == decide::EndClass::Hang) (void)edges_.slurm->kill_steps(id);
   const auto done = edges_.slurm->cancel(id);

@@ -138,7 +138,7 @@ int run(int argc, char** argv) {
   std::string since;
   auto* events_cmd = campaign_cmds.at("events");
   events_cmd->add_flag("--follow,-f", events.follow, "after the log, print each event as it is appended, until interrupted");
-  events_cmd->add_option("--kind", events.filter.kinds, "only events of this kind (e.g. ended, excluded); repeat or comma-separate")
+  events_cmd->add_option("--kind", events.filter.kinds, "only events of this kind (e.g. attempt-ended, excluded); repeat or comma-separate")
       ->delimiter(',');
   events_cmd->add_option("--since", since,
                          "only events from then on: a duration back from now (30m, 2h, 1d), a local time "

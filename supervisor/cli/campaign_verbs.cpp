@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/checkpoints.h"
+#include "decide/event_kinds.h"
 #include "cli/exit_codes.h"
 #include "cli/metrics_text.h"
 #include "cli/status_text.h"
@@ -216,8 +217,9 @@ util::Result<std::string> set_switch(const config::Config& c, bool kill) {
   const auto me = journal::current_identity();
   const char* user = std::getenv("USER");
   std::filesystem::create_directories(c.state_dir, ec);
+  const decide::EventKind kind = kill ? decide::EventKind("stop-requested") : decide::EventKind("save-requested");
   (void)journal::EventLog(c.dir().events())
-      .append({{"event", kill ? "stop-requested" : "save-requested"}, {"time", now}, {"campaign", c.name},
+      .append({{"event", kind.str()}, {"time", now}, {"campaign", c.name},
                {"by", std::string(user ? user : "?") + "@" + me.host}, {"switch", path},
                {"reason", kill ? "`mlsup stop`: the training saves and exits; nothing more is submitted"
                                : "`mlsup save`: the training saves a checkpoint and goes on"}});
@@ -447,6 +449,10 @@ void print_new(std::vector<FollowedLog>& logs, const EventsOptions& o) {
 }  // namespace
 
 int events_verb(const std::vector<std::string>& sources, const EventsOptions& o) {
+  if (auto known = check_kinds(o.filter.kinds); !known) {
+    std::cerr << "mlsup events: " << known.error().message << "\n";
+    return kUsage;
+  }
   int code = kOk;
   auto logs = event_logs(sources, code);
   print_new(logs, o);

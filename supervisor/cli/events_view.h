@@ -18,6 +18,10 @@ struct EventFilter {
   bool keep(const nlohmann::json& event) const;
 };
 
+// --kind's names checked against the table of event kinds (decide/event_kinds.h; an older name is
+// taken): the first unknown one with the nearest known name, or nothing.
+util::Result<void> check_kinds(const std::vector<std::string>& kinds);
+
 // --since: a duration back from now ("90s", "2h", "1d"), a local date and time ("2026-12-02", "2026-12-02 04:30",
 // "2026-12-02T04:30:15"), or unix seconds ("@1764650000"); the time it names, or what is wrong.
 util::Result<double> parse_since(std::string_view text, double now);

@@ -165,7 +165,7 @@ util::Result<std::optional<LeaseInfo>> load(const std::string& path) {
 
 // Writes info to path and reads it back. An extension (same owner, a later expiry) skips the folder's
 // fsync: should a crash bring the earlier expiry back, that only ends the lease sooner, and every act
-// reads the file first (hold()).
+// reads the file first (keep_for()).
 util::Result<void> write_and_confirm(const std::string& path, const LeaseInfo& info, bool extension = false) {
   if (auto ok = write_atomically(path, lease_text(info), 0644, !extension); !ok) return ok;
   auto back = load(path);
@@ -245,11 +245,11 @@ util::Result<Lease> Lease::acquire(const std::string& path, const Identity& me, 
 }
 
 util::Result<void> Lease::renew(double now) {
-  if (info_.expires >= now + offset_ + ttl_ / 2) return {};  // nobody may take it meanwhile; hold() looks before every act
+  if (info_.expires >= now + offset_ + ttl_ / 2) return {};  // nobody may take it meanwhile; keep_for() looks before every act
   return extend(now, ttl_);
 }
 
-util::Result<void> Lease::hold(double now, double seconds) {
+util::Result<void> Lease::keep_for(double now, double seconds) {
   if (info_.expires >= now + offset_ + seconds + ttl_ / 2) return confirm();  // long enough: nobody may take it meanwhile
   return extend(now, seconds + ttl_);
 }
@@ -278,7 +278,7 @@ util::Result<void> Lease::extend(double now, double span) {
 
 void Lease::release() {
   if (path_.empty()) return;
-  info_.expires = 0;  // renew() and hold() look at the file from now on, and find it is not this owner's
+  info_.expires = 0;  // renew() and keep_for() look at the file from now on, and find it is not this owner's
   auto lock = LockFile::take(path_);
   if (!lock) return;
   const auto holder = load(path_);

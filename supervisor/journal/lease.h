@@ -49,7 +49,7 @@ class Lease {
                                      ServerClock server = file_server_time);
 
   // Keeps the lease running: moves the expiry to now + ttl once less than half the TTL is left, and
-  // does nothing before (an idle supervisor neither reads nor writes it; hold() looks before every
+  // does nothing before (an idle supervisor neither reads nor writes it; keep_for() looks before every
   // act); an error (after which the caller must stop acting) when the lease no longer names this
   // owner (kind Superseded) or cannot be written.
   util::Result<void> renew(double now);
@@ -57,10 +57,10 @@ class Lease {
   // Confirms the lease still names this owner and runs at least seconds + ttl/2 past now, renewing it
   // to now + seconds + ttl when it would not: called before every side effect, so that no operation
   // outlives the lease. Errors as renew().
-  util::Result<void> hold(double now, double seconds);
+  util::Result<void> keep_for(double now, double seconds);
 
   // Ends the claim (no owner, expiry 0) if the lease still names this owner, keeping the file for its
-  // epoch; after it renew() and hold() fail. A lease not released runs out at its expiry.
+  // epoch; after it renew() and keep_for() fail. A lease not released runs out at its expiry.
   void release();
 
   // The lease as last written by this holder.

@@ -13,6 +13,7 @@
 #include "decide/blame.h"
 #include "decide/first_evidence.h"
 #include "decide/chain_tasks.h"
+#include "decide/event_kinds.h"
 #include "state/state.h"
 #include "render/spares.h"
 #include "slurm/types.h"
@@ -23,7 +24,7 @@ namespace intent {
 
 // Tell people (an event, no record).
 struct Report {
-  std::string event;
+  decide::EventKind event;
   nlohmann::json fields;
 };
 

@@ -35,7 +35,7 @@ struct Pass {
   std::vector<Intent> out;
 
   void add(Intent i) { out.push_back(std::move(i)); }
-  void report(std::string event, nlohmann::json fields) { add(intent::Report{std::move(event), std::move(fields)}); }
+  void report(decide::EventKind event, nlohmann::json fields) { add(intent::Report{event, std::move(fields)}); }
   double wall() const { return w.now.wall; }
   double mono() const { return w.now.mono; }
 };

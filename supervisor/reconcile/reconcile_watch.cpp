@@ -27,7 +27,7 @@ void note_suspension(Pass& p, slurm::JobState state) {
   if (m.suspended_at > 0) {
     shift(m.heartbeat, now - m.suspended_at);
     for (auto& s : m.steps) s.at += now - m.suspended_at;  // the step rate counts the time it ran
-    p.report("resumed", {{"attempt", m.attempt}, {"suspended_for", now - m.suspended_at},
+    p.report("suspension-ended", {{"attempt", m.attempt}, {"suspended_for", now - m.suspended_at},
                          {"reason", "the job was suspended; its heartbeat's silence counts from now on"}});
     m.suspended_at = 0;
   }

@@ -1,5 +1,6 @@
 #include "supervise/loop.h"
 #include "supervise/loop_parts.h"
+#include "decide/event_kinds.h"
 
 #include <algorithm>
 #include <atomic>
@@ -160,7 +161,7 @@ std::variant<Opened, RunResult> open_campaign(const config::Config& config, slur
   Edges edges{client, wall_now, [named](const nlohmann::json& e) { print_event(e, named); }, slurm::unresponsive_nodes};
   edges.mono = mono_now;
   edges.clock_id = clock_id();
-  edges.hold = [held](double seconds) { return held->hold(wall_now(), seconds); };
+  edges.keep_lease = [held](double seconds) { return held->keep_for(wall_now(), seconds); };
   edges.epoch = held->info().epoch;
   edges.pace_submit = [&submits] { return submits.wait(); };
   edges.server_now = [path = config.dir().lease()] { return journal::file_server_time(path); };
@@ -195,14 +196,14 @@ std::optional<RunResult> one_pass(Opened& o) {
   const std::string name = o.campaign->config().name;
   if (auto renewed = o.lease->renew(wall_now()); !renewed) {
     if (lease_taken(renewed.error())) return RunResult{kLeaseHeld, "lost the lease: " + renewed.error().message};
-    print_event({{"event", "pass-failed"}, {"time", wall_now()}, {"campaign", name},
+    print_event({{"event", decide::EventKind("pass-failed").str()}, {"time", wall_now()}, {"campaign", name},
                  {"detail", "cannot renew the lease: " + renewed.error().str()}}, false);
     return std::nullopt;
   }
   auto result = guarded_pass(*o.campaign);
   if (!result && lease_taken(result.error())) return RunResult{kLeaseHeld, "lost the lease: " + result.error().str()};
   if (!result) {
-    print_event({{"event", "pass-failed"}, {"time", wall_now()}, {"campaign", name}, {"detail", result.error().str()}}, false);
+    print_event({{"event", decide::EventKind("pass-failed").str()}, {"time", wall_now()}, {"campaign", name}, {"detail", result.error().str()}}, false);
     return std::nullopt;
   }
   if (*result) return RunResult{(*result)->exit_code, (*result)->reason};

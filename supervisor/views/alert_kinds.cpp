@@ -4,6 +4,7 @@
 #include <iterator>
 #include <utility>
 
+#include "decide/event_kinds.h"
 #include "util/json.h"
 
 namespace mlsup::engine {
@@ -12,7 +13,7 @@ namespace {
 using nlohmann::json;
 
 struct AlertRow {
-  std::string_view event;       // the event's name
+  decide::EventKind event;      // the event
   std::string_view kind;        // the alert kind it is
   bool (*when)(const json&);    // nullptr = always
 };
@@ -51,7 +52,7 @@ std::string one_line(const json& e, const char* key) {
 std::optional<std::string_view> alert_kind(const json& event) {
   const std::string name = util::string_field(event, "event");
   for (const auto& row : kRows)
-    if (row.event == name && (!row.when || row.when(event))) return row.kind;
+    if (row.event.name() == name && (!row.when || row.when(event))) return row.kind;
   if (event.is_object() && event.value("alert", false) == true) return "trouble";
   return std::nullopt;
 }

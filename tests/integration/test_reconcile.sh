@@ -55,7 +55,7 @@ scontrol resume "$job"
 wait_campaign 120
 check "suspend: campaign completed" [ "$RC" -eq 0 ]
 check "suspend: one attempt, no hang" [ "$(status_field attempts)" = 1 ] && [ "$(event_count hang-detected)" -eq 0 ]
-check "suspend: the resume was seen" [ "$(event_count resumed)" -ge 1 ]
+check "suspend: the job running again was seen" [ "$(event_count suspension-ended)" -ge 1 ]
 check "suspend: result equals a failure-free run's" result_is_exact
 scenario_done
 

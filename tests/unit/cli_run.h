@@ -1,7 +1,5 @@
 #pragma once
 // Test helper: `mlsup ARGS...` run in this process, with its exit code, stdout and stderr.
-#include <iostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,11 +18,8 @@ inline Said mlsup_cli(std::vector<std::string> args) {
   args.insert(args.begin(), "mlsup");
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
-  std::ostringstream err;
-  auto* saved = std::cerr.rdbuf(err.rdbuf());
-  const auto out = capture([&] { return cli::run(static_cast<int>(argv.size()), argv.data()); });
-  std::cerr.rdbuf(saved);
-  return {out.code, out.out, err.str()};
+  const auto said = capture([&] { return cli::run(static_cast<int>(argv.size()), argv.data()); });
+  return {said.code, said.out, said.err};
 }
 
 }  // namespace mlsup::test

@@ -37,7 +37,7 @@ struct EngineFixture {
   std::vector<std::string> silent;  // what the probe reports as not answering
   std::string clock_id = "host-a/boot-1";  // the monotonic clock's identity
   bool lease_lost = false;          // another supervisor took the campaign over
-  std::vector<double> held_for;     // every hold() the engine asked for, in seconds
+  std::vector<double> held_for;     // every keep_lease() the engine asked for, in seconds
   double disk_percent = 10;         // how full the checkpoint folder's file system is (bytes)
 
   std::unique_ptr<engine::Campaign> open() {
@@ -46,7 +46,7 @@ struct EngineFixture {
     edges.mono = [this] { return mono(); };
     edges.clock_id = clock_id;
     edges.disk = [this](const std::string& folder) { return decide::DiskUse{folder, disk_percent, 1}; };
-    edges.hold = [this](double seconds) -> util::Result<void> {
+    edges.keep_lease = [this](double seconds) -> util::Result<void> {
       held_for.push_back(seconds);
       if (lease_lost) return std::unexpected(util::Error{.kind = util::ErrorKind::Superseded, .message = "lease lost"});
       return {};

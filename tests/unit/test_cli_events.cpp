@@ -54,8 +54,8 @@ TEST_CASE("events --follow: each poll gives the complete lines appended since; a
 
 TEST_CASE("events filters: --kind keeps the kinds named, --since a duration back, a local time or unix seconds") {
   cli::EventFilter f;
-  f.kinds = {"ended", "excluded"};
-  CHECK(f.keep(json{{"event", "ended"}, {"time", 10}}));
+  f.kinds = {"attempt-ended", "excluded"};
+  CHECK(f.keep(json{{"event", "attempt-ended"}, {"time", 10}}));
   CHECK(!f.keep(json{{"event", "submitted"}, {"time", 10}}));
   f.since = 10;
   CHECK(f.keep(json{{"event", "excluded"}, {"time", 10}}));
@@ -94,4 +94,23 @@ TEST_CASE("events of a campaign with --kind and --since: only those printed") {
   const auto late = test::capture([&] { return cli::events_verb(std::vector<std::string>{f.config.source_file}, o); });
   CHECK(late.out.find("\"attempt-ended\"") != std::string::npos);
   CHECK(late.out.find("\"submitted\"") == std::string::npos);
+}
+
+TEST_CASE("events --kind: a kind no event has is an error naming the nearest; a kind's older name is taken") {
+  test::EngineFixture f;
+  auto c = f.open();
+  f.pass(*c);
+  cli::EventsOptions o;
+  o.filter.kinds = {"submitted", "attempt-end"};
+  const auto typo = test::capture([&] { return cli::events_verb(std::vector<std::string>{f.config.source_file}, o); });
+  CHECK(typo.code == cli::kUsage);
+  CHECK(typo.out.empty());
+  CHECK(typo.err.find("--kind attempt-end: no event has this kind; did you mean attempt-ended?") != std::string::npos);
+  o.filter.kinds = {"resumed"};  // what a suspended job's running again was called before
+  CHECK(test::capture([&] { return cli::events_verb(std::vector<std::string>{f.config.source_file}, o); }).code == cli::kOk);
+
+  cli::EventFilter old_name{.kinds = {"suspension-ended"}};
+  CHECK(old_name.keep(json{{"event", "resumed"}, {"time", 1}}));  // a log written before the renaming
+  CHECK(old_name.keep(json{{"event", "suspension-ended"}, {"time", 1}}));
+  CHECK(!old_name.keep(json{{"event", "submitted"}, {"time", 1}}));
 }

@@ -133,7 +133,7 @@ TEST_CASE("window: its closing and its opening are told once each; a first look 
     const auto out = engine::reconcile(campaign({attempt(true)}, true), world(open), m, f.config, "abc");
     std::string events;
     for (const auto& i : out.intents)
-      if (const auto* r = std::get_if<engine::intent::Report>(&i)) events += r->event + " ";
+      if (const auto* r = std::get_if<engine::intent::Report>(&i)) events += r->event.str() + " ";
     return std::pair{events, out.memory.window_told};
   };
   CHECK(told(0, true) == std::pair{std::string(), 1});

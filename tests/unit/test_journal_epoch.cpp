@@ -82,14 +82,14 @@ TEST_CASE("lease: each acquire gets the next epoch, also after a release; a rele
   CHECK(second->info().epoch == 2);
 }
 
-TEST_CASE("lease: hold extends the lease over a long operation, and fails with a kind once another took it") {
+TEST_CASE("lease: keep_for extends the lease over a long operation, and fails with a kind once another took it") {
   test::TempDir tmp;
   const std::string path = tmp.path() + "/lease.json";
   auto mine = journal::Lease::acquire(path, me(), 1000, 30, kSameClock);
   REQUIRE(mine);
-  REQUIRE(mine->hold(1000, 0));
+  REQUIRE(mine->keep_for(1000, 0));
   CHECK(journal::read_lease(path)->expires == 1030);  // long enough already: not rewritten
-  REQUIRE(mine->hold(1010, 120));                     // an sbatch of up to 120 s
+  REQUIRE(mine->keep_for(1010, 120));                     // an sbatch of up to 120 s
   CHECK(journal::read_lease(path)->expires == 1010 + 120 + 30);
   // A tick on another host 100 s later finds the lease still held.
   const auto tick = journal::Lease::acquire(path, other_host(), 1110, 30, kSameClock);
@@ -97,7 +97,7 @@ TEST_CASE("lease: hold extends the lease over a long operation, and fails with a
   CHECK(tick.error().kind == util::ErrorKind::Held);
   // Much later the lease has lapsed; the other host takes it, and the first holder learns it.
   REQUIRE(journal::Lease::acquire(path, other_host(), 2000, 30, kSameClock));
-  const auto lost = mine->hold(2001, 0);
+  const auto lost = mine->keep_for(2001, 0);
   REQUIRE_FALSE(lost);
   CHECK(lost.error().kind == util::ErrorKind::Superseded);
 }
