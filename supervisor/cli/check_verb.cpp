@@ -68,7 +68,7 @@ CheckFacts campaign_facts(const std::string& file, std::optional<double> stale_a
     f.load_error = "its journal cannot be read: " + stored.journal.problems.front().str();
     return f;
   }
-  f.state = engine::state_name(s);
+  f.state = engine::lifecycle_of(s);
   std::error_code ec;
   f.stopping = s.cancel_requested || std::filesystem::exists(c->switches.kill, ec);
   if (const auto g = engine::gate_of(*c)) f.held_back = g->gate == engine::Gate::Wait || g->gate == engine::Gate::Blocked;

@@ -105,8 +105,10 @@ void states(Exposition& e, const std::vector<json>& views) {
   e.family("mlsup_campaign_state", "gauge", "1 for the campaign's state (status's word), 0 for the others.");
   for (const auto& v : views) {
     const std::string now = v.is_object() ? v.value("state", std::string()) : "";
-    for (const auto name : engine::kStateNames)
+    for (const auto l : engine::kLifecycles) {
+      const auto name = engine::lifecycle_name(l);
       e.sample("mlsup_campaign_state", campaign_label(v) + ",state=\"" + label_value(name) + "\"", name == now ? 1 : 0);
+    }
   }
 }
 

@@ -10,36 +10,40 @@ namespace {
 
 using nlohmann::json;
 
+using L = Lifecycle;
+
 constexpr std::array<std::string_view, 3> kVerbs = {"resume", "pause", "cancel"};
+constexpr std::array<std::string_view, 6> kLifecycleNames = {"not started", "running", "paused",
+                                                             "completed",   "stopped", "cancelled"};
 
 // What a verb meets in a state: the code to refuse with (0: it goes ahead, or nothing is left to do
 // when said is not empty) and what to say.
 struct Rule {
   Verb verb;
-  std::string_view state;
+  Lifecycle state;
   int code;
   std::string_view said;  // "" when the request goes ahead
 };
 
 constexpr std::array<Rule, 14> kRules{{
-    {Verb::Resume, "not started", decide::kNotStopped,
+    {Verb::Resume, L::NotStarted, decide::kNotStopped,
      "has not started: there is nothing to resume (`mlsup run` starts it)"},
-    {Verb::Resume, "running", decide::kNotStopped,
+    {Verb::Resume, L::Running, decide::kNotStopped,
      "is running: there is nothing to resume (`mlsup pause` or `mlsup stop` first)"},
-    {Verb::Resume, "completed", decide::kNotStopped,
+    {Verb::Resume, L::Completed, decide::kNotStopped,
      "has completed: there is nothing to resume (a new campaign needs a state and checkpoint directory of its own)"},
-    {Verb::Resume, "paused", 0, ""},
-    {Verb::Resume, "stopped", 0, ""},
-    {Verb::Resume, "cancelled", 0, ""},
-    {Verb::Pause, "not started", 0, ""},
-    {Verb::Pause, "running", 0, ""},
-    {Verb::Pause, "completed", decide::kAlreadyEnded, "has completed: there is nothing to pause"},
-    {Verb::Pause, "stopped", decide::kAlreadyEnded, "has stopped: there is nothing to pause (`mlsup resume` reopens it)"},
-    {Verb::Pause, "cancelled", decide::kAlreadyEnded,
+    {Verb::Resume, L::Paused, 0, ""},
+    {Verb::Resume, L::Stopped, 0, ""},
+    {Verb::Resume, L::Cancelled, 0, ""},
+    {Verb::Pause, L::NotStarted, 0, ""},
+    {Verb::Pause, L::Running, 0, ""},
+    {Verb::Pause, L::Completed, decide::kAlreadyEnded, "has completed: there is nothing to pause"},
+    {Verb::Pause, L::Stopped, decide::kAlreadyEnded, "has stopped: there is nothing to pause (`mlsup resume` reopens it)"},
+    {Verb::Pause, L::Cancelled, decide::kAlreadyEnded,
      "was cancelled: there is nothing to pause (`mlsup resume` reopens it)"},
-    {Verb::Cancel, "completed", decide::kAlreadyEnded, "has completed: there is nothing to cancel"},
-    {Verb::Cancel, "stopped", decide::kAlreadyEnded, "has stopped already: its jobs are gone"},
-    {Verb::Cancel, "cancelled", decide::kAlreadyEnded, "was cancelled already"},
+    {Verb::Cancel, L::Completed, decide::kAlreadyEnded, "has completed: there is nothing to cancel"},
+    {Verb::Cancel, L::Stopped, decide::kAlreadyEnded, "has stopped already: its jobs are gone"},
+    {Verb::Cancel, L::Cancelled, decide::kAlreadyEnded, "was cancelled already"},
 }};
 
 }  // namespace
@@ -66,17 +70,21 @@ std::optional<Request> request_from_json(const std::string& id, const json& j) {
   return std::nullopt;
 }
 
-std::string state_name(const CampaignState& s) {
+Lifecycle lifecycle_of(const CampaignState& s) {
   if (s.finished_code)
-    return *s.finished_code == decide::kCompleted ? "completed"
-           : *s.finished_code == decide::kCancelled ? "cancelled"
-                                                   : "stopped";
-  if (s.paused) return "paused";
-  return s.attempts.empty() ? "not started" : "running";
+    return *s.finished_code == decide::kCompleted   ? L::Completed
+           : *s.finished_code == decide::kCancelled ? L::Cancelled
+                                                    : L::Stopped;
+  if (s.paused) return L::Paused;
+  return s.attempts.empty() ? L::NotStarted : L::Running;
 }
 
+std::string_view lifecycle_name(Lifecycle l) { return kLifecycleNames[static_cast<std::size_t>(l)]; }
+
+std::string state_name(const CampaignState& s) { return std::string(lifecycle_name(lifecycle_of(s))); }
+
 std::optional<Refusal> refuse(const CampaignState& s, const Request& r) {
-  const std::string state = state_name(s);
+  const Lifecycle state = lifecycle_of(s);
   for (const auto& rule : kRules)
     if (rule.verb == r.verb && rule.state == state && rule.code != 0)
       return Refusal{rule.code, "the campaign " + std::string(rule.said)};

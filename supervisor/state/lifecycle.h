@@ -18,6 +18,9 @@ namespace mlsup::engine {
 
 enum class Verb { Resume, Pause, Cancel };
 
+// Where the campaign stands, from its journal; its name (status's "state") only at the JSON edge.
+enum class Lifecycle { NotStarted, Running, Paused, Completed, Stopped, Cancelled };
+
 // `mlsup cancel`: how long a running training has, once asked through the kill switch, to save and
 // exit before its job is cancelled (fixed; a queued job is cancelled at once).
 inline constexpr double kCancelGrace = 60;
@@ -43,10 +46,17 @@ nlohmann::json to_json(const Request& r);
 // The request in a request file's JSON (id from its name); nullopt when it is not one.
 std::optional<Request> request_from_json(const std::string& id, const nlohmann::json& j);
 
-// The campaign's state in one word: one of kStateNames.
+Lifecycle lifecycle_of(const CampaignState& s);
+// Its name, as status and check show it: "not started", "running", "paused", "completed", "stopped", "cancelled".
+std::string_view lifecycle_name(Lifecycle l);
+inline constexpr Lifecycle kLifecycles[] = {Lifecycle::NotStarted, Lifecycle::Running,  Lifecycle::Paused,
+                                            Lifecycle::Completed,  Lifecycle::Stopped, Lifecycle::Cancelled};
+// The campaign's state in words: lifecycle_name(lifecycle_of(s)).
 std::string state_name(const CampaignState& s);
-// Every name state_name gives.
-inline constexpr std::string_view kStateNames[] = {"not started", "running", "paused", "completed", "stopped", "cancelled"};
+// An ended campaign: completed, stopped or cancelled.
+constexpr bool has_ended(Lifecycle l) {
+  return l == Lifecycle::Completed || l == Lifecycle::Stopped || l == Lifecycle::Cancelled;
+}
 
 // Why the campaign's state refuses r (resume of a running or completed campaign, pause or cancel of
 // one that has ended); nullopt when r may go ahead. A pause of a paused campaign goes ahead only with --now.

@@ -22,11 +22,11 @@ std::string duration_text(double seconds) {
   return config::format_duration(Seconds(static_cast<long long>(std::max(0.0, std::round(seconds)))));
 }
 
-bool ended(const CheckFacts& f) { return f.state == "completed" || f.state == "stopped" || f.state == "cancelled"; }
+bool ended(const CheckFacts& f) { return f.state && has_ended(*f.state); }
 
 // A campaign that should run: not ended, paused, held back by its set or its window, nor on its way out.
 bool should_run(const CheckFacts& f) {
-  return (f.state == "running" || f.state == "not started") && !f.held_back && !f.stopping;
+  return (f.state == Lifecycle::Running || f.state == Lifecycle::NotStarted) && !f.held_back && !f.stopping;
 }
 
 // (a) A campaign that should run whose job is neither running nor queued.
@@ -117,7 +117,7 @@ std::string check_line(const std::vector<Finding>& findings, const std::vector<C
     return line;
   }
   std::map<std::string, int> states;
-  for (const auto& f : campaigns) ++states[f.held_back ? "held back" : f.state];
+  for (const auto& f : campaigns) ++states[f.held_back ? "held back" : f.state ? std::string(lifecycle_name(*f.state)) : ""];
   line += std::to_string(campaigns.size()) + (campaigns.size() == 1 ? " campaign:" : " campaigns:");
   bool first = true;
   for (const auto& [state, n] : states) line += (first ? " " : ", ") + std::to_string(n) + " " + state, first = false;

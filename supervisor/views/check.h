@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "decide/disk.h"
+#include "state/lifecycle.h"
 
 namespace mlsup::engine {
 
@@ -25,7 +26,7 @@ enum class AttemptPhase {
 // Everything check needs of one campaign, gathered by the edge (cli/check_verb.cpp).
 struct CheckFacts {
   std::string name;           // the campaign (a set's run: the run's name)
-  std::string state;          // engine::state_name: not started, running, paused, completed, stopped, cancelled
+  std::optional<Lifecycle> state;  // none: the campaign could not be read
   std::string load_error;     // the config or journal could not be read ("" when it could): UNKNOWN
   bool held_back = false;     // a set's gate waits or blocks it, or its window is closed: it is not expected to run
   bool stopping = false;      // the kill switch is set or a cancel was asked: it is ending

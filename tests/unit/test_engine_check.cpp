@@ -11,7 +11,7 @@ namespace {
 CheckFacts healthy(std::string name = "b") {
   CheckFacts f;
   f.name = std::move(name);
-  f.state = "running";
+  f.state = Lifecycle::Running;
   f.phase = AttemptPhase::Job;
   f.attempt = 2;
   f.job_id = 42;
@@ -37,7 +37,7 @@ std::string only(const CheckFacts& f, DiskLimits limits = {}) {
 
 TEST_CASE("check: a supervised campaign whose job runs on a roomy disk is OK, and the line counts the states") {
   auto done = healthy("a");
-  done.state = "completed";
+  done.state = Lifecycle::Completed;
   done.phase = AttemptPhase::Ended;
   const std::vector<CheckFacts> all{done, healthy("b")};
   const auto f = check_findings(all, {});
@@ -71,11 +71,11 @@ TEST_CASE("check: a pending job that its partition cannot hold is CRITICAL, with
 TEST_CASE("check: a campaign not expected to run is not reported for having no job") {
   auto f = healthy();
   f.job_alive = false;
-  for (const char* state : {"paused", "completed", "stopped", "cancelled"}) {
+  for (const auto state : {Lifecycle::Paused, Lifecycle::Completed, Lifecycle::Stopped, Lifecycle::Cancelled}) {
     f.state = state;
-    CHECK_MESSAGE(findings(f).empty(), state);
+    CHECK_MESSAGE(findings(f).empty(), lifecycle_name(state));
   }
-  f.state = "running";
+  f.state = Lifecycle::Running;
   f.stopping = true;  // the kill switch or a cancel: it is on its way out
   CHECK(findings(f).empty());
   f.stopping = false;
@@ -95,7 +95,7 @@ TEST_CASE("check: between attempts, a backoff is OK; nothing submitted without o
   f.failed_submissions = 3;
   CHECK(only(f) == "WARNING attempt 2 not submitted: sbatch failed 3 time(s)");
   auto fresh = healthy();
-  fresh.state = "not started";
+  fresh.state = Lifecycle::NotStarted;
   fresh.phase = AttemptPhase::None;
   fresh.since_pass.reset();
   fresh.supervised = false;
@@ -129,9 +129,9 @@ TEST_CASE("check: supervision overdue warns past --stale-after and is CRITICAL p
   f.supervised = true;  // a `run` holds the lease: it renews it while it passes
   CHECK(findings(f).empty());
   f.supervised = false;
-  f.state = "completed";  // an ended campaign needs no supervisor
+  f.state = Lifecycle::Completed;  // an ended campaign needs no supervisor
   CHECK(findings(f).empty());
-  f.state = "running";
+  f.state = Lifecycle::Running;
   f.since_pass.reset();  // never supervised: told as not started, if at all
   CHECK(findings(f).empty());
 }
