@@ -20,8 +20,12 @@ struct ClassRow {
   bool backoff;              // Resubmit: wait before the next submission
   bool node_related;         // its evidence may blame nodes
   bool counts_for_blame;     // one of the failures node blame's repeated-failure rule counts
+  bool routine;              // Resubmit: a long campaign's routine end, not a failure (no "restart" alert)
   std::string_view reason;   // the decision's sentence
 };
+
+// An action's name in the journal's `ended` record ("finish", "resubmit", "stop", "pause").
+std::string_view action_name(Action a);
 
 // The table, in EndClass order.
 std::span<const ClassRow> class_table();

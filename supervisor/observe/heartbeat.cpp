@@ -207,6 +207,10 @@ config::HeartbeatSettings settings_in_force(config::HeartbeatSettings configured
   return configured;
 }
 
+bool is_calibrated(const config::HeartbeatSettings& in_force, const config::HeartbeatSettings& configured) {
+  return in_force.steady_timeout != configured.steady_timeout;
+}
+
 void doubt(Calibration& c, int attempt) {
   if (c.doubled_in == attempt) return;
   c.doubled_in = attempt;

@@ -114,6 +114,9 @@ config::Seconds calibrate_floor(config::Millis poll_interval);
 config::HeartbeatSettings settings_in_force(config::HeartbeatSettings configured, config::Millis poll_interval,
                                             const Calibration& c);
 
+// Whether the steady timeout in force (settings_in_force's) is the calibrated one, not the configured one.
+bool is_calibrated(const config::HeartbeatSettings& in_force, const config::HeartbeatSettings& configured);
+
 // After a hang called by the calibrated timeout that no heartbeat pinned on a node (perhaps a long
 // pause the training did not mark as a phase): doubles the factor, once per attempt.
 void doubt(Calibration& c, int attempt);

@@ -26,14 +26,13 @@ struct Reached {
 // The `ended` record's fields: what ended, how it is classed, how far it got, what was decided and why.
 json ended_fields(const AttemptState& a, const slurm::Job& job, decide::EndClass cls, const Reached& r,
                   const decide::Decision& d) {
-  static const char* kActions[] = {"finish", "resubmit", "stop", "pause"};
   return {{"attempt", a.number},           {"job_id", job.job_id},
           {"class", std::string(decide::class_name(cls))},
           {"slurm_state", std::string(slurm::state_name(job.state))},
           {"exit_code", job.exit_code},    {"signal", job.exit_signal},
           {"nodes", job.nodes},            {"step", r.step},
           {"checkpoint_step", r.checkpoint_step}, {"resumed_from", a.resume_from},
-          {"progressed", r.progressed},    {"action", kActions[static_cast<int>(d.action)]},
+          {"progressed", r.progressed},    {"action", std::string(decide::action_name(d.action))},
           {"delay", d.delay_seconds},      {"reason", d.reason}};
 }
 

@@ -61,10 +61,7 @@ std::vector<decide::StaleNode> as_stale(const std::vector<StaleFirst>& nodes) {
   return out;
 }
 
-// The steady timeout in force is the calibrated one, not the configured one.
-bool calibrated(const Pass& p, const config::HeartbeatSettings& settings) {
-  return settings.steady_timeout != p.c.heartbeat.steady_timeout;
-}
+bool calibrated(const Pass& p, const config::HeartbeatSettings& settings) { return is_calibrated(settings, p.c.heartbeat); }
 
 // Before the timeout: the nodes the other ranks wait on, handed to act to be probed (one look per
 // max(margin, 30 s)): a node proven silent makes it a hang at once.

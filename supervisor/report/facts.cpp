@@ -43,11 +43,7 @@ AttemptFacts attempt_facts(const engine::AttemptState& a, const engine::AttemptS
   f.from_step = a.resume_step;
   f.to_step = a.resume_step + span.done;
   f.kept = span.kept;
-  if (span.failed) {  // status's lost_to_failures, attempt by attempt
-    const double length = std::max(0.0, span.end - span.start);
-    const double kept_time = span.done > 0 ? length * static_cast<double>(span.kept) / static_cast<double>(span.done) : 0;
-    f.lost = length - kept_time + span.gap;
-  }
+  f.lost = engine::time_lost(span);  // status's lost_to_failures, attempt by attempt
   return f;
 }
 

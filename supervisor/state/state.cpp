@@ -136,7 +136,7 @@ void on_ended(CampaignState& s, const JournalRecord& r) {
     auto suspects = r.data.value("suspects", std::vector<std::string>{});
     s.failures.push_back({r.time, suspects.empty() ? slurm::expand_hostlist(r.data.value("nodes", "")) : suspects});
   }
-  if (r.data.value("action", "") != "resubmit") return;
+  if (r.data.value("action", "") != decide::action_name(decide::Action::Resubmit)) return;
   s.restarts.push_back({r.time, a->end_class.value_or(decide::EndClass::Failed), r.data.value("progressed", false),
                         r.data.value("new_exclusion", false)});
   s.next_submit_at = r.time + r.data.value("delay", 0.0);

@@ -4,6 +4,8 @@
 #include <iterator>
 #include <utility>
 
+#include "decide/classes.h"
+#include "decide/classify.h"
 #include "decide/event_kinds.h"
 #include "util/json.h"
 
@@ -21,10 +23,8 @@ struct AlertRow {
 // An ending that is a failure and resubmits: not the routine ends of a long campaign (a time limit,
 // a preemption, a planned exit short of the target).
 bool restarts_failure(const json& e) {
-  static constexpr std::string_view kRoutine[] = {"timeout", "preempted", "planned_exit"};
-  const std::string cls = util::string_field(e, "class");
-  return util::string_field(e, "action") == "resubmit" &&
-         std::find(std::begin(kRoutine), std::end(kRoutine), cls) == std::end(kRoutine);
+  const auto cls = decide::class_from_name(util::string_field(e, "class"));
+  return util::string_field(e, "action") == decide::action_name(decide::Action::Resubmit) && !(cls && decide::row(*cls).routine);
 }
 
 // The events that are alerts; any other event flagged "alert" is the supervisor's trouble.

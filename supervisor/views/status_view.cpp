@@ -62,16 +62,27 @@ std::optional<std::pair<double, double>> step_rate(const CampaignState& s, const
 
 json or_null(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
+}  // namespace
+
+double kept_time(const AttemptSpan& a) {
+  const double span = std::max(0.0, a.end - a.start);
+  return a.done > 0 ? span * static_cast<double>(a.kept) / static_cast<double>(a.done) : 0;
+}
+
+double time_lost(const AttemptSpan& a) {
+  return a.failed ? std::max(0.0, a.end - a.start) - kept_time(a) + a.gap : 0;
+}
+
+namespace {
+
 // The time figures (README: "time lost", "goodput") over the attempts' spans.
 json time_json(const std::vector<AttemptSpan>& spans, const RecordTimes& t, double now) {
   double useful = 0, lost = 0;
   long long recomputed = 0;
   for (const auto& a : spans) {
-    const double span = std::max(0.0, a.end - a.start);
-    const double kept_time = a.done > 0 ? span * static_cast<double>(a.kept) / static_cast<double>(a.done) : 0;
-    useful += kept_time;
+    useful += kept_time(a);
     recomputed += a.done - a.kept;
-    if (a.failed) lost += span - kept_time + a.gap;
+    lost += time_lost(a);
   }
   const double elapsed = (t.finished > 0 ? t.finished : now) - t.began;
   return {{"began", t.began > 0 ? json(t.began) : json(nullptr)}, {"elapsed", t.began > 0 ? json(elapsed) : json(nullptr)},
@@ -136,7 +147,7 @@ json status_figures(const StatusInputs& in) {
   const auto in_force = settings_in_force(in.config.heartbeat, in.config.poll_interval, cal);
   j["hang_timeout"] = {{"steady", in_force.steady_timeout.count()},
                        {"configured", in.config.heartbeat.steady_timeout.count()},
-                       {"calibrated", in_force.steady_timeout != in.config.heartbeat.steady_timeout},
+                       {"calibrated", is_calibrated(in_force, in.config.heartbeat)},
                        {"steps_seen", cal.steps}};
   j["restarts"] = s.restarts.size();
   j["restarts_by_class"] = json::object();

@@ -47,6 +47,12 @@ struct AttemptSpan {
   double gap = 0;            // from its end to the next attempt's submission (or now)
 };
 
+// The time an attempt spent on the steps the campaign keeps (its span pro rata to the steps kept).
+double kept_time(const AttemptSpan& a);
+// The time a failed attempt lost (README "time lost"): its span less the kept time, plus the gap to the
+// next submission; 0 for an attempt that did not fail. Status, report and metrics add these up.
+double time_lost(const AttemptSpan& a);
+
 // Every attempt's span, oldest first, from the journal's records (times) and the state (steps); step is the
 // current attempt's heartbeat step (-1: none).
 std::vector<AttemptSpan> attempt_spans(const CampaignState& s, const std::vector<JournalRecord>& records,
