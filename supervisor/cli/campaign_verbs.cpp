@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <csignal>
 #include <cmath>
-#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -214,13 +213,11 @@ util::Result<std::string> set_switch(const config::Config& c, bool kill) {
   if (auto ok = journal::write_atomically(path, std::string(kill ? "stop" : "save") + " requested " + clock_time(now) + "\n"); !ok)
     return std::unexpected(ok.error());
   // People's acts are in the event log beside the supervisor's decisions (a failed append changes nothing else).
-  const auto me = journal::current_identity();
-  const char* user = std::getenv("USER");
   std::filesystem::create_directories(c.state_dir, ec);
   const decide::EventKind kind = kill ? decide::EventKind("stop-requested") : decide::EventKind("save-requested");
   (void)journal::EventLog(c.dir().events())
       .append({{"event", kind.str()}, {"time", now}, {"campaign", c.name},
-               {"by", std::string(user ? user : "?") + "@" + me.host}, {"switch", path},
+               {"by", journal::requester()}, {"switch", path},
                {"reason", kill ? "`mlsup stop`: the training saves and exits; nothing more is submitted"
                                : "`mlsup save`: the training saves a checkpoint and goes on"}});
   return path;

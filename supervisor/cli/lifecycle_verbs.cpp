@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -88,10 +87,9 @@ int lifecycle_verb(const std::string& config_path, engine::Request r) {
     std::cerr << "mlsup " << verb << ": " << *problem << "\n";
     return kRuntimeFailure;
   }
-  const char* user = std::getenv("USER");
   r.time = wall_now();
   r.id = request_id(r.time);
-  r.by = std::string(user ? user : "?") + "@" + journal::current_identity().host;
+  r.by = journal::requester();
   const std::string dir = engine::requests_dir(c), file = dir + "/" + r.id + ".json";
   std::error_code ec;
   fs::create_directories(dir, ec);

@@ -4,8 +4,10 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <fcntl.h>
+#include <pwd.h>
 #include <random>
 #include <sys/stat.h>
 #include <thread>
@@ -212,6 +214,19 @@ std::string held_by(const LeaseInfo& l) {
 }
 
 }  // namespace
+
+std::string requester() {
+  std::string user;
+  if (const char* env = std::getenv("USER"); env && *env) user = env;
+  if (user.empty()) {
+    passwd entry{};
+    passwd* found = nullptr;
+    char buffer[4096];
+    if (::getpwuid_r(::getuid(), &entry, buffer, sizeof buffer, &found) == 0 && found) user = found->pw_name;
+  }
+  if (user.empty()) user = "uid " + std::to_string(::getuid());
+  return user + "@" + current_identity().host;
+}
 
 Identity current_identity() {
   char host[256] = {};

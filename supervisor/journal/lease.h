@@ -32,6 +32,10 @@ struct Identity {
 // This process: host name, /proc/sys/kernel/random/boot_id ("" where there is none), pid, machine id.
 Identity current_identity();
 
+// Who asked, for the event log: "user@host"; the user is $USER, else the name of this process's uid
+// (cron and systemd run without $USER), else the uid's number.
+std::string requester();
+
 // The file server's clock as seen from the lease at path (nullopt: use this host's clock).
 using ServerClock = std::function<std::optional<double>(const std::string& lease_path)>;
 

@@ -2,6 +2,10 @@
 // events of a campaign that never ran, and every verb's help repeating the exit-code table.
 #include <doctest/doctest.h>
 
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -12,6 +16,7 @@
 #include "cli/app.h"
 #include "cli/campaign_verbs.h"
 #include "cli/exit_codes.h"
+#include "journal/lease.h"
 #include "support.h"
 
 using namespace mlsup;
@@ -83,4 +88,15 @@ TEST_CASE("first hour: stop and save take several configs and a folder, as statu
   CHECK(save.code == cli::kOk);
   CHECK(std::filesystem::exists(dir.path() + "/.mlsup/a/save-switch"));
   CHECK(std::filesystem::exists(dir.path() + "/.mlsup/b/save-switch"));
+}
+
+TEST_CASE("first hour: without $USER (cron, systemd) who asked is the uid's user, not \"?\"") {
+  const char* was = std::getenv("USER");
+  const std::string saved = was ? was : "";
+  ::unsetenv("USER");
+  const std::string by = journal::requester();
+  if (was) ::setenv("USER", saved.c_str(), 1);
+  const passwd* me = ::getpwuid(::getuid());
+  REQUIRE(me);
+  CHECK(by == std::string(me->pw_name) + "@" + journal::current_identity().host);
 }
