@@ -75,6 +75,7 @@ int lifecycle_verb(const std::string& config_path, engine::Request r) {
     return no->code;
   }
   if (!r.from.empty()) {
+    r.from = fs::absolute(r.from).lexically_normal().string();  // the supervisor and the job run elsewhere
     const auto step = checkpoint_step(c, r.from);
     if (!step) {
       std::cerr << "mlsup resume: --from " << r.from << " is not a complete checkpoint of campaign " << c.name << " (in "

@@ -65,4 +65,23 @@ TEST_CASE("lifecycle verbs: resume --from a checkpoint the campaign does not hav
   CHECK(std::filesystem::exists(f.config.switches.kill));
 }
 
+TEST_CASE("lifecycle verbs: a relative resume --from is taken from the current folder and named in full") {
+  EngineFixture f;
+  {
+    auto c = f.open();
+    f.pass(*c);
+    std::filesystem::create_directories(std::filesystem::path(f.config.switches.kill).parent_path());
+    std::ofstream(f.config.switches.kill) << "stop\n";
+    f.fake.table[f.last_job()].state = slurm::JobState::Completed;
+    REQUIRE(f.pass(*c));
+  }
+  std::filesystem::create_directories(f.config.checkpoint.dir);
+  const auto was = std::filesystem::current_path();
+  std::filesystem::current_path(f.config.checkpoint.dir);
+  const auto said = mlsup_cli({"resume", f.config.source_file, "--from", "./step_99"});
+  std::filesystem::current_path(was);
+  CHECK(said.code == decide::kUsage);
+  CHECK(said.err.find("--from " + f.config.checkpoint.dir + "/step_99 is not a complete checkpoint") != std::string::npos);
+}
+
 }  // namespace mlsup::test
