@@ -165,11 +165,19 @@ std::string event_line(const json& e) {
 
 namespace {
 
-// Slurm's configuration checked before run and tick call into Slurm (libslurm ends the process without one).
-bool slurm_configured(const char* verb) {
+// Slurm's configuration checked before run and tick call into Slurm (libslurm ends the process without
+// one): kOk, or the exit code. Without it, the configs' own errors come first (exit 3, as validate's):
+// they are fixed without Slurm.
+int slurm_configured(const char* verb, const std::vector<std::string>& sources) {
   const auto problem = slurm::config_problem();
-  if (problem) std::cerr << "mlsup " << verb << ": " << *problem << "\n";
-  return !problem;
+  if (!problem) return kOk;
+  std::vector<std::string> problems;
+  bool bad = false;
+  for (const auto& file : engine::config_files(sources, problems)) bad = !load(file) || bad;
+  for (const auto& p : problems) std::cerr << "mlsup: " << p << "\n";
+  if (bad || !problems.empty()) return kBadInput;
+  std::cerr << "mlsup " << verb << ": " << *problem << "\n";
+  return kRuntimeFailure;
 }
 
 }  // namespace
@@ -192,11 +200,12 @@ engine::Supervise with_metrics(engine::Supervise what) {
 }  // namespace
 
 int run_verb(const engine::Supervise& what) {
-  return slurm_configured("run") ? finish(engine::run(with_metrics(what))) : kRuntimeFailure;
+  if (const int code = slurm_configured("run", what.sources); code != kOk) return code;
+  return finish(engine::run(with_metrics(what)));
 }
 
 int tick_verb(const engine::Supervise& what, bool verbose) {
-  if (!slurm_configured("tick")) return kRuntimeFailure;
+  if (const int code = slurm_configured("tick", what.sources); code != kOk) return code;
   const auto r = engine::tick(with_metrics(what));
   return r.quiet && !verbose ? r.exit_code : finish(r);  // cron mails what a tick prints: nothing when nothing happened
 }

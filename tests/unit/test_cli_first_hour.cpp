@@ -100,3 +100,26 @@ TEST_CASE("first hour: without $USER (cron, systemd) who asked is the uid's user
   REQUIRE(me);
   CHECK(by == std::string(me->pw_name) + "@" + journal::current_identity().host);
 }
+
+TEST_CASE("first hour: a config's error is exit 3 for tick and run as for validate, even where Slurm is not set up") {
+  test::TempDir dir;
+  dir.write("job.sbatch", "#!/bin/bash\nsrun true\n");
+  dir.write("c.yaml", "name: base\ntemplate: job.sbatch\n");
+  const auto set = dir.write("night.yaml", "runs:\n  - name: pretrain\n    config: c.yaml\n  - name: finetune\n"
+                                           "    config: c.yaml\n    after: [pretrian]\n");
+  const char* was = std::getenv("SLURM_CONF");
+  const std::string saved = was ? was : "";
+  ::setenv("SLURM_CONF", (dir.path() + "/no-such-slurm.conf").c_str(), 1);
+  const auto validate = mlsup_cli({"validate", set});
+  const auto tick = mlsup_cli({"tick", set});
+  const auto run = mlsup_cli({"run", set});
+  const auto fine = mlsup_cli({"tick", dir.path() + "/c.yaml"});  // no config error: Slurm's is told
+  if (was) ::setenv("SLURM_CONF", saved.c_str(), 1);
+  else ::unsetenv("SLURM_CONF");
+  for (const auto* said : {&validate, &tick, &run}) {
+    CHECK(said->code == cli::kBadInput);
+    CHECK(said->err.find("after: no run \"pretrian\" in this set (did you mean \"pretrain\"?)") != std::string::npos);
+  }
+  CHECK(fine.code == cli::kRuntimeFailure);
+  CHECK(fine.err.find("Slurm's configuration is missing") != std::string::npos);
+}
