@@ -40,10 +40,10 @@ util::Result<void> claim_checkpoint_dir(const config::Config& c, const std::stri
     const auto claim = json::parse(*text, nullptr, false);
     const std::string owner = util::string_field(claim, "campaign_id");
     if (owner == campaign_id) return {};
-    return std::unexpected(error("checkpoint.dir " + c.checkpoint.dir + " belongs to campaign \"" +
-                                 util::string_field(claim, "name", "?") + "\" (state in " +
-                                 util::string_field(claim, "state_dir", "?") +
-                                 "); give this campaign a checkpoint directory of its own"));
+    return std::unexpected(util::Error{
+        .kind = util::ErrorKind::Config, .file = c.source_file, .subject = "checkpoint.dir",
+        .message = c.checkpoint.dir + " belongs to campaign \"" + util::string_field(claim, "name", "?") + "\" (state in " +
+                   util::string_field(claim, "state_dir", "?") + "); give this campaign a checkpoint directory of its own"});
   }
   const json claim = {{"campaign_id", campaign_id}, {"name", c.name}, {"state_dir", c.state_dir}};
   return journal::write_atomically(marker, util::dump_json(claim) + "\n");
@@ -104,7 +104,7 @@ util::Result<void> Campaign::window_zone() {
     return {};
   }
   zone_ = util::Zone{"UTC", {}, {}, 0, std::nullopt};
-  return std::unexpected(util::Error{.file = config_.source_file, .subject = "window.zone", .message = z.error().message});
+  return std::unexpected(util::Error{.kind = util::ErrorKind::Config, .file = config_.source_file, .subject = "window.zone", .message = z.error().message});
 }
 
 double Campaign::mono() const { return edges_.mono ? edges_.mono() : edges_.now(); }

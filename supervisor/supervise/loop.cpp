@@ -168,7 +168,7 @@ std::variant<Opened, RunResult> open_campaign(const config::Config& config, slur
   auto campaign = Campaign::open(config, std::move(edges));
   if (!campaign) {
     o.lease->release();
-    return RunResult{kRuntimeFailure, campaign.error().str()};
+    return RunResult{campaign.error().kind == util::ErrorKind::Config ? kBadInput : kRuntimeFailure, campaign.error().str()};
   }
   o.campaign = std::move(*campaign);
   return o;

@@ -11,6 +11,7 @@ enum class ErrorKind {
   Held,        // another holder has it now
   Busy,        // contended for a moment: try again soon
   Superseded,  // this holder's claim was taken over: stop acting
+  Config,      // the config's doing, found only when the campaign opens: exit 3, as where a load finds it
 };
 
 struct Error {

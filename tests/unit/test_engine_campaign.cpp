@@ -169,6 +169,8 @@ TEST_CASE("a second campaign pointed at a claimed checkpoint directory refuses t
   auto refused = engine::Campaign::open(other.config, {&other.fake, [] { return 0.0; }, nullptr});
   REQUIRE_FALSE(refused.has_value());
   CHECK(refused.error().message.find("belongs to campaign \"t\"") != std::string::npos);
+  CHECK(refused.error().kind == util::ErrorKind::Config);  // exit 3 for run and tick, as validate's
+  CHECK(refused.error().subject == "checkpoint.dir");
 }
 
 TEST_CASE("an ending that needs no backoff is followed by the resubmission in the same pass") {
