@@ -48,16 +48,23 @@ TEST_CASE("lifecycle verbs: wrong uses are refused with their codes and change n
   CHECK(slurp(f.config.state_dir + "/journal.jsonl") == journal);
 }
 
+namespace {
+
+// The fixture's campaign, stopped by its kill switch after one job.
+void stop_by_switch(EngineFixture& f) {
+  auto c = f.open();
+  f.pass(*c);
+  std::filesystem::create_directories(std::filesystem::path(f.config.switches.kill).parent_path());
+  std::ofstream(f.config.switches.kill) << "stop\n";
+  f.fake.table[f.last_job()].state = slurm::JobState::Completed;
+  REQUIRE(f.pass(*c));
+}
+
+}  // namespace
+
 TEST_CASE("lifecycle verbs: resume --from a checkpoint the campaign does not have is a usage error, nothing written") {
   EngineFixture f;
-  {
-    auto c = f.open();
-    f.pass(*c);
-    std::filesystem::create_directories(std::filesystem::path(f.config.switches.kill).parent_path());
-    std::ofstream(f.config.switches.kill) << "stop\n";
-    f.fake.table[f.last_job()].state = slurm::JobState::Completed;
-    REQUIRE(f.pass(*c));  // stopped by the kill switch
-  }
+  stop_by_switch(f);
   const auto said = mlsup_cli({"resume", f.config.source_file, "--from", f.config.checkpoint.dir + "/step_99"});
   CHECK(said.code == decide::kUsage);
   CHECK(said.err.find("is not a complete checkpoint") != std::string::npos);
@@ -67,14 +74,7 @@ TEST_CASE("lifecycle verbs: resume --from a checkpoint the campaign does not hav
 
 TEST_CASE("lifecycle verbs: a relative resume --from is taken from the current folder and named in full") {
   EngineFixture f;
-  {
-    auto c = f.open();
-    f.pass(*c);
-    std::filesystem::create_directories(std::filesystem::path(f.config.switches.kill).parent_path());
-    std::ofstream(f.config.switches.kill) << "stop\n";
-    f.fake.table[f.last_job()].state = slurm::JobState::Completed;
-    REQUIRE(f.pass(*c));
-  }
+  stop_by_switch(f);
   std::filesystem::create_directories(f.config.checkpoint.dir);
   const auto was = std::filesystem::current_path();
   std::filesystem::current_path(f.config.checkpoint.dir);
