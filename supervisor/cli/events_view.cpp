@@ -59,7 +59,7 @@ bool EventFilter::keep(const nlohmann::json& e) const {
 
 util::Result<void> check_kinds(const std::vector<std::string>& kinds) {
   for (const auto& k : kinds) {
-    if (decide::find_event_kind(decide::current_event_kind(k))) continue;
+    if (decide::is_event_kind(decide::current_event_kind(k))) continue;
     std::vector<std::string> names;
     for (const auto& row : decide::kEventKinds) names.emplace_back(row.name);
     const auto near = util::did_you_mean(k, names);

@@ -50,8 +50,8 @@ TEST_CASE("event kinds: each name once, in order; an older name maps to a kind o
     last = k.name;
   }
   for (const auto& [old, now] : decide::kEventKindsRenamed) {
-    CHECK(!decide::find_event_kind(old));
-    CHECK(decide::find_event_kind(now));
+    CHECK(!decide::is_event_kind(old));
+    CHECK(decide::is_event_kind(now));
     CHECK(decide::current_event_kind(old) == now);
   }
   CHECK(decide::EventKind("attempt-ended").name() == "attempt-ended");
