@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <ctime>
 #include <functional>
-#include <map>
+#include <optional>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -50,6 +50,194 @@ int events_with(EventsOptions o, const std::string& since, bool json, const std:
   return events_verb(sources, o);
 }
 
+// Everything the command line sets: CLI11 writes the options into these while it parses.
+struct Parsed {
+  std::string config_path;  // validate
+  RenderOptions render;
+  int render_attempt = 1;
+  std::string render_resume;
+  std::vector<std::string> render_exclude;
+  bool json = false;
+  engine::Supervise supervise;  // run, tick, status, stop, save, events: its sources
+  bool tick_verbose = false;
+  EventsOptions events;
+  std::string since;
+  std::string life_config;  // resume, pause, cancel
+  engine::Request resume{.verb = engine::Verb::Resume}, pause{.verb = engine::Verb::Pause},
+      cancel{.verb = engine::Verb::Cancel};
+  CheckOptions check;
+  ReportOptions report;
+};
+
+// A verb: its subcommand, and what runs once the command line named it.
+struct Verb {
+  CLI::App* command;
+  std::function<int()> act;
+};
+
+Verb add_validate(CLI::App& app, Parsed& p) {
+  auto* cmd = app.add_subcommand(
+      "validate", "check a config and its template; render attempt 1 to be sure (a campaign set: the set, then each run)");
+  cmd->add_option("CONFIG", p.config_path, "campaign config (YAML), campaign set, or SET:RUN")->required();
+  return {cmd, [&p] { return validate_verb(p.config_path); }};
+}
+
+Verb add_render(CLI::App& app, Parsed& p) {
+  auto* cmd = app.add_subcommand(
+      "render", "print the exact script and sbatch command of one attempt: once the campaign has run, the next one as "
+                "mlsup would submit it (its tag, resume point, exclusions and working folder from the journal)");
+  cmd->add_option("CONFIG", p.render.config_path, "campaign config (YAML)")->required();
+  auto* attempt = cmd->add_option("--attempt", p.render_attempt, "attempt number (default: the next one)")
+                      ->check(CLI::PositiveNumber);
+  auto* resume = cmd->add_option("--resume-from", p.render_resume,
+                                 "checkpoint the attempt resumes from (default: the newest complete one)");
+  auto* exclude = cmd->add_option("--exclude", p.render_exclude,
+                                  "nodes to exclude, comma-separated (default: the live exclusions)")
+                      ->delimiter(',');
+  cmd->add_option("--write", p.render.write_dir, "write DIR/job.sbatch and DIR/submit.sh instead of printing");
+  cmd->add_flag("--json", p.render.json, "print as JSON");
+  return {cmd, [&p, attempt, resume, exclude] {  // an option given overrides what the journal would say
+            if (attempt->count() > 0) p.render.attempt = p.render_attempt;
+            if (resume->count() > 0) p.render.resume_from = p.render_resume;
+            if (exclude->count() > 0) p.render.exclude = p.render_exclude;
+            return render_verb(p.render);
+          }};
+}
+
+// A verb over configs, folders and sets (run, tick, status, stop, save, events).
+CLI::App* add_campaign_verb(CLI::App& app, Parsed& p, const char* name, const char* summary, bool has_json) {
+  auto* cmd = app.add_subcommand(name, summary);
+  cmd->add_option("CONFIG", p.supervise.sources, kFoldersHelp)->required();
+  if (has_json) cmd->add_flag("--json", p.json, "print as JSON");
+  return cmd;
+}
+
+// run and tick: the sources' help at length, the submit rate and the metrics file.
+CLI::App* add_supervising_verb(CLI::App& app, Parsed& p, const char* name, const char* summary) {
+  auto* cmd = app.add_subcommand(name, summary);
+  cmd->add_option("CONFIG", p.supervise.sources, kSourcesHelp)->required();
+  cmd->add_option("--submit-rate", p.supervise.submit_rate,
+                  "sbatch calls per second at most, over all campaigns, after a burst of 4 (default 2)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--metrics-textfile", p.supervise.metrics.textfile,
+                  "write the campaigns' Prometheus metrics to this file (replaced whole, for node_exporter's "
+                  "textfile collector; run: when they changed, at most every --metrics-every)");
+  return cmd;
+}
+
+Verb add_run(CLI::App& app, Parsed& p) {
+  auto* cmd = add_supervising_verb(app, p, "run", "supervise the campaigns until each completes or stops");
+  cmd->add_option("--metrics-listen", p.supervise.metrics.listen,
+                  "serve the campaigns' Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9410)")
+      ->check([](const std::string& text) {
+        const auto where = edges::parse_listen(text);
+        return where ? std::string() : where.error().message;
+      });
+  cmd->add_option("--metrics-every", p.supervise.metrics.every, "seconds between two metrics expositions at least (default 10)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--standby", p.supervise.standby,
+                "wait for a campaign another supervisor holds (asked every 5 s) and take it over once that one stops "
+                "or its lease runs out, instead of exiting 5: a second login node's supervisor");
+  return {cmd, [&p] { return run_verb(p.supervise); }};
+}
+
+Verb add_tick(CLI::App& app, Parsed& p) {
+  auto* cmd = add_supervising_verb(
+      app, p, "tick", "one reconcile pass of each campaign, then exit (for cron); prints nothing when nothing happened");
+  cmd->add_flag("--verbose,-v", p.tick_verbose,
+                "print the closing line also when nothing happened (another supervisor holds the campaign, a standing "
+                "stop)");
+  return {cmd, [&p] { return tick_verb(p.supervise, p.tick_verbose); }};
+}
+
+Verb add_status(CLI::App& app, Parsed& p) {
+  auto* cmd = add_campaign_verb(
+      app, p, "status", "the campaign's state, the history of its attempts and its node exclusions; with several, a line each",
+      true);
+  return {cmd, [&p] { return status_verb(p.supervise.sources, p.json); }};
+}
+
+Verb add_stop(CLI::App& app, Parsed& p) {
+  auto* cmd = add_campaign_verb(
+      app, p, "stop", "set the kill switch: the training saves and exits, nothing more is submitted; with several, a line each",
+      false);
+  return {cmd, [&p] { return switch_verb(p.supervise.sources, true); }};
+}
+
+Verb add_save(CLI::App& app, Parsed& p) {
+  auto* cmd = add_campaign_verb(
+      app, p, "save", "set the save switch: the training saves a checkpoint and goes on; with several, a line each", false);
+  return {cmd, [&p] { return switch_verb(p.supervise.sources, false); }};
+}
+
+Verb add_events(CLI::App& app, Parsed& p) {
+  auto* cmd = add_campaign_verb(
+      app, p, "events", "the event log: every decision and its reason; with several campaigns, merged by time", true);
+  cmd->add_flag("--follow,-f", p.events.follow, "after the log, print each event as it is appended, until interrupted");
+  cmd->add_option("--kind", p.events.filter.kinds,
+                  "only events of this kind (e.g. attempt-ended, excluded); repeat or comma-separate")
+      ->delimiter(',');
+  cmd->add_option("--since", p.since,
+                  "only events from then on: a duration back from now (30m, 2h, 1d), a local time "
+                  "(2026-12-02 04:30[:15]) or unix seconds (@1764650000)");
+  return {cmd, [&p] { return events_with(p.events, p.since, p.json, p.supervise.sources); }};
+}
+
+// The lifecycle verbs: each leaves a request that the campaign's supervisor (or the verb) carries out.
+CLI::App* add_lifecycle_verb(CLI::App& app, Parsed& p, const char* name, const char* summary) {
+  auto* cmd = app.add_subcommand(name, summary);
+  cmd->add_option("CONFIG", p.life_config, "campaign config (YAML)")->required();
+  return cmd;
+}
+
+Verb add_resume(CLI::App& app, Parsed& p) {
+  auto* cmd = add_lifecycle_verb(app, p, "resume",
+                                 "reopen a stopped or paused campaign (budgets and the crash-loop count start afresh, "
+                                 "the kill switch is cleared); the next run or tick carries it on");
+  cmd->add_option("--from", p.resume.from, "the complete checkpoint the next attempt resumes from (default: the newest)");
+  return {cmd, [&p] { return lifecycle_verb(p.life_config, p.resume); }};
+}
+
+Verb add_pause(CLI::App& app, Parsed& p) {
+  auto* cmd = add_lifecycle_verb(app, p, "pause",
+                                 "hold the campaign's queued job and start nothing new until `resume`; a running job "
+                                 "goes on");
+  cmd->add_flag("--now", p.pause.now, "also ask the running training to save and exit (the kill switch)");
+  return {cmd, [&p] { return lifecycle_verb(p.life_config, p.pause); }};
+}
+
+Verb add_cancel(CLI::App& app, Parsed& p) {
+  auto* cmd = add_lifecycle_verb(app, p, "cancel",
+                                 "end the campaign now: its training is asked to save and exit, then its job is "
+                                 "cancelled (a queued one at once)");
+  return {cmd, [&p] { return lifecycle_verb(p.life_config, p.cancel); }};
+}
+
+Verb add_check(CLI::App& app, Parsed& p) {
+  auto* cmd = add_check_command(app, p.check);
+  return {cmd, [&p] { return check_verb(p.check); }};
+}
+
+Verb add_report(CLI::App& app, Parsed& p) {
+  auto* cmd = add_report_verb(app, p.report);
+  return {cmd, [&p] { return report_verb(p.report); }};
+}
+
+// Every verb, in the order --help and a mistyped command list them.
+constexpr Verb (*kVerbs[])(CLI::App&, Parsed&) = {add_validate, add_render, add_run,    add_tick,  add_status,
+                                                 add_stop,     add_save,   add_events, add_resume, add_pause,
+                                                 add_cancel,   add_check,  add_report};
+
+// A first word that names no command: the nearest one and the list (exit 2); nullopt when it names one
+// (or is an option).
+std::optional<int> unknown_command(int argc, char** argv, const std::vector<std::string>& names) {
+  if (argc < 2 || argv[1][0] == '-' || std::find(names.begin(), names.end(), argv[1]) != names.end()) return std::nullopt;
+  const auto near = util::did_you_mean(argv[1], names);
+  std::cerr << "mlsup: no command \"" << argv[1] << "\"" << (near.empty() ? "" : " (did you mean \"" + near + "\"?)")
+            << "; the commands are " << util::join(names, ", ") << "; `mlsup --help` says what each does\n";
+  return kUsage;
+}
+
 }  // namespace
 
 int run(int argc, char** argv) {
@@ -58,125 +246,16 @@ int run(int argc, char** argv) {
                        "print mlsup's version and the Slurm it was built against, then exit");
   app.footer(footer());
   app.require_subcommand(1);
-
-  std::string config_path;
-  auto* validate = app.add_subcommand("validate", "check a config and its template; render attempt 1 to be sure (a campaign set: the set, then each run)");
-  validate->add_option("CONFIG", config_path, "campaign config (YAML), campaign set, or SET:RUN")->required();
-
-  RenderOptions render;
-  int render_attempt = 1;
-  std::string render_resume;
-  std::vector<std::string> render_exclude;
-  auto* render_cmd = app.add_subcommand(
-      "render", "print the exact script and sbatch command of one attempt: once the campaign has run, the next one as "
-                "mlsup would submit it (its tag, resume point, exclusions and working folder from the journal)");
-  render_cmd->add_option("CONFIG", render.config_path, "campaign config (YAML)")->required();
-  auto* attempt_opt = render_cmd->add_option("--attempt", render_attempt, "attempt number (default: the next one)")
-                          ->check(CLI::PositiveNumber);
-  auto* resume_opt = render_cmd->add_option("--resume-from", render_resume,
-                                            "checkpoint the attempt resumes from (default: the newest complete one)");
-  auto* exclude_opt = render_cmd->add_option("--exclude", render_exclude,
-                                             "nodes to exclude, comma-separated (default: the live exclusions)")
-                          ->delimiter(',');
-  render_cmd->add_option("--write", render.write_dir, "write DIR/job.sbatch and DIR/submit.sh instead of printing");
-  render_cmd->add_flag("--json", render.json, "print as JSON");
-
-  bool json = false;
-  struct CampaignVerb {
-    const char* name;
-    const char* summary;
-    bool has_json;
-  };
-  const CampaignVerb verbs[] = {
-      {"run", "supervise the campaigns until each completes or stops", false},
-      {"tick", "one reconcile pass of each campaign, then exit (for cron); prints nothing when nothing happened", false},
-      {"status", "the campaign's state, the history of its attempts and its node exclusions; with several, a line each", true},
-      {"stop", "set the kill switch: the training saves and exits, nothing more is submitted; with several, a line each", false},
-      {"save", "set the save switch: the training saves a checkpoint and goes on; with several, a line each", false},
-      {"events", "the event log: every decision and its reason; with several campaigns, merged by time", true},
-  };
-  std::map<std::string, CLI::App*> campaign_cmds;
-  engine::Supervise supervise;
-  for (const auto& verb : verbs) {
-    auto* sub = app.add_subcommand(verb.name, verb.summary);
-    const bool supervises = std::string(verb.name) == "run" || std::string(verb.name) == "tick";
-    if (supervises) {
-      sub->add_option("CONFIG", supervise.sources, kSourcesHelp)->required();
-      sub->add_option("--submit-rate", supervise.submit_rate,
-                      "sbatch calls per second at most, over all campaigns, after a burst of 4 (default 2)")
-          ->check(CLI::PositiveNumber);
-    } else
-      sub->add_option("CONFIG", supervise.sources, kFoldersHelp)->required();
-    if (verb.has_json) sub->add_flag("--json", json, "print as JSON");
-    campaign_cmds[verb.name] = sub;
-  }
-
-  auto* run_cmd = campaign_cmds.at("run");
-  for (auto* sub : {run_cmd, campaign_cmds.at("tick")})
-    sub->add_option("--metrics-textfile", supervise.metrics.textfile,
-                    "write the campaigns' Prometheus metrics to this file (replaced whole, for node_exporter's "
-                    "textfile collector; run: when they changed, at most every --metrics-every)");
-  run_cmd
-      ->add_option("--metrics-listen", supervise.metrics.listen,
-                   "serve the campaigns' Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9410)")
-      ->check([](const std::string& text) {
-        const auto where = edges::parse_listen(text);
-        return where ? std::string() : where.error().message;
-      });
-  run_cmd->add_option("--metrics-every", supervise.metrics.every, "seconds between two metrics expositions at least (default 10)")
-      ->check(CLI::PositiveNumber);
-  run_cmd->add_flag("--standby", supervise.standby,
-                    "wait for a campaign another supervisor holds (asked every 5 s) and take it over once that one stops "
-                    "or its lease runs out, instead of exiting 5: a second login node's supervisor");
-
-  bool tick_verbose = false;
-  campaign_cmds.at("tick")->add_flag("--verbose,-v", tick_verbose,
-                                     "print the closing line also when nothing happened (another supervisor holds "
-                                     "the campaign, a standing stop)");
-
-  EventsOptions events;
-  std::string since;
-  auto* events_cmd = campaign_cmds.at("events");
-  events_cmd->add_flag("--follow,-f", events.follow, "after the log, print each event as it is appended, until interrupted");
-  events_cmd->add_option("--kind", events.filter.kinds, "only events of this kind (e.g. attempt-ended, excluded); repeat or comma-separate")
-      ->delimiter(',');
-  events_cmd->add_option("--since", since,
-                         "only events from then on: a duration back from now (30m, 2h, 1d), a local time "
-                         "(2026-12-02 04:30[:15]) or unix seconds (@1764650000)");
-  // The lifecycle verbs: each leaves a request that the campaign's supervisor (or the verb) carries out.
-  std::string life_config;
-  engine::Request resume_req{.verb = engine::Verb::Resume}, pause_req{.verb = engine::Verb::Pause},
-      cancel_req{.verb = engine::Verb::Cancel};
-  auto* resume = app.add_subcommand(
-      "resume", "reopen a stopped or paused campaign (budgets and the crash-loop count start afresh, the kill switch is "
-                "cleared); the next run or tick carries it on");
-  resume->add_option("CONFIG", life_config, "campaign config (YAML)")->required();
-  resume->add_option("--from", resume_req.from, "the complete checkpoint the next attempt resumes from (default: the newest)");
-  auto* pause = app.add_subcommand("pause", "hold the campaign's queued job and start nothing new until `resume`; "
-                                            "a running job goes on");
-  pause->add_option("CONFIG", life_config, "campaign config (YAML)")->required();
-  pause->add_flag("--now", pause_req.now, "also ask the running training to save and exit (the kill switch)");
-  auto* cancel = app.add_subcommand("cancel", "end the campaign now: its training is asked to save and exit, then its "
-                                              "job is cancelled (a queued one at once)");
-  cancel->add_option("CONFIG", life_config, "campaign config (YAML)")->required();
-
-  CheckOptions check;
-  auto* check_cmd = add_check_command(app, check);
-  ReportOptions report;
-  auto* report_cmd = add_report_verb(app, report);
-
+  Parsed parsed;
+  std::vector<Verb> verbs;
   std::vector<std::string> names;
-  for (auto* sub : app.get_subcommands([](CLI::App*) { return true; })) {
-    names.push_back(sub->get_name());
-    sub->footer("Exit codes: `mlsup --help` lists them.");
+  for (const auto add : kVerbs) {
+    verbs.push_back(add(app, parsed));
+    auto* cmd = verbs.back().command;
+    names.push_back(cmd->get_name());
+    cmd->footer(cmd->get_name() == "check" ? kCheckCodesHelp : "Exit codes: `mlsup --help` lists them.");
   }
-  check_cmd->footer(kCheckCodesHelp);
-  if (argc > 1 && argv[1][0] != '-' && std::find(names.begin(), names.end(), argv[1]) == names.end()) {
-    const auto near = util::did_you_mean(argv[1], names);
-    std::cerr << "mlsup: no command \"" << argv[1] << "\"" << (near.empty() ? "" : " (did you mean \"" + near + "\"?)")
-              << "; the commands are " << util::join(names, ", ") << "; `mlsup --help` says what each does\n";
-    return kUsage;
-  }
+  if (const auto code = unknown_command(argc, argv, names)) return *code;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -184,28 +263,8 @@ int run(int argc, char** argv) {
     if (code != 0 && argc > 1 && std::string(argv[1]) == "check") return kCheckUsage;  // a monitoring system reads UNKNOWN
     return code == 0 ? kOk : kUsage;
   }
-  if (validate->parsed()) return validate_verb(config_path);
-  if (render_cmd->parsed()) {
-    if (attempt_opt->count() > 0) render.attempt = render_attempt;
-    if (resume_opt->count() > 0) render.resume_from = render_resume;
-    if (exclude_opt->count() > 0) render.exclude = render_exclude;
-    return render_verb(render);
-  }
-  if (resume->parsed()) return lifecycle_verb(life_config, resume_req);
-  if (pause->parsed()) return lifecycle_verb(life_config, pause_req);
-  if (cancel->parsed()) return lifecycle_verb(life_config, cancel_req);
-  if (check_cmd->parsed()) return check_verb(check);
-  if (report_cmd->parsed()) return report_verb(report);
-  const std::map<std::string, std::function<int()>> actions = {
-      {"run", [&] { return run_verb(supervise); }},
-      {"tick", [&] { return tick_verb(supervise, tick_verbose); }},
-      {"status", [&] { return status_verb(supervise.sources, json); }},
-      {"stop", [&] { return switch_verb(supervise.sources, true); }},
-      {"save", [&] { return switch_verb(supervise.sources, false); }},
-      {"events", [&] { return events_with(events, since, json, supervise.sources); }},
-  };
-  for (const auto& [name, sub] : campaign_cmds)
-    if (sub->parsed()) return actions.at(name)();
+  for (const auto& verb : verbs)
+    if (verb.command->parsed()) return verb.act();
   return kUsage;
 }
 
