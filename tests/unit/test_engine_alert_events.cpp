@@ -18,12 +18,6 @@ namespace {
 const std::string kNotify = "notify: {command: 'echo \"$MLSUP_ALERT_KIND\" >> alerts.txt', cooldown: 0s, "
                             "unreachable_after: 60s}\n";
 
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 }  // namespace
 
 TEST_CASE("a restart that brings a budget to notify.budget_warn_at percent is a budget alert, each one after it too") {
@@ -38,10 +32,10 @@ TEST_CASE("a restart that brings a budget to notify.budget_warn_at percent is a 
     f.pass(*c);
     REQUIRE(f.submits() == static_cast<std::size_t>(failure + 1));
     const std::size_t told = failure >= 4 ? failure - 3 : 0;  // 4 of 5 is 80 %
-    CHECK(count(f.events(), "\"event\":\"budget-nearly-spent\"") == told);
+    CHECK(f.events_of("budget-nearly-spent").size() == told);
   }
-  CHECK(f.events().find("the failed budget (5 per 6h) is nearly spent: 4 used, 1 restart left") != std::string::npos);
-  CHECK(f.events().find("5 used, the next such ending stops the campaign") != std::string::npos);
+  CHECK(f.told("budget-nearly-spent", "reason", "the failed budget (5 per 6h) is nearly spent: 4 used, 1 restart left"));
+  CHECK(f.told("budget-nearly-spent", "reason", "5 used, the next such ending stops the campaign"));
   CHECK(slurp(f.dir.path() + "/alerts.txt") == "budget\nbudget\n");
 }
 
@@ -58,15 +52,15 @@ TEST_CASE("Slurm unanswered for notify.unreachable_after is a trouble alert, onc
     }
   };
   fail_for(3);  // failing since the first of them: 40 s
-  CHECK(count(f.events(), "\"event\":\"slurm-unreachable\"") == 0);
+  CHECK(f.events_of("slurm-unreachable").empty());
   fail_for(1);  // 60 s
-  CHECK(count(f.events(), "\"event\":\"slurm-unreachable\"") == 1);
+  CHECK(f.events_of("slurm-unreachable").size() == 1);
   fail_for(5);
-  CHECK(count(f.events(), "\"event\":\"slurm-unreachable\"") == 1);
+  CHECK(f.events_of("slurm-unreachable").size() == 1);
   f.clock += 1;
   f.pass(*c);  // it answers
   fail_for(4);
-  CHECK(count(f.events(), "\"event\":\"slurm-unreachable\"") == 2);
+  CHECK(f.events_of("slurm-unreachable").size() == 2);
   CHECK(slurp(f.dir.path() + "/alerts.txt") == "trouble\ntrouble\n");
 }
 
@@ -85,7 +79,7 @@ TEST_CASE("an event notify.on does not choose is logged without a kind and tells
   g.pass(*d);
   g.fake.set_state(g.last_job(), JobState::Failed, 1);
   g.pass(*d);
-  CHECK(g.events().find("\"alert_kind\":\"restart\"") != std::string::npos);
+  CHECK(g.told("attempt-ended", "alert_kind", "restart"));
   CHECK(slurp(g.dir.path() + "/alerts.txt") == "restart\n");
 }
 
@@ -102,18 +96,18 @@ TEST_CASE("the checkpoint file system rising to 80% and to 95% is a disk alert, 
     }
   };
   passes(50);
-  CHECK(count(f.events(), "disk-nearly-full") == 0);
+  CHECK(f.events_of("disk-nearly-full").empty());
   passes(85);
-  CHECK(count(f.events(), "\"event\":\"disk-nearly-full\"") == 1);
-  CHECK(f.events().find("checkpoint file system 85% full at ") != std::string::npos);
+  CHECK(f.events_of("disk-nearly-full").size() == 1);
+  CHECK(f.told("disk-nearly-full", "reason", "checkpoint file system 85% full at "));
   passes(90);  // still WARNING: not told again
-  CHECK(count(f.events(), "\"event\":\"disk-nearly-full\"") == 1);
+  CHECK(f.events_of("disk-nearly-full").size() == 1);
   passes(97);
-  CHECK(count(f.events(), "\"event\":\"disk-nearly-full\"") == 2);
-  CHECK(f.events().find("\"level\":\"CRITICAL\"") != std::string::npos);
+  CHECK(f.events_of("disk-nearly-full").size() == 2);
+  CHECK(f.told("disk-nearly-full", "level", "CRITICAL"));
   passes(40);
   passes(82);  // a new rise
-  CHECK(count(f.events(), "\"event\":\"disk-nearly-full\"") == 3);
+  CHECK(f.events_of("disk-nearly-full").size() == 3);
   CHECK(slurp(f.dir.path() + "/alerts.txt") == "disk\ndisk\ndisk\n");
 }
 
@@ -125,5 +119,5 @@ TEST_CASE("a tick (a new process each pass) tells a full disk once: the level is
     f.pass(*c);
     f.clock += 300;
   }
-  CHECK(count(f.events(), "\"event\":\"disk-nearly-full\"") == 1);
+  CHECK(f.events_of("disk-nearly-full").size() == 1);
 }

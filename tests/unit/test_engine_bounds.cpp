@@ -26,7 +26,7 @@ TEST_CASE("a heartbeat file of a megabyte is read for its first bytes; memory.js
     std::ofstream(f.config.heartbeat.dir + "/attempt-1", std::ios::app) << "more\n";
     CHECK_FALSE(f.pass(*c).has_value());
   }
-  CHECK(f.events().find("hang-detected") == std::string::npos);  // 20 s past the 10 s steady timeout
+  CHECK(f.events_of("hang-detected").empty());  // 20 s past the 10 s steady timeout
 }
 
 TEST_CASE("read_head: the first bytes, and a longer file's size after them") {
@@ -64,12 +64,12 @@ TEST_CASE("a pending job with spare nodes that the partition cannot hold asks fo
   f.fake.node_table[3] = {"n4", "DOWN", false, true, "Not responding", {"debug"}};
   f.pass(*c);
   CHECK(f.calls("set_node_count 3 3 " + std::to_string(id)) == 1);  // the tasks shrink with the nodes
-  CHECK(f.events().find("\"spares-dropped\"") != std::string::npos);
-  CHECK(f.events().find("asks 4 nodes, 3 usable: n4 down (Not responding)") != std::string::npos);
+  CHECK(f.told("spares-dropped"));
+  CHECK(f.told("spares-dropped", "shortfall", "asks 4 nodes, 3 usable: n4 down (Not responding)"));
   CHECK(f.fake.table[id].node_count == 3u);
   CHECK(f.fake.table[id].num_tasks == 3u);
   f.pass(*c);  // 3 asked, 3 usable: it waits for Slurm, nothing more
-  CHECK(f.events().find("capacity-short") == std::string::npos);
+  CHECK(f.events_of("capacity-short").empty());
 }
 
 TEST_CASE("a pending job that the partition cannot hold, no spare or exclusion to give up: told once, kept for status") {
@@ -79,15 +79,12 @@ TEST_CASE("a pending job that the partition cannot hold, no spare or exclusion t
   f.fake.node_table[0] = {"n1", "IDLE", true, false, "Kill task failed", {"debug"}};
   f.pass(*c);
   f.pass(*c);
-  const std::string events = f.events();
-  const auto first = events.find("\"capacity-short\"");
-  REQUIRE(first != std::string::npos);
-  CHECK(events.find("\"capacity-short\"", first + 1) == std::string::npos);  // once while it lasts
-  CHECK(events.find("asks 4 nodes, 3 usable: n1 drained (Kill task failed)") != std::string::npos);
+  CHECK(f.events_of("capacity-short").size() == 1);  // once while it lasts
+  CHECK(f.told("capacity-short", "shortfall", "asks 4 nodes, 3 usable: n1 drained (Kill task failed)"));
   CHECK(mlsup::test::slurp(f.config.state_dir + "/memory.json").find("asks 4 nodes, 3 usable") != std::string::npos);
   f.fake.node_table[0].drain = false;  // an admin resumes it
   f.pass(*c);
-  CHECK(f.events().find("\"capacity-restored\"") != std::string::npos);
+  CHECK(f.told("capacity-restored"));
   CHECK(f.fake.table[id].state == JobState::Pending);
 }
 
@@ -98,11 +95,11 @@ TEST_CASE("a job short of nodes that starts at once when they return: the shortf
   for (int i = 1; i < 4; ++i) f.fake.node_table[i].drain = true;
   f.pass(*c);  // the spare dropped: 3 asked, 1 usable
   f.pass(*c);
-  REQUIRE(f.events().find("\"capacity-short\"") != std::string::npos);
+  REQUIRE(f.told("capacity-short"));
   for (int i = 1; i < 4; ++i) f.fake.node_table[i].drain = false;  // an admin resumes them, and Slurm starts the job
   f.fake.set_state(id, JobState::Running, 0, "n1,n2,n3");
   f.pass(*c);
-  CHECK(f.events().find("\"capacity-restored\"") != std::string::npos);
+  CHECK(f.told("capacity-restored"));
   CHECK(mlsup::test::slurp(f.config.state_dir + "/memory.json").find("usable") == std::string::npos);
 }
 
@@ -114,6 +111,6 @@ TEST_CASE("a pending job Slurm marks BadConstraints for want of nodes is a short
   f.fake.node_table[3] = {"n4", "IDLE", true, false, "Kill task failed", {"debug"}};
   f.pass(*c);
   CHECK(f.calls("set_node_count 3 3 " + std::to_string(id)) == 1);
-  CHECK(f.events().find("\"spares-dropped\"") != std::string::npos);
-  CHECK(f.events().find("pending-stuck") == std::string::npos);
+  CHECK(f.told("spares-dropped"));
+  CHECK(f.events_of("pending-stuck").empty());
 }

@@ -97,8 +97,8 @@ TEST_CASE("a job Slurm failed without starting it (BadConstraints, no batch host
   f.fake.set_state(id, JobState::Failed, 1);
   f.fake.table[id].reason = "BadConstraints";
   f.pass(*c);
-  CHECK(f.events().find("\"class\":\"refused\"") != std::string::npos);
-  CHECK(f.events().find("no restart budget is spent") != std::string::npos);
+  CHECK(f.told("attempt-ended", "class", "refused"));
+  CHECK(f.told("attempt-ended", "reason", "no restart budget is spent"));
   f.clock += 6;
   CHECK_FALSE(f.pass(*c).has_value());
   f.pass(*c);
@@ -198,7 +198,7 @@ TEST_CASE("a job Slurm forgot after it ran, with no source of its end: waited fo
   CHECK(f.submits() == 2);
   const std::string all = slurp(f.config.state_dir + "/journal.jsonl");
   CHECK(all.find("\"class\":\"forgotten\"") != std::string::npos);
-  CHECK(slurp(f.config.state_dir + "/events.jsonl").find("forgotten-waiting") != std::string::npos);
+  CHECK(f.told("forgotten-waiting"));
 }
 
 TEST_CASE("a job Slurm forgot before anything shows it started is submitted again at once") {
@@ -298,7 +298,7 @@ TEST_CASE("a plain script that prints and never writes a heartbeat is alive whil
   CHECK(f.submits() == 1);
   f.clock += 1;
   f.pass(*c);  // it stopped printing 11 s ago: hung
-  CHECK(slurp(f.config.state_dir + "/events.jsonl").find("the job's output has not grown for") != std::string::npos);
+  CHECK(f.told("hang-detected", "reason", "the job's output has not grown for"));
   CHECK(f.fake.table[id].state != JobState::Running);
 }
 
@@ -316,7 +316,7 @@ TEST_CASE("mlsup's own preamble lines in the output are not the training's life:
     f.clock += 10;
     f.pass(*c);
   }
-  CHECK(f.events().find("hang-detected") == std::string::npos);
+  CHECK(f.events_of("hang-detected").empty());
   CHECK(f.fake.table[id].state == JobState::Running);
 }
 
@@ -325,7 +325,7 @@ TEST_CASE("with heartbeat.source file, a printing script without a heartbeat is 
   f.config.heartbeat.source = "file";
   auto c = f.open();
   printing_job(f, *c, 7);
-  CHECK(slurp(f.config.state_dir + "/events.jsonl").find("no heartbeat 1m") != std::string::npos);
+  CHECK(f.told("hang-detected", "reason", "no heartbeat 1m"));
 }
 
 TEST_CASE("a hang with a node that does not answer its probe: that node, and only it, is kept out") {
@@ -441,7 +441,7 @@ TEST_CASE("a failure that follows the training to another node: the rule's exclu
   const std::string journal = slurp(f.config.state_dir + "/journal.jsonl");
   CHECK(journal.find("\"type\":\"exclusion-lifted\"") != std::string::npos);
   CHECK(journal.find("\"lifted\":[\"n2\"]") != std::string::npos);
-  CHECK(f.events().find("\"event\":\"exclusion-lifted\"") != std::string::npos);
+  CHECK(f.told("exclusion-lifted"));
   fail_rank(f, *c, 3, "n[1-2]", "n2", 1, 30);  // and again on n2: it follows the training, no node is named
   fail_rank(f, *c, 4, "n[2,4]", "n2", 1, 30);  // n2 named a third time: still no exclusion
   REQUIRE(f.submits() == 5);
@@ -609,8 +609,6 @@ std::string task_exit(slurm::JobId id, int step, const std::string& node, int ra
          std::to_string(code) + R"(,"signal":)" + std::to_string(sig) + R"(,"time":)" + std::to_string(time) + "}\n";
 }
 
-std::string events_of(const EngineFixture& f) { return slurp(f.config.state_dir + "/events.jsonl"); }
-
 }  // namespace
 
 TEST_CASE("with the plugin's records, the node whose task failed first by a machine fault is kept out after one failure") {
@@ -625,9 +623,8 @@ TEST_CASE("with the plugin's records, the node whose task failed first by a mach
   fail_with_output(f, *c, "n[1-2]", "");
   REQUIRE(f.submits() == 2);
   CHECK(excludes(f.fake.submitted[1], "n2"));
-  const auto events = events_of(f);
-  CHECK(events.find(R"("first_failure":{"exit_code":0,"node":"n2","rank":1,"signal":7,"step":0})") != std::string::npos);
-  CHECK(events.find(R"("event":"node-records-problems")") != std::string::npos);
+  CHECK(f.told("attempt-ended", "first_failure", R"({"exit_code":0,"node":"n2","rank":1,"signal":7,"step":0})"));
+  CHECK(f.told("node-records-problems"));
 }
 
 TEST_CASE("with the plugin's records, a first failure by an exit code names the one suspect, excluded at once by the first-evidence rule") {
@@ -643,8 +640,8 @@ TEST_CASE("with the plugin's records, a first failure by an exit code names the 
   REQUIRE(f.submits() == 2);
   CHECK(excludes(f.fake.submitted[1], "n2"));
   CHECK_FALSE(excludes(f.fake.submitted[1], "n1"));
-  CHECK(events_of(f).find("(the plugin's records)") != std::string::npos);
-  CHECK(events_of(f).find(R"("suspects":["n2"])") != std::string::npos);
+  CHECK(f.told("excluded", "reason", "(the plugin's records)"));
+  CHECK(f.told("attempt-ended", "suspects", R"(["n2"])"));
 }
 
 TEST_CASE("with the plugin's records, a node whose health check failed is kept out") {
@@ -662,7 +659,7 @@ TEST_CASE("with the plugin's records, a node whose health check failed is kept o
   fail_with_output(f, *c, "n[1-2]", "");
   REQUIRE(f.submits() == 2);
   CHECK(excludes(f.fake.submitted[1], "n1"));
-  CHECK(events_of(f).find(R"("health_failed":["n1"])") != std::string::npos);
+  CHECK(f.told("attempt-ended", "health_failed", R"(["n1"])"));
 }
 
 TEST_CASE("without the plugin's records a single failure of a multi-node job excludes nothing") {
@@ -712,9 +709,8 @@ TEST_CASE("per-task heartbeats: a hang names the node whose heartbeat stopped fi
   f.clock += 5;
   f.pass(*f.open());  // 11 s without progress: hung, n2 stopped 9 s before n1
   CHECK(std::filesystem::exists(f.config.state_dir + "/fenced/1"));
-  const auto events = events_of(f);
-  CHECK(events.find(R"("event":"heartbeat-stale-first")") != std::string::npos);
-  CHECK(events.find("its heartbeat stopped 9 s before the other nodes'") != std::string::npos);
+  CHECK(f.told("heartbeat-stale-first", "nodes", "n2"));
+  CHECK(f.told("excluded", "reason", "its heartbeat stopped 9 s before the other nodes'"));
   auto c = f.open();
   f.pass(*c);
   f.clock += 6;
@@ -735,9 +731,7 @@ TEST_CASE("per-task heartbeats: a waited-on node that does not answer while the 
   beat("n1.0", "5 saving waiting 1");
   f.pass(*c);
   CHECK_FALSE(std::filesystem::exists(f.config.state_dir + "/fenced/1"));
-  const auto events = events_of(f);
-  CHECK(events.find("\"probe-doubted\"") != std::string::npos);
-  CHECK(events.find("the control node n1") != std::string::npos);
+  CHECK(f.told("probe-doubted", "reason", "the control node n1"));
   CHECK(f.submits() == 1);
 }
 
@@ -757,9 +751,8 @@ TEST_CASE("per-task heartbeats: the node the other ranks wait on is probed befor
   beat("n1.0", "5 saving waiting 2");
   f.pass(*c);  // n2 silent 3 s before n1's last change, n1 waiting: probed, silent, a hang 3 s after the freeze
   CHECK(std::filesystem::exists(f.config.state_dir + "/fenced/1"));
-  const auto events = events_of(f);
-  CHECK(events.find("the other ranks wait on n2") != std::string::npos);
-  CHECK(events.find("n2 did not answer a probe in 5s") != std::string::npos);
+  CHECK(f.told("hang-detected", "reason", "the other ranks wait on n2"));
+  CHECK(f.told("hang-detected", "reason", "n2 did not answer a probe in 5s"));
   f.pass(*c);
   f.clock += 6;
   f.pass(*c);
@@ -776,12 +769,7 @@ TEST_CASE("per-task heartbeats: a node the other ranks wait on that answers its 
   beat("n1.0", "5");
   beat("n2.1", "5");  // a slow rank (a long data load), its node alive
   f.pass(*c);
-  auto answered = [&] {
-    const auto all = events_of(f);
-    std::size_t n = 0;
-    for (auto at = all.find("\"probe-answered\""); at != std::string::npos; at = all.find("\"probe-answered\"", at + 1)) ++n;
-    return n;
-  };
+  auto answered = [&] { return f.events_of("probe-answered").size(); };
   for (int i = 1; i <= 50; ++i) {  // 50 s of n1 waiting on n2
     f.clock += 1;
     beat("n1.0", "5 waiting " + std::to_string(i));
@@ -813,5 +801,5 @@ TEST_CASE("a hang runs heartbeat.hang_command in the job's context before the ca
   hang_job(f, *c);
   const std::string evidence = slurp(f.config.state_dir + "/attempts/1/hang-evidence.txt");
   CHECK(evidence == "job 100 nodes n1,n2 attempt 1\n\n--- stderr ---\noops\n");
-  CHECK(slurp(f.config.state_dir + "/events.jsonl").find("\"event\":\"hang-evidence\"") != std::string::npos);
+  CHECK(f.told("hang-evidence"));
 }

@@ -23,10 +23,10 @@ TEST_CASE("chain mode: a task that runs long past its first lines without a clai
   f.pass(*c);
   f.clock += 10 + 2 * render::kStrandedClaimSeconds - 1;  // its first lines may still be claiming
   f.pass(*c);
-  CHECK(f.events().find("\"claimed\"") == std::string::npos);
+  CHECK(f.events_of("claimed").empty());
   f.clock += 2;
   f.pass(*c);
-  CHECK(f.events().find("\"event\":\"chain-task-unclaimed\"") != std::string::npos);
+  CHECK(f.told("chain-task-unclaimed"));
   const std::string journal = slurp(f.config.state_dir + "/journal.jsonl");
   CHECK(journal.find("\"type\":\"claimed\"") != std::string::npos);
   CHECK(journal.find("\"how\":\"unclaimed\"") != std::string::npos);

@@ -181,9 +181,8 @@ TEST_CASE("forgotten after it ran, no source knows its end, no heartbeat to show
   REQUIRE(ended.size() == 1);
   CHECK(ended[0].value("class", "") == "end_unknown");
   CHECK(ended[0].value("action", "") == "stop");
-  const std::string events = slurp(f.config.state_dir + "/events.jsonl");
-  CHECK(events.find("\"exit_code\":15") != std::string::npos);
-  CHECK(events.find("\"alert\":true") != std::string::npos);
+  CHECK(f.told("stopped", "exit_code", "15"));
+  CHECK(f.told("stopped", "alert", "true"));
   f.clock += 600;
   f.pass(*c);
   CHECK(f.submits() == 1);
