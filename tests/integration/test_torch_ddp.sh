@@ -60,12 +60,12 @@ wait_until 180 attempt_running 2
 echo "froze $NODE of job $JOB at step $(heartbeat_of 1); attempt 2 RUNNING after $(( $(date +%s) - t0 ))s on $(nodes_of "$(job_of_attempt 2)" | tr '\n' ' ')"
 check "power loss: the ledger holds the frozen node" sh -c "echo '$(excluded_nodes)' | grep -qx '$NODE'"
 check "power loss: attempt 2 runs without it" sh -c "! echo '$(nodes_of "$(job_of_attempt 2)")' | grep -qx '$NODE'"
-"$REPO/tests/cluster/fault.sh" --dir "$slow" revive "$NODE" --timeout 30 >/dev/null 2>&1
 resumed=$(resume_step_of 2)
 check "power loss: attempt 2 resumed from a checkpoint ($resumed)" [ "${resumed:-0}" -gt 0 ]
 wait_until 180 heartbeat_at_least $(( ${resumed:-0} + 20 )) 2
-touch "$CDIR/crash"
+touch "$CDIR/crash"  # before the frozen node's revive, which may take 30 s: attempt 2 could end meanwhile
 echo "crash asked at attempt 2's step $(heartbeat_of 2)"
+"$REPO/tests/cluster/fault.sh" --dir "$slow" revive "$NODE" --timeout 30 >/dev/null 2>&1
 wait_campaign 420
 check "campaign completed" [ "$RC" -eq 0 ]
 check "the crash happened (a rank took the file)" test -e "$CDIR/crash.taken"
