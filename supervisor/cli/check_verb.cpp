@@ -62,10 +62,10 @@ CheckFacts campaign_facts(const std::string& file, std::optional<double> stale_a
   }
   f.name = c->set_run.empty() ? c->name : c->set_run;
   if (backend.empty()) backend = c->slurm.backend;
-  const auto stored = store::read_campaign(*c, now, true);
-  const auto& s = stored.journal.state;
-  if (!stored.journal.problems.empty()) {
-    f.load_error = "its journal cannot be read: " + stored.journal.problems.front().str();
+  const auto journal = store::read_journal(*c);  // the memory and the lease only when it can be read
+  const auto& s = journal.state;
+  if (!journal.problems.empty()) {
+    f.load_error = "its journal cannot be read: " + journal.problems.front().str();
     return f;
   }
   f.state = engine::lifecycle_of(s);
@@ -74,10 +74,10 @@ CheckFacts campaign_facts(const std::string& file, std::optional<double> stale_a
   if (const auto g = engine::gate_of(*c)) f.held_back = g->gate == engine::Gate::Wait || g->gate == engine::Gate::Blocked;
   if (const auto w = engine::window_now(*c, now.wall); w && !w->open) f.held_back = true;  // not expected to run now
   attempt_facts(s, f);
-  const auto& memory = stored.memory;
+  const auto memory = store::read_memory(*c, now);
   f.backing_off = f.phase == AttemptPhase::Ended && memory.resubmit.at > now.mono;
   if (f.phase == AttemptPhase::Job) f.shortfall = memory.shortfall;
-  lease_facts(stored.lease, f);
+  lease_facts(store::read_lease(*c, now.wall, true), f);
   f.stale_after = stale_after.value_or(default_stale_after(static_cast<double>(c->lease_ttl.count())));
   disk_facts(*c, f);
   return f;
