@@ -1,5 +1,6 @@
 #include "supervise/console.h"
 
+#include <cstring>
 #include <ctime>
 
 #include "util/json.h"
@@ -34,6 +35,25 @@ std::string node_list(const json& v) {
 // A checkpoint path; "none" for a fresh start.
 std::string checkpoint(const json& v) { return v.is_string() && v.get<std::string>().empty() ? "none" : plain(v); }
 
+// A signal by its short name ("SIGKILL"); its number when the name is unknown.
+std::string signal_name(int signo) {
+  const char* abbrev = ::sigabbrev_np(signo);
+  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(signo);
+}
+
+// How the first failing task ended, from the SPANK plugin's record ("rank 1 on n2: SIGKILL") or srun's
+// report ("task 1 on n2: Killed"): the job's own exit code is often srun's (143 after it ends the others).
+std::string first_end(const json& v) {
+  if (!v.is_object()) return plain(v);
+  const bool plugin = v.contains("rank");
+  std::string who = plugin ? "rank " + plain(v["rank"]) : "task " + util::string_field(v, "tasks", "?");
+  who += " on " + util::string_field(v, "node", "?") + ": ";
+  const int code = static_cast<int>(util::number_field(v, "exit_code"));
+  if (plugin && util::number_field(v, "signal") > 0) return who + signal_name(static_cast<int>(util::number_field(v, "signal")));
+  if (!plugin && !util::string_field(v, "signal").empty()) return who + util::string_field(v, "signal");
+  return who + "exit " + std::to_string(code);
+}
+
 struct ConsoleField {
   const char* key;
   std::string (*text)(const json&);
@@ -42,7 +62,8 @@ struct ConsoleField {
 // The fields a console line shows, in this order, when the event has them.
 constexpr ConsoleField kFields[] = {
     {"attempt", plain},       {"job_id", plain},        {"node", plain},        {"for", plain},
-    {"until", when},          {"class", plain},         {"exit_code", plain},   {"nodes", plain},
+    {"until", when},          {"class", plain},         {"first_failure", first_end},
+    {"first_reported", first_end}, {"exit_code", plain},   {"nodes", plain},
     {"step", plain},          {"action", plain},        {"delay", plain},       {"exclude", node_list},
     {"resume_from", checkpoint}, {"resume_step", plain},
     {"lifted", node_list},    {"rank", plain},

@@ -43,3 +43,20 @@ TEST_CASE("console: a lifted exclusion names the nodes given back, the rank and 
   CAPTURE(line);
   CHECK(has(line, "exclusion-lifted attempt=3 step=300 lifted=n2 rank=1: rank 1 failed first near step 300 again"));
 }
+
+TEST_CASE("console: an attempt's end says how its first failing rank ended, beside the job's exit") {
+  const json killed = {{"event", "attempt-ended"}, {"time", 1.7e9}, {"attempt", 1}, {"job_id", 7}, {"class", "failed"},
+                       {"exit_code", 143}, {"signal", 0},
+                       {"first_failure", {{"node", "n2"}, {"step", 0}, {"rank", 1}, {"exit_code", 0}, {"signal", 9}}}};
+  std::string line = console_line(killed, false);
+  CAPTURE(line);
+  CHECK(has(line, "class=failed first_failure=rank 1 on n2: SIGKILL exit_code=143"));
+  const json exited = {{"event", "attempt-ended"}, {"time", 1.7e9}, {"class", "failed"}, {"exit_code", 1},
+                       {"first_failure", {{"node", "n3"}, {"rank", 0}, {"exit_code", 3}, {"signal", 0}}}};
+  CHECK(has(console_line(exited, false), "first_failure=rank 0 on n3: exit 3 exit_code=1"));
+  const json reported = {{"event", "attempt-ended"}, {"time", 1.7e9}, {"class", "failed"}, {"exit_code", 143},
+                         {"first_reported", {{"node", "n1"}, {"tasks", "1"}, {"exit_code", 0}, {"signal", "Killed"}}}};
+  line = console_line(reported, false);
+  CAPTURE(line);
+  CHECK(has(line, "first_reported=task 1 on n1: Killed exit_code=143"));
+}
