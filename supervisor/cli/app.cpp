@@ -52,7 +52,7 @@ int events_with(EventsOptions o, const std::string& since, bool json, const std:
 
 // Everything the command line sets: CLI11 writes the options into these while it parses.
 struct Parsed {
-  std::string config_path;  // validate
+  std::vector<std::string> config_paths;  // validate
   RenderOptions render;
   int render_attempt = 1;
   std::string render_resume;
@@ -77,9 +77,10 @@ struct Verb {
 
 Verb add_validate(CLI::App& app, Parsed& p) {
   auto* cmd = app.add_subcommand(
-      "validate", "check a config and its template; render attempt 1 to be sure (a campaign set: the set, then each run)");
-  cmd->add_option("CONFIG", p.config_path, "campaign config (YAML), campaign set, or SET:RUN")->required();
-  return {cmd, [&p] { return validate_verb(p.config_path); }};
+      "validate", "check configs and their templates, every problem of each at once; render attempt 1 to be sure (a "
+                  "campaign set: the set, then each run)");
+  cmd->add_option("CONFIG", p.config_paths, "campaign configs (YAML), campaign sets, or SET:RUN")->required();
+  return {cmd, [&p] { return validate_verb(p.config_paths); }};
 }
 
 Verb add_render(CLI::App& app, Parsed& p) {

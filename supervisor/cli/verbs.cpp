@@ -18,7 +18,9 @@
 #include "cli/status_text.h"
 #include "supervise/next_attempt.h"
 #include "reconcile/window_now.h"
+#include "render/contract.h"
 #include "render/submission.h"
+#include "render/template.h"
 #include "slurm/config_check.h"
 #include "util/json.h"
 #include "util/strings.h"
@@ -183,6 +185,27 @@ std::string liveness_line(const config::HeartbeatSettings& h) {
 
 namespace {
 
+// Every problem of c's template, read with c's variables; true when it has any (printed).
+bool print_template_problems(const config::Config& c) {
+  std::ifstream in(c.template_path);
+  if (c.template_path.empty() || !in) return false;
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto problems = render::template_problems(c.template_path, text.str(), render::template_variables(c, render::Attempt{}));
+  print_errors(problems);
+  return !problems.empty();
+}
+
+// A config that does not load: its problems, then its template's where the config's template and vars were read.
+void print_config_problems(const config::Config& read, const config::Errors& errors) {
+  print_errors(errors);
+  for (const auto& e : errors)
+    if (e.subject == "template" || util::starts_with(e.subject, "vars")) return;  // the template's names are not sure
+  print_template_problems(read);
+}
+
+int validate_one(const std::string& path);
+
 // `mlsup validate SET`: the set's problems, else each run validated as a config of its own, then the set in a line.
 int validate_set(const std::string& path) {
   const auto set = config::load_set_file(path);
@@ -192,7 +215,7 @@ int validate_set(const std::string& path) {
   }
   int code = kOk;
   for (const auto& r : set->runs) {
-    if (validate_verb(path + ":" + r.name) != kOk) code = kBadInput;
+    if (validate_one(path + ":" + r.name) != kOk) code = kBadInput;
     if (!r.after.empty() || r.priority != 0)
       std::cout << "  after: " << (r.after.empty() ? "-" : util::join(r.after, ", ")) << "; priority " << r.priority << "\n";
   }
@@ -203,10 +226,18 @@ int validate_set(const std::string& path) {
   return kOk;
 }
 
-}  // namespace
-
-int validate_verb(const std::string& config_path) {
+// `mlsup validate CONFIG`: every problem of the config and its template, else attempt 1 rendered and summed up.
+int validate_one(const std::string& config_path) {
   if (config::is_set_file(config_path)) return validate_set(config_path);
+  const bool run_of_set = config::split_unit(config_path).has_value();  // its set loads every run: no partial one
+  config::Config read;
+  const auto loaded = config::load_config_file(config_path, run_of_set ? config::LoadOptions{} : config::LoadOptions{.partial = &read});
+  if (!loaded) {
+    if (run_of_set) print_errors(loaded.error());
+    else print_config_problems(read, loaded.error());
+    return kBadInput;
+  }
+  if (print_template_problems(*loaded)) return kBadInput;
   RenderOptions first;
   first.config_path = config_path;
   first.attempt = 1;
@@ -226,6 +257,15 @@ int validate_verb(const std::string& config_path) {
   if (!c.window.hours.empty())
     std::cout << window_line(engine::window_json(c, engine::window_now(c, static_cast<double>(std::time(nullptr))))) << "\n";
   return kOk;
+}
+
+}  // namespace
+
+int validate_verb(const std::vector<std::string>& config_paths) {
+  int code = kOk;
+  for (const auto& path : config_paths)
+    if (validate_one(path) != kOk) code = kBadInput;
+  return code;
 }
 
 int render_verb(const RenderOptions& options) {

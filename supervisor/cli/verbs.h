@@ -18,7 +18,7 @@ struct RenderOptions {
 };
 
 // `mlsup validate CONFIG`: loads, validates and renders attempt 1; prints a summary.
-int validate_verb(const std::string& config_path);
+int validate_verb(const std::vector<std::string>& config_paths);
 
 // `mlsup render CONFIG`: prints (or writes) the exact script and sbatch command of one attempt: with a
 // journal, the next attempt as the engine would submit it (supervise/next_attempt.h).

@@ -1,6 +1,7 @@
 #include "config/load.h"
 #include "config/load_node.h"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -91,6 +92,20 @@ void finalize(Config& c) {
   }
 }
 
+// Drops the checks' errors (from first_check on) that involve a key the walk could not read: such a key
+// holds its default, and a check of it would echo the walk's error in other words.
+void drop_echoes(Errors& errors, std::size_t first_check) {
+  std::vector<std::string> unread;
+  for (std::size_t i = 0; i < first_check; ++i)
+    if (!errors[i].subject.empty()) unread.push_back(errors[i].subject);
+  const auto echoes = [&](const util::Error& e) {
+    for (const auto& key : unread)
+      if (util::starts_with(e.subject, key) || e.message.find(key) != std::string::npos) return true;
+    return false;
+  };
+  errors.erase(std::remove_if(errors.begin() + static_cast<std::ptrdiff_t>(first_check), errors.end(), echoes), errors.end());
+}
+
 }  // namespace
 
 std::expected<Config, Errors> load_config_text(std::string_view yaml, const std::string& file, const std::string& base_dir,
@@ -118,9 +133,11 @@ std::expected<Config, Errors> load_config_node(const YAML::Node& root, const std
     return std::unexpected(errors);
   }
   Walk{file, config, errors}.mapping(root, "");
-  if (!errors.empty()) return std::unexpected(errors);
   finalize(config);
-  validate(config, errors, options);
+  const auto read = errors.size();
+  if (root.IsMap()) validate(config, errors, options);
+  drop_echoes(errors, read);
+  if (options.partial) *options.partial = config;
   if (!errors.empty()) return std::unexpected(errors);
   return config;
 }

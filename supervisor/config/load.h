@@ -15,6 +15,7 @@ using Errors = std::vector<util::Error>;
 // What loading checks besides the config itself.
 struct LoadOptions {
   bool template_file = true;  // the template file exists and can be read
+  Config* partial = nullptr;  // when set, receives the config as read, even when it has errors (validate's report)
 };
 
 // Reads, parses and validates the config file at path.

@@ -139,8 +139,9 @@ util::Result<std::vector<Node>> build(const std::string& name, const std::vector
   return nodes;
 }
 
-// Checks that every name in the tree is defined, rendered or not.
-util::Result<void> check_names(const std::string& name, const std::vector<Node>& nodes, const Variables& vars) {
+// Adds an error for every name in the tree that is not defined, rendered or not.
+void check_names(const std::string& name, const std::vector<Node>& nodes, const Variables& vars,
+                 std::vector<util::Error>& errors) {
   for (const auto& node : nodes) {
     const Token& t = node.token;
     if (t.kind != TagKind::Text && !vars.contains(t.text)) {
@@ -153,11 +154,10 @@ util::Result<void> check_names(const std::string& name, const std::vector<Node>&
       if (own) message += " (add it under `vars:` in the config" + (near.empty() ? "" : "; or did you mean \"" + near + "\"?") + ")";
       else if (!near.empty()) message += " (did you mean \"" + near + "\"?)";
       else message += " (your own variables are {{vars.NAME}}, set under `vars:`)";
-      return std::unexpected(util::Error{.file = name, .line = t.line, .column = t.column, .subject = t.text, .message = message});
+      errors.push_back(util::Error{.file = name, .line = t.line, .column = t.column, .subject = t.text, .message = message});
     }
-    if (auto ok = check_names(name, node.children, vars); !ok) return ok;
+    check_names(name, node.children, vars, errors);
   }
-  return {};
 }
 
 void emit(const std::vector<Node>& nodes, const Variables& vars, std::string& out) {
@@ -183,10 +183,23 @@ util::Result<std::string> render_template(const std::string& name, std::string_v
   std::size_t i = 0;
   auto tree = build(name, *tokens, i, nullptr);
   if (!tree) return std::unexpected(tree.error());
-  if (auto ok = check_names(name, *tree, vars); !ok) return std::unexpected(ok.error());
+  std::vector<util::Error> undefined;
+  check_names(name, *tree, vars, undefined);
+  if (!undefined.empty()) return std::unexpected(undefined.front());
   std::string out;
   emit(*tree, vars, out);
   return out;
+}
+
+std::vector<util::Error> template_problems(const std::string& name, std::string_view text, const Variables& vars) {
+  auto tokens = Lexer(name, text).run();
+  if (!tokens) return {tokens.error()};
+  std::size_t i = 0;
+  auto tree = build(name, *tokens, i, nullptr);
+  if (!tree) return {tree.error()};
+  std::vector<util::Error> undefined;
+  check_names(name, *tree, vars, undefined);
+  return undefined;
 }
 
 }  // namespace mlsup::render

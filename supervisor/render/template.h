@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "util/error.h"
 
@@ -15,5 +16,8 @@ using Variables = std::map<std::string, std::string>;
 
 // Renders text (named name in errors) with vars; an undefined name is an error at its line:column.
 util::Result<std::string> render_template(const std::string& name, std::string_view text, const Variables& vars);
+
+// Every problem of the template at once: its first malformed tag, else each undefined name in text order.
+std::vector<util::Error> template_problems(const std::string& name, std::string_view text, const Variables& vars);
 
 }  // namespace mlsup::render

@@ -123,3 +123,24 @@ TEST_CASE("first hour: a config's error is exit 3 for tick and run as for valida
   CHECK(fine.code == cli::kRuntimeFailure);
   CHECK(fine.err.find("Slurm's configuration is missing") != std::string::npos);
 }
+
+TEST_CASE("first hour: validate takes several configs and reports every problem of a config and its template at once") {
+  test::TempDir dir;
+  dir.write("job.sbatch", "#!/bin/bash\necho {{vars.lr}} {{nmae}}\nsrun train {{vars.batch}}\n");
+  const auto bad = dir.write("bad.yaml",
+                             "name: bad\ntemplate: job.sbatch\npoll_interval: 5ms\nheartbeat:\n  steady_timeout: fast\n"
+                             "  save_timeout: 1s\nvars:\n  lr: \"0.1\"\n");
+  const auto good = dir.write("good.yaml", "name: good\ntemplate: job.sbatch\nvars:\n  lr: \"0.1\"\n  batch: \"4\"\n");
+  const auto said = mlsup_cli({"validate", bad, good});
+  CAPTURE(said.err);
+  CHECK(said.code == cli::kBadInput);
+  const auto at = [&](const std::string& part) { return said.err.find(part); };
+  CHECK(at("bad.yaml:5:19: heartbeat.steady_timeout: \"fast\" is not a duration") != std::string::npos);  // the walk's
+  CHECK(at("bad.yaml:3:1: poll_interval: must be at least \"100ms\"") != std::string::npos);           // a check's
+  CHECK(at("save_timeout") == std::string::npos);  // an echo of the unreadable steady_timeout: left out
+  CHECK(at("job.sbatch:3:12: vars.batch: undefined variable") != std::string::npos);  // the template's, both
+  CHECK(at("job.sbatch:2:18: nmae: undefined variable") != std::string::npos);
+  const auto second = said.err.rfind("job.sbatch:2:18: nmae");  // good.yaml's own problem: the template's only
+  CHECK(second != at("job.sbatch:2:18: nmae"));
+  CHECK(said.err.rfind("vars.batch") < second);
+}
