@@ -90,6 +90,34 @@ std::string exclusion_mark(const RunFacts& r, const ExclusionFacts& e, double la
                      num(cx - d), num(cy), attr(e.node), attr(e.reason)) + "\n";
 }
 
+// The stretch of time the picture spans: the attempts and exclusions within the window, with a margin of a
+// twentieth each side (at least a minute), kept within the window; the whole window when nothing happened in it.
+Window view_of(const Report& r) {
+  double first = r.window.until, last = r.window.since;
+  const auto take = [&](double t) {
+    t = std::clamp(t, r.window.since, r.window.until);
+    first = std::min(first, t), last = std::max(last, t);
+  };
+  for (const auto& run : r.runs) {
+    for (const auto& a : run.attempts) take(a.start), take(a.end);
+    for (const auto& e : run.exclusions) take(e.since);
+  }
+  if (first > last) return r.window;
+  const double margin = std::max(60.0, (last - first) / 20);
+  return {std::max(r.window.since, first - margin), std::min(r.window.until, last + margin)};
+}
+
+// The window's edges where the picture reaches them: a dashed line at each, over the lanes and the chart.
+std::string window_edges(const Window& w, const Scale& s, double y0, double y1) {
+  std::string out;
+  for (const double t : {w.since, w.until})
+    if (t >= s.w.since && t <= s.w.until && s.w.until > s.w.since)
+      out += fmt::format(R"(<line class="window-edge" data-time="{0}" x1="{1}" y1="{2}" x2="{1}" y2="{3}" stroke="#999" )"
+                         R"(stroke-dasharray="4 3"/>)",
+                         decimal(t), num(s.x(t)), num(y0), num(y1)) + "\n";
+  return out;
+}
+
 // The spacing of the time axis's ticks: the smallest of a table that leaves at most 8 ticks.
 double tick_spacing(double span) {
   constexpr double kSteps[] = {60, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 604800};
@@ -142,7 +170,7 @@ std::string legend(double y) {
 }  // namespace
 
 std::string render_svg(const Report& r, bool standalone) {
-  Scale s{.w = r.window};
+  Scale s{.w = view_of(r)};
   for (const auto& run : r.runs)
     for (const auto& a : run.attempts) s.top_step = std::max(s.top_step, a.to_step);
   const double lanes_end = kTop + kLane * static_cast<double>(r.runs.size());
@@ -150,10 +178,15 @@ std::string render_svg(const Report& r, bool standalone) {
   const double height = s.chart_top + kChart + 50;
   std::string out = standalone ? "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" : "";
   out += fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" class="mlsup-timeline" width="{0}" height="{1}" viewBox="0 0 {0} {1}" )"
-                     R"(font-family="sans-serif" font-size="11" data-since="{2}" data-until="{3}">)",
-                     num(kWidth), num(height), decimal(r.window.since), decimal(r.window.until)) + "\n";
+                     R"(font-family="sans-serif" font-size="11" data-since="{2}" data-until="{3}" data-view-since="{4}" )"
+                     R"(data-view-until="{5}">)",
+                     num(kWidth), num(height), decimal(r.window.since), decimal(r.window.until), decimal(s.w.since),
+                     decimal(s.w.until)) + "\n";
   out += fmt::format(R"(<text x="{}" y="16" font-weight="bold">Attempts, {} to {} (UTC)</text>)", num(kLeft),
-                     utc_time(r.window.since), utc_time(r.window.until)) + "\n";
+                     utc_time(s.w.since), utc_time(s.w.until)) + "\n";
+  out += fmt::format(R"(<text class="window" x="{}" y="16" text-anchor="end">report window {} to {}</text>)",
+                     num(kLeft + kPlot), utc_time(r.window.since), utc_time(r.window.until)) + "\n";
+  out += window_edges(r.window, s, kTop, s.chart_top + kChart);
   for (std::size_t i = 0; i < r.runs.size(); ++i) {
     const auto& run = r.runs[i];
     const double y = kTop + kLane * static_cast<double>(i);

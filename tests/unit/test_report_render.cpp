@@ -124,6 +124,30 @@ TEST_CASE("report svg: every attempt is a mark with its facts as data attributes
   CHECK(render_svg(two_runs(), false).rfind("<svg ", 0) == 0);
 }
 
+// The pixel width of the bar of attempt n in svg.
+double bar_width(const std::string& svg, int n) {
+  const auto bar = svg.find("data-attempt=\"" + std::to_string(n) + "\" data-job=");
+  REQUIRE(bar != std::string::npos);
+  const auto at = svg.find(" width=\"", bar);
+  REQUIRE(at != std::string::npos);
+  return std::stod(svg.substr(at + 8));
+}
+
+TEST_CASE("report svg: the timeline spans the attempts, not the whole window, and says what the window was") {
+  const double day = 86400;
+  Report night = {.window = {2000 - day, 2000}, .runs = {fake_facts(fake_journal(), 2000 - day, 2000, 80, "", "a")}};
+  const auto svg = render_svg(night);
+  CHECK(svg.find("data-since=\"-84400\" data-until=\"2000\" data-view-since=\"950\" data-view-until=\"1990\"") !=
+        std::string::npos);  // 1010 to 1930, a minute's margin each side, within the window
+  CHECK(bar_width(svg, 2) > 400);  // 600 s of 1,040 over 770 px (5 px over the whole day)
+  CHECK(svg.find("report window 1969-12-31") != std::string::npos);
+  CHECK(count(svg, "class=\"window-edge\"") == 0);  // the window's edges lie outside the picture
+  const auto empty = render_svg({.window = {0, day}, .runs = {fake_facts({}, 0, day)}});
+  CHECK(empty.find("data-view-since=\"0\" data-view-until=\"86400\"") != std::string::npos);  // nothing ran: the window
+  const auto tight = render_svg({.window = {1000, 1940}, .runs = {fake_facts(fake_journal(), 1000, 1940, 80, "", "a")}});
+  CHECK(count(tight, "class=\"window-edge\"") == 2);  // the margin reaches both edges: marked
+}
+
 TEST_CASE("report html: one self-contained page with the timeline inline, every name escaped") {
   const auto r = two_runs();
   const auto html = render_html(r, render_svg(r, false));
