@@ -14,7 +14,8 @@ say() { printf '\n== %s\n' "$*"; }
 
 if [ $short -eq 0 ]; then
   ./scripts/install-deps.sh
-  mlsup=$(./scripts/build.sh)
+  echo "building mlsup (the first build takes about N minutes on 2 cores; the tests build more)"
+  mlsup=$(./scripts/build.sh mlsup)
 else
   mlsup=${MLSUP:-$repo/build/mlsup}
 fi
