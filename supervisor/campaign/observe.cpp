@@ -202,7 +202,10 @@ bool Campaign::read_sources(const CampaignState& s, const Needs& n, World& w) {
     w.template_nodes = template_nodes_;
     w.template_read = true;
   }
-  if (want(n.checkpoints, w.checkpoints.has_value())) w.checkpoints = checkpoint::scan(config_.checkpoint);
+  if (want(n.checkpoints, w.checkpoints.has_value())) {
+    w.checkpoints = checkpoint::scan(config_.checkpoint);
+    if (!config_.slurm.array.empty()) w.handed = util::read_file(config_.dir().chain() + "/next.env").value_or("");
+  }
   if (want(n.nodes, w.nodes.has_value())) w.nodes = edges_.slurm->nodes();
   if (want(n.heartbeat, w.heartbeat.has_value())) w.heartbeat = read_liveness(*a, w);
   if (want(n.ending, w.ending.has_value())) w.ending = ending_output(ended_job(*a, w), config_.state_dir);

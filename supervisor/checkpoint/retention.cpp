@@ -40,4 +40,10 @@ std::vector<Checkpoint> deletable(const Scan& scan, int keep, const std::vector<
   return out;
 }
 
+std::vector<Checkpoint> prunable(const Scan& scan, int keep, const Needed& needed) {
+  std::vector<std::string> paths{needed.named, needed.proven, needed.resumed_from};
+  paths.insert(paths.end(), needed.handed.begin(), needed.handed.end());
+  return deletable(scan, keep, paths);
+}
+
 }  // namespace mlsup::checkpoint

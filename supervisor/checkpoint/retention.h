@@ -13,4 +13,16 @@ namespace mlsup::checkpoint {
 // keep <= 0 or no proven checkpoint deletes nothing.
 std::vector<Checkpoint> deletable(const Scan& scan, int keep, const std::vector<std::string>& protected_paths);
 
+// What the campaign may still resume from: kept whatever checkpoint.keep says.
+struct Needed {
+  std::string named;                // `mlsup resume --from`'s, for the next submission
+  std::string proven;               // the newest one a later attempt's progress showed good
+  std::string resumed_from;         // the current attempt's: it starts from it again if it fails before a save
+  std::vector<std::string> handed;  // chain mode: what next.env names, and what is written into it now
+};
+
+// The one rule of every prune (at a submission, while an attempt runs, at completion): deletable() with
+// every needed checkpoint protected.
+std::vector<Checkpoint> prunable(const Scan& scan, int keep, const Needed& needed);
+
 }  // namespace mlsup::checkpoint

@@ -39,9 +39,9 @@ bool duplicates_due(const CampaignState& s, const Memory& m, double mono) {
   return uncertain || mono - m.duplicates_swept_at >= kDuplicateSweep;
 }
 
-bool chain_refresh_due(const Memory& m, const config::Config& c, double mono) {
+bool checkpoints_due(const Memory& m, const config::Config& c, double mono) {
   const double period = std::max(10.0, 10.0 * static_cast<double>(c.poll_interval.count()) / 1000.0);
-  return mono - m.chain_refreshed_at >= period;
+  return mono - m.checkpoints_looked_at >= period;
 }
 
 Needs needs(const CampaignState& s, const World& w, const Memory& m, const config::Config& c) {
@@ -86,7 +86,8 @@ Needs needs(const CampaignState& s, const World& w, const Memory& m, const confi
   if (job && job->state == slurm::JobState::Running && !a->cancel_reason) {
     n.heartbeat = true;
     const bool other = m.attempt != a->number;  // reconcile's focus() starts such a memory afresh
-    n.checkpoints = n.checkpoints || (a->chain && chain_refresh_due(other ? Memory{} : m, c, w.now.mono));
+    const bool looked_for = a->chain || c.checkpoint.keep > 0;  // next.env's fallback; retention
+    n.checkpoints = n.checkpoints || (looked_for && checkpoints_due(other ? Memory{} : m, c, w.now.mono));
   }
   return n;
 }

@@ -11,6 +11,7 @@
 #include "decide/submit_retry.h"
 #include "reconcile/reconcile_pass.h"
 #include "render/submission.h"
+#include "util/strings.h"
 
 namespace mlsup::engine {
 using nlohmann::json;
@@ -23,6 +24,17 @@ std::string tag(const Pass& p, int number) { return render::job_tag(p.c.name, p.
 bool submit_due(const CampaignState& s, Memory& m, const Clocks& now) {
   const AttemptState* a = s.current();
   return !a || waited(m.resubmit, a->number, 0, s.next_submit_at, now);
+}
+
+void prune(Pass& p, checkpoint::Needed needed) {
+  if (!p.w.checkpoints || p.c.checkpoint.keep <= 0) return;
+  needed.named = p.s.resume_point;
+  needed.proven = p.s.proven_checkpoint;
+  for (const auto& c : p.w.checkpoints->checkpoints)  // next.env's lines are render::chain_values's
+    if (p.w.handed.find("MLSUP_RESUME_FROM=" + util::shell_quote(c.path) + "\n") != std::string::npos)
+      needed.handed.push_back(c.path);
+  auto old = checkpoint::prunable(*p.w.checkpoints, p.c.checkpoint.keep, needed);
+  if (!old.empty()) p.add(intent::Prune{std::move(old)});
 }
 
 void finish(Pass& p, int code, const std::string& reason, const AttemptState* a, bool ends_now) {
@@ -174,10 +186,7 @@ void submit(Pass& p, int number) {
   const bool named = !p.s.resume_point.empty();  // `mlsup resume --from`
   const std::string resume_from = named ? p.s.resume_point : newest ? newest->path : "";
   const long long resume_step = named ? p.s.resume_point_step : newest ? newest->step : 0;
-  if (scan) {
-    auto old = checkpoint::deletable(*scan, p.c.checkpoint.keep, {resume_from, p.s.proven_checkpoint});
-    if (!old.empty()) p.add(intent::Prune{std::move(old)});
-  }
+  prune(p, {.resumed_from = resume_from});
   intent::Submit sub{number, tag(p, number), resume_from, resume_step, exclusions_for(p),
                      std::nullopt, std::nullopt, {}};
   // Chain mode: a task already queued runs this attempt; nothing is submitted.

@@ -165,6 +165,7 @@ void end(Pass& p, const AttemptState& a, const slurm::Job& job, bool vanished, b
   if (!gone.empty()) fields["reason"] = fields["reason"].get<std::string>() + ": " + std::string(gone);
   for (auto& e : exclusions) p.add(std::move(e));
   p.add(intent::End{std::move(fields), job.std_out});
+  if (v.cls == decide::EndClass::Completed) prune(p, {.resumed_from = a.resume_from});  // what keep leaves for good
   if (v.decision.action == decide::Action::Pause) return;
   if (v.decision.action != decide::Action::Resubmit) return finish(p, v.decision.exit_code, v.decision.reason, &a, true);
   warn_budget(p, a, v.cls);

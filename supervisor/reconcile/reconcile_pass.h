@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "checkpoint/retention.h"
 #include "decide/recall.h"
 #include "reconcile/reconcile.h"
 
@@ -15,8 +16,9 @@ namespace mlsup::engine {
 // controller that lost its state may run an ended attempt's job again). The same job query answers it.
 inline constexpr double kDuplicateSweep = 10;
 bool duplicates_due(const CampaignState& s, const Memory& m, double mono);
-// True when next.env is due the newest checkpoint again (chain mode, every 10 polls, 10 s at least).
-bool chain_refresh_due(const Memory& m, const config::Config& c, double mono);
+// True when the running attempt's checkpoints are due a look again (chain mode: next.env gets the newest;
+// checkpoint.keep: the surplus is pruned): every 10 polls, 10 s at least.
+bool checkpoints_due(const Memory& m, const config::Config& c, double mono);
 // Spare nodes: a run of the script that ended with this status failed, and the job waits for the next
 // attempt (0 and the do-not-retry code end the job itself, and are judged from its ending).
 inline bool spare_run_failed(int status, const config::Config& c) {
@@ -47,6 +49,10 @@ std::string tag(const Pass& p, int number);
 void submit(Pass& p, int number);
 // The campaign ends; the chain's remaining tasks are cancelled when a has some (ends_now: a ends in this pass).
 void finish(Pass& p, int code, const std::string& reason, const AttemptState* a, bool ends_now);
+
+// Deletes checkpoint.keep's surplus of the checkpoints this pass scanned, keeping what needed names, the
+// campaign's resume point and proven checkpoint, and what next.env names (checkpoint/retention.h).
+void prune(Pass& p, checkpoint::Needed needed);
 
 // A submitted attempt whose job the query answered for (reconcile_watch.cpp).
 void watch(Pass& p, const AttemptState& a, const std::vector<slurm::Job>& jobs);

@@ -46,12 +46,19 @@ void report_empty_reads(Pass& p, const AttemptState& a, const HeartbeatSet& befo
   }
 }
 
-// Chain mode: now and then the newest checkpoint into next.env, so that a task that starts while
-// mlsup is away (its fallback) resumes from it rather than from an older one.
-void refresh_chain_fallback(Pass& p, const AttemptState& a) {
-  if (!p.w.checkpoints || !chain_refresh_due(p.m, p.c, p.mono())) return;
-  p.m.chain_refreshed_at = p.mono();
-  if (const auto newest = checkpoint::newest_complete(*p.w.checkpoints)) p.add(intent::ChainValues{a, newest->path});
+// Now and then while the attempt runs: in chain mode the newest checkpoint into next.env, so that a task that
+// starts while mlsup is away (its fallback) resumes from it rather than from an older one; and
+// checkpoint.keep's surplus deleted (never what the attempt started from, what next.env names, a save in progress).
+void look_at_checkpoints(Pass& p, const AttemptState& a) {
+  if (!p.w.checkpoints || !checkpoints_due(p.m, p.c, p.mono())) return;
+  p.m.checkpoints_looked_at = p.mono();
+  checkpoint::Needed needed{.resumed_from = a.resume_from};
+  const auto newest = checkpoint::newest_complete(*p.w.checkpoints);
+  if (a.chain && newest) {
+    p.add(intent::ChainValues{a, newest->path});
+    needed.handed.push_back(newest->path);
+  }
+  prune(p, std::move(needed));
 }
 
 // The heartbeat's stale-first nodes as blame weighs them.
@@ -89,7 +96,7 @@ void running(Pass& p, const AttemptState& a, const slurm::Job& job) {
   report_empty_reads(p, a, before);
   learn(p.m.calibration, combined(before), combined(seen));
   note_step(p.m, combined(seen).step, now);
-  if (a.chain) refresh_chain_fallback(p, a);
+  look_at_checkpoints(p, a);
   const auto settings = settings_in_force(p.c.heartbeat, p.c.poll_interval, p.m.calibration);
   const std::string hung = hang_reason(seen, settings, now);
   if (hung.empty()) return look_at_waited_on(p, a, job, settings);

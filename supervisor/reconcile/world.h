@@ -45,6 +45,7 @@ struct World {
   std::optional<JobsAnswer> chain;             // the previous attempt's array (spare nodes: its job), before the next attempt
   std::optional<std::map<std::string, std::string>> heartbeat;  // the watched attempt's heartbeat files
   std::optional<checkpoint::Scan> checkpoints;
+  std::string handed;                          // chain mode: next.env's text, read with the checkpoints ("" = none)
   std::optional<slurm::Result<std::vector<slurm::Node>>> nodes;
   std::optional<EndingOutput> ending;          // read once the watched job has ended
   std::optional<decide::DiskUse> disk;                 // the checkpoint folder's file system, when it was looked at

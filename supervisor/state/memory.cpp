@@ -58,7 +58,7 @@ constexpr double kEarliest = 1e-6;
 // Applies fn to every mono time of m (zero stays zero: "never").
 template <typename Fn>
 void each_time(Memory& m, Fn fn) {
-  for (double* t : {&m.heartbeat.running_since, &m.running_seen_at, &m.suspended_at, &m.pending_since, &m.unavailable_since, &m.chain_refreshed_at,
+  for (double* t : {&m.heartbeat.running_since, &m.running_seen_at, &m.suspended_at, &m.pending_since, &m.unavailable_since, &m.checkpoints_looked_at,
                     &m.waited_on_probed_at,
                     &m.cancel.first_at, &m.cancel.next_at, &m.resubmit.at, &m.sbatch_retry.at, &m.slurm_failing_since})
     if (*t > 0) *t = std::max(kEarliest, fn(*t));
@@ -108,7 +108,7 @@ void focus(Memory& m, int attempt) {
   m.pending_since = 0;
   m.pending_reason.clear();
   m.unavailable_since = 0;
-  m.chain_refreshed_at = 0;
+  m.checkpoints_looked_at = 0;
   m.waited_on_probed_at = 0;
   m.cancel = fresh.cancel;
   m.release_error.clear();
@@ -128,7 +128,7 @@ json to_json(const Memory& m) {
           {"pending_since", m.pending_since},
           {"pending_reason", m.pending_reason},
           {"unavailable_since", m.unavailable_since},
-          {"chain_refreshed_at", m.chain_refreshed_at},
+          {"checkpoints_looked_at", m.checkpoints_looked_at},
           {"waited_on_probed_at", m.waited_on_probed_at},
           {"cancel", {{"sent", c.sent}, {"failed", c.failed}, {"first_at", c.first_at}, {"next_at", c.next_at},
                       {"alerted", c.alerted}}},
@@ -170,7 +170,7 @@ Memory memory_from_json(const json& j) {
   m.pending_since = get(j, "pending_since", 0.0);
   m.pending_reason = get(j, "pending_reason", std::string());
   m.unavailable_since = get(j, "unavailable_since", 0.0);
-  m.chain_refreshed_at = get(j, "chain_refreshed_at", 0.0);
+  m.checkpoints_looked_at = get(j, "checkpoints_looked_at", get(j, "chain_refreshed_at", 0.0));  // its older name
   m.waited_on_probed_at = get(j, "waited_on_probed_at", 0.0);
   const json c = j.contains("cancel") ? j["cancel"] : json();
   m.cancel = {get(c, "sent", 0), get(c, "failed", 0), get(c, "first_at", 0.0), get(c, "next_at", 0.0),

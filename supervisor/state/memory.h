@@ -71,7 +71,7 @@ struct Memory {
   double pending_since = 0;    // mono: the first pass that saw its job pending
   std::string pending_reason;  // Slurm's pending reason as last told ("" before the first)
   double unavailable_since = 0;  // mono: since when it waits for missing nodes (or since the last relaxation)
-  double chain_refreshed_at = 0; // mono: when next.env last got the newest checkpoint
+  double checkpoints_looked_at = 0;  // mono: when the running attempt's checkpoints were last looked at (next.env, retention)
   double waited_on_probed_at = 0;  // mono: when the nodes the other ranks wait on were last probed
   CancelTries cancel;
   Deadline resubmit;           // the backoff after an ending: no next attempt before it

@@ -9,6 +9,7 @@
 #include "reconcile/reconcile.h"
 #include "engine_fixture.h"
 #include "intent_names.h"
+#include "util/strings.h"
 
 namespace mlsup::test {
 namespace {
@@ -552,6 +553,90 @@ TEST_CASE("spare nodes: the next attempt goes into the running job on the surviv
   sub = std::get<engine::intent::Submit>(r.intents.back());
   CHECK_FALSE(sub.in_job);
   CHECK(sub.stop_job == slurm::JobId{42});
+}
+
+}  // namespace mlsup::test
+
+namespace mlsup::test {
+namespace {
+
+// Checkpoints at steps, complete and proven, then one being written (no marker yet) at writing.
+checkpoint::Scan saved(std::vector<long long> steps, long long writing) {
+  checkpoint::Scan scan;
+  for (long long step : steps) scan.checkpoints.push_back({"/ckpt/s" + std::to_string(step), step, true, "", true});
+  scan.checkpoints.push_back({"/ckpt/s" + std::to_string(writing), writing, false, "has no COMPLETE inside", false});
+  return scan;
+}
+
+// The steps of the checkpoints the pass's Prune deletes (none without a Prune).
+std::vector<long long> pruned(const engine::Reconciled& r) {
+  std::vector<long long> steps;
+  for (const auto& i : r.intents)
+    if (const auto* p = std::get_if<engine::intent::Prune>(&i))
+      for (const auto& c : p->old) steps.push_back(c.step);
+  return steps;
+}
+
+}  // namespace
+
+TEST_CASE("reconcile: while an attempt runs, checkpoint.keep prunes, never what it started from nor a save being written") {
+  EngineFixture f;
+  f.config.checkpoint.keep = 1;
+  AttemptState a = submitted(1, 42);
+  a.resume_from = "/ckpt/s100";
+  const CampaignState s = with({a});
+  World w = world();
+  w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{job(42, slurm::JobState::Running)});
+  w.heartbeat = std::map<std::string, std::string>{{"n1.0", "350"}};
+  w.checkpoints = saved({100, 200, 300}, 400);
+  const auto r = decide(s, w, f.config);
+  CHECK(pruned(r) == std::vector<long long>{200});  // 100 it started from, 300 the newest, 400 being written
+  w.now = {1005, 505, "host/boot"};
+  CHECK(pruned(decide(s, w, f.config, r.memory)).empty());  // looked at again 10 s after, not every pass
+  w.now = {1011, 511, "host/boot"};
+  CHECK(pruned(decide(s, w, f.config, r.memory)) == std::vector<long long>{200});
+  f.config.checkpoint.keep = 0;
+  CHECK(pruned(decide(s, w, f.config)).empty());
+}
+
+TEST_CASE("reconcile: chain mode keeps what next.env names and what is written into it, while a task runs") {
+  EngineFixture f;
+  f.config.checkpoint.keep = 1;
+  AttemptState a = submitted(1, 40);
+  a.chain = true;
+  a.task_job_id = 41;
+  a.resume_from = "/ckpt/s100";
+  const CampaignState s = with({a});
+  World w = world();
+  slurm::Job task = job(41, slurm::JobState::Running);
+  task.array_task_id = 1;
+  w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{task});
+  w.heartbeat = std::map<std::string, std::string>{{"n1.0", "450"}};
+  w.checkpoints = saved({100, 200, 300, 400}, 500);
+  w.handed = "export MLSUP_CAMPAIGN=t\nexport MLSUP_RESUME_FROM=" + util::shell_quote("/ckpt/s200") + "\n";
+  const auto r = decide(s, w, f.config);
+  CHECK(pruned(r) == std::vector<long long>{300});  // 200: a task started while mlsup is away resumes from it
+  bool wrote = false;
+  for (const auto& i : r.intents)
+    if (const auto* v = std::get_if<engine::intent::ChainValues>(&i)) wrote = v->resume_from == "/ckpt/s400";
+  CHECK(wrote);
+}
+
+TEST_CASE("reconcile: a completed campaign keeps checkpoint.keep checkpoints, no more") {
+  EngineFixture f;
+  f.config.checkpoint.keep = 2;
+  AttemptState a = submitted(1, 42);
+  a.resume_from = "/ckpt/s100";
+  const CampaignState s = with({a});
+  World w = world();
+  slurm::Job done = job(42, slurm::JobState::Completed);
+  w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{done});
+  w.heartbeat = std::map<std::string, std::string>{{"n1.0", "600"}};
+  w.checkpoints = saved({100, 200, 300, 400, 500, 600}, 700);
+  w.ending = engine::EndingOutput{};
+  w.nodes = slurm::Result<std::vector<slurm::Node>>(std::vector<slurm::Node>{});
+  const auto r = decide(s, w, f.config);
+  CHECK(pruned(r) == std::vector<long long>{200, 300, 400});  // 100 its start, 500 and 600 kept
 }
 
 }  // namespace mlsup::test
