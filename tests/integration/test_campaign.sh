@@ -107,6 +107,31 @@ check "stuck: the pending job was cancelled" [ "$(job_state "$(job_of_attempt 1)
 check "stuck: the stop was notified too" grep -q "^stopped" "$CDIR/notified"
 scenario_done
 
+scenario "checkpoint.keep 1 with slow saves -> pruned while each attempt runs, never its resume point nor a save in progress"
+new_campaign keep "--steps 60 --step-seconds 0.2 --ckpt-every 10 --slow-save-seconds 1 --fail-at-step 35 --fail-attempts 1"
+sed -i 's/^  complete_marker: COMPLETE$/  complete_marker: COMPLETE\n  keep: 1/' "$CONF"
+run_campaign 240
+check "keep: campaign completed (exit 0)" [ "$RC" -eq 0 ]
+check "keep: result equals a failure-free run's (nothing it resumed from was deleted)" result_is_exact
+"$MLSUP" events "$CONF" --json > "$CDIR/events.jsonl"
+"$MLSUP" status "$CONF" --json > "$CDIR/status.json"
+echo "deleted: $(grep -o '"event":"checkpoint-deleted"[^}]*' "$CDIR/events.jsonl" | grep -o '"step":[0-9]*' | tr '\n' ' ')"
+check "keep: checkpoints were deleted while an attempt ran, none that an attempt resumed from" /usr/bin/python3 -c '
+import json, sys
+events = [json.loads(l) for l in open(sys.argv[1])]
+resumed = {a["resume_from"] for a in json.load(open(sys.argv[2]))["history"] if a["resume_from"]}
+runs, start = [], None
+for e in events:
+    if e["event"] == "submitted": start = e["time"]
+    if e["event"] == "attempt-ended": runs.append((start, e["time"]))
+deleted = [e for e in events if e["event"] == "checkpoint-deleted"]
+during = [d for d in deleted if any(a < d["time"] < b for a, b in runs)]
+sys.exit(0 if during and resumed and not {d["path"] for d in deleted} & resumed else 1)' "$CDIR/events.jsonl" "$CDIR/status.json"
+left=$(find "$CDIR/.mlsup/$CNAME/checkpoints" -mindepth 1 -maxdepth 1 -name 'step_*' 2>/dev/null | wc -l)
+echo "checkpoints left: $(ls "$CDIR/.mlsup/$CNAME/checkpoints" | tr '\n' ' ')"
+check "keep: at completion the newest and the last attempt's resume point remain, no more" [ "$left" -le 2 ]
+scenario_done
+
 scenario "a full disk under the state directory -> passes fail and are retried, nothing half-written; room again -> goes on"
 disk=$(mktemp -d /tmp/mlsup-e2e-disk.XXXXXX)
 mount -t tmpfs -o size=1m tmpfs "$disk"
