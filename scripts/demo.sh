@@ -14,7 +14,7 @@ say() { printf '\n== %s\n' "$*"; }
 
 if [ $short -eq 0 ]; then
   ./scripts/install-deps.sh
-  echo "building mlsup (the first build takes about N minutes on 2 cores; the tests build more)"
+  echo "building mlsup alone (the first build takes about 8 minutes on 2 cores; the tests build more)"
   mlsup=$(./scripts/build.sh mlsup)
 else
   mlsup=${MLSUP:-$repo/build/mlsup}

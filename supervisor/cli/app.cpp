@@ -9,6 +9,8 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/check_verb.h"
+#include "cli/init_verb.h"
+#include "cli/logs_verb.h"
 #include "cli/exit_codes.h"
 #include "cli/campaign_verbs.h"
 #include "cli/lifecycle_verbs.h"
@@ -66,6 +68,8 @@ struct Parsed {
   engine::Request resume{.verb = engine::Verb::Resume}, pause{.verb = engine::Verb::Pause},
       cancel{.verb = engine::Verb::Cancel};
   CheckOptions check;
+  LogsOptions logs;
+  InitOptions init;
   ReportOptions report;
 };
 
@@ -219,6 +223,16 @@ Verb add_check(CLI::App& app, Parsed& p) {
   return {cmd, [&p] { return check_verb(p.check); }};
 }
 
+Verb add_init(CLI::App& app, Parsed& p) {
+  auto* cmd = add_init_command(app, p.init);
+  return {cmd, [&p] { return init_verb(p.init); }};
+}
+
+Verb add_logs(CLI::App& app, Parsed& p) {
+  auto* cmd = add_logs_command(app, p.logs);
+  return {cmd, [&p] { return logs_verb(p.logs); }};
+}
+
 Verb add_report(CLI::App& app, Parsed& p) {
   auto* cmd = add_report_verb(app, p.report);
   return {cmd, [&p] { return report_verb(p.report); }};
@@ -227,7 +241,7 @@ Verb add_report(CLI::App& app, Parsed& p) {
 // Every verb, in the order --help and a mistyped command list them.
 constexpr Verb (*kVerbs[])(CLI::App&, Parsed&) = {add_validate, add_render, add_run,    add_tick,  add_status,
                                                  add_stop,     add_save,   add_events, add_resume, add_pause,
-                                                 add_cancel,   add_check,  add_report};
+                                                 add_cancel,   add_logs,   add_check,  add_report, add_init};
 
 // A first word that names no command: the nearest one and the list (exit 2); nullopt when it names one
 // (or is an option).

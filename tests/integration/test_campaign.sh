@@ -107,9 +107,11 @@ check "stuck: the pending job was cancelled" [ "$(job_state "$(job_of_attempt 1)
 check "stuck: the stop was notified too" grep -q "^stopped" "$CDIR/notified"
 scenario_done
 
-scenario "checkpoint.keep 1 with slow saves -> pruned while each attempt runs, never its resume point nor a save in progress"
-new_campaign keep "--steps 60 --step-seconds 0.2 --ckpt-every 10 --slow-save-seconds 1 --fail-at-step 35 --fail-attempts 1"
+scenario "checkpoint.keep 1 with slow saves -> pruned while each attempt runs, never its resume point nor a save in progress; mlsup logs follows both attempts"
+new_campaign keep "--steps 80 --step-seconds 0.25 --ckpt-every 10 --slow-save-seconds 1 --fail-at-step 35 --fail-attempts 1"
 sed -i 's/^  complete_marker: COMPLETE$/  complete_marker: COMPLETE\n  keep: 1/' "$CONF"
+timeout -s KILL 240 "$MLSUP" logs --follow "$CONF" > "$CDIR/follow.out" 2> "$CDIR/follow.err" &
+follower=$!
 run_campaign 240
 check "keep: campaign completed (exit 0)" [ "$RC" -eq 0 ]
 check "keep: result equals a failure-free run's (nothing it resumed from was deleted)" result_is_exact
@@ -130,6 +132,14 @@ sys.exit(0 if during and resumed and not {d["path"] for d in deleted} & resumed 
 left=$(find "$CDIR/.mlsup/$CNAME/checkpoints" -mindepth 1 -maxdepth 1 -name 'step_*' 2>/dev/null | wc -l)
 echo "checkpoints left: $(ls "$CDIR/.mlsup/$CNAME/checkpoints" | tr '\n' ' ')"
 check "keep: at completion the newest and the last attempt's resume point remain, no more" [ "$left" -le 2 ]
+wait "$follower"; follow_rc=$?
+echo "logs --follow exited $follow_rc: $(tr '\n' ' ' < "$CDIR/follow.err")"
+check "logs --follow: followed both attempts' output to the end and exited 0 with the campaign" bash -c "[ $follow_rc -eq 0 ] &&
+  grep -q 'attempt=1 rank=0' '$CDIR/follow.out' && grep -q 'injected crash at step 35' '$CDIR/follow.out' &&
+  grep -q 'attempt=2 rank=0' '$CDIR/follow.out' && grep -q 'done: steps=80' '$CDIR/follow.out'"
+check "logs: the newest attempt's output, as its job wrote it" bash -c \
+  "'$MLSUP' logs '$CONF' | cmp - '$CDIR/.mlsup/$CNAME/logs/$CNAME-$(job_of_attempt 2).out'"
+check "logs --attempt 1: the first attempt's, with its crash" bash -c "'$MLSUP' logs '$CONF' --attempt 1 | grep -q 'injected crash at step 35'"
 scenario_done
 
 scenario "a full disk under the state directory -> passes fail and are retried, nothing half-written; room again -> goes on"

@@ -4,10 +4,11 @@
 # a quoted placeholder, a missing variable, a mistyped command, validate on a folder, events before
 # the first run, no SLURM_CONF, a job that can never start), each message and exit code checked;
 # then the mistakes fixed and the campaign run to completion on the live cluster, with `render`
-# compared against the next attempt's real submission. Hard timeout 150 s; prints its wall time.
+# compared against the next attempt's real submission; `mlsup init`'s srun and torchrun starters, given
+# a training, run to completion. Hard timeout 240 s; prints its wall time.
 set -uo pipefail
 if [ -z "${FIRST_HOUR_TIMED:-}" ]; then
-  FIRST_HOUR_TIMED=1 exec timeout -k 5 150 bash "$0" "$@"
+  FIRST_HOUR_TIMED=1 exec timeout -k 5 240 bash "$0" "$@"
 fi
 source "$(dirname "$0")/lib.sh"
 require_cluster
@@ -174,6 +175,22 @@ for l in open(sys.argv[1]):
 }
 check "render = submission: the job's MLSUP_ATTEMPT" [ "$(renv MLSUP_ATTEMPT)" = "$(seen attempt)" ]
 check "render = submission: the job's MLSUP_RESUME_FROM" [ "$(renv MLSUP_RESUME_FROM)" = "$(seen resumed_from)" ]
+scenario_done
+
+scenario "mlsup init: the srun and torchrun starters, as written but for the training's path, run to completion"
+for kind in srun torchrun; do
+  dir="$T/init-$kind"
+  said init --template "$kind" --name "$NAME-$kind" "$dir"
+  check "init $kind: exit 0, and the starter validates" bash -c "[ $RC -eq 0 ]" && check "init $kind: validate's ok line" says "campaign.yaml: ok: campaign $NAME-$kind"
+  sed -i -e "s|^  script: train.py\$|  script: $TRAINER|" \
+    -e 's|^  script_args: ""$|  script_args: --steps 20 --step-seconds 0.05 --ckpt-every 5|' "$dir/campaign.yaml"
+  t0=$(date +%s)
+  timeout -s KILL 90 "$MLSUP" run "$dir/campaign.yaml" > "$dir/run.out" 2>&1; rc=$?
+  echo "init $kind: mlsup run exited $rc after $(( $(date +%s) - t0 ))s: $(tail -n 1 "$dir/run.out")"
+  check "init $kind: the starter runs the training to completion (exit 0)" [ "$rc" -eq 0 ]
+  check "init $kind: the training saved into the starter's checkpoint folder" \
+    test -f "$dir/.mlsup/$NAME-$kind/checkpoints/step_20/COMPLETE"
+done
 scenario_done
 
 finish
