@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian package that the build, the tests, the local cluster and the demo need.
 # Idempotent: packages already present are left alone, and apt is not touched at all then.
-# --tests adds what only the tests need: Debian's PyTorch (CPU), for the real-torch suite.
+# --tests adds what only the tests need: Debian's PyTorch (CPU), for the real-torch suite, and tmux,
+# whose screen the status --watch test captures.
 set -euo pipefail
 
 PACKAGES=(
@@ -12,7 +13,7 @@ PACKAGES=(
   python3 procps psmisc iproute2 util-linux curl prometheus tzdata
   python3-venv python3-pip python3-setuptools python3-wheel
 )
-[ "${1:-}" != --tests ] || PACKAGES+=(python3-torch)
+[ "${1:-}" != --tests ] || PACKAGES+=(python3-torch tmux)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -11,6 +11,7 @@
 #include "cli/check_verb.h"
 #include "cli/init_verb.h"
 #include "cli/logs_verb.h"
+#include "cli/status_watch.h"
 #include "cli/exit_codes.h"
 #include "cli/campaign_verbs.h"
 #include "cli/lifecycle_verbs.h"
@@ -60,6 +61,7 @@ struct Parsed {
   std::string render_resume;
   std::vector<std::string> render_exclude;
   bool json = false;
+  bool watch = false;  // status --watch
   engine::Supervise supervise;  // run, tick, status, stop, save, events: its sources
   bool tick_verbose = false;
   EventsOptions events;
@@ -159,7 +161,11 @@ Verb add_status(CLI::App& app, Parsed& p) {
   auto* cmd = add_campaign_verb(
       app, p, "status", "the campaign's state, the history of its attempts and its node exclusions; with several, a line each",
       true);
-  return {cmd, [&p] { return status_verb(p.supervise.sources, p.json); }};
+  cmd->add_flag("--watch", p.watch,
+                "refresh in place every second (a line per change when not a terminal), the heartbeat read from its "
+                "files, Slurm asked at most every 5 s; Ctrl-C ends")
+      ->excludes("--json");
+  return {cmd, [&p] { return p.watch ? status_watch(p.supervise.sources, {}) : status_verb(p.supervise.sources, p.json); }};
 }
 
 Verb add_stop(CLI::App& app, Parsed& p) {

@@ -337,9 +337,6 @@ json status_json(const config::Config& c, const store::StoredCampaign& stored, c
   return j;
 }
 
-namespace {
-
-// One campaign's line among several: "NAME  STATE  attempt N  job J JOBSTATE  last: CLASS".
 std::string status_line(const json& j) {
   std::string line = util::string_field(j, "campaign", "?") + "  " + util::string_field(j, "state", "?");
   if (j.contains("attempt")) line += "  attempt " + util::json_text(j["attempt"]);
@@ -353,8 +350,6 @@ std::string status_line(const json& j) {
   if (j["window"].is_object() && !j["window"].value("open", true)) line += "  outside its window";
   return line + gate_words(j);
 }
-
-}  // namespace
 
 int status_verb(const std::string& config_path, bool as_json) {
   const auto c = load(config_path);

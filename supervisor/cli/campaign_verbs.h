@@ -29,6 +29,8 @@ nlohmann::json status_json(const config::Config& c, const store::StoredCampaign&
 // With several configs and folders: one line per campaign (--json: an array of the full views, each
 // with its "config"); one config alone: its full view.
 int status_verb(const std::vector<std::string>& sources, bool json);
+// One campaign's line among several: "NAME  STATE  attempt N  job J JOBSTATE  last: CLASS".
+std::string status_line(const nlohmann::json& view);
 
 // `mlsup stop CONFIG` / `mlsup save CONFIG`: create the kill / save switch.
 int switch_verb(const std::string& config_path, bool kill);

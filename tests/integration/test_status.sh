@@ -4,17 +4,19 @@
 # the campaign completes on the others. status must say the step the trainer reached, one restart of class
 # failed, exactly that node excluded (live, with its reason and expiry), and every attempt's job saw the same MLSUP_CAMPAIGN_ID,
 # the one status shows; the alerts chosen (restart, exclusion, completed) are told once each. events
-# --kind/--since and --follow are read against the same campaign.
-# Hard timeout 150 s; prints its wall time (about 1 minute).
+# --kind/--since and --follow are read against the same campaign. status --watch, with no supervisor
+# running, refreshes in tmux (its screen captured) and prints a line per change when not a terminal.
+# Hard timeout 200 s; prints its wall time (about 80 s).
 set -uo pipefail
-[ -n "${STATUS_TIMED:-}" ] || STATUS_TIMED=1 exec timeout -k 5 150 bash "$0" "$@"
+[ -n "${STATUS_TIMED:-}" ] || STATUS_TIMED=1 exec timeout -k 5 200 bash "$0" "$@"
 source "$(dirname "$0")/lib.sh"
 require_cluster
 source "$(dirname "$0")/campaign_lib.sh"
 
 faults=$(mktemp -d /tmp/mlsup-status-faults.XXXXXX)
 follow_pid=
-trap '[ -n "$follow_pid" ] && kill "$follow_pid" 2>/dev/null; rm -rf "$faults"' EXIT
+watch_session="mlsup-watch-$$"
+trap '[ -n "$follow_pid" ] && kill "$follow_pid" 2>/dev/null; tmux kill-session -t "$watch_session" 2>/dev/null; rm -rf "$faults"' EXIT
 export MLSUP_FAULT_DIR=$faults  # the trainer crashes on the nodes marked in $faults/sticky-bad
 
 # The partition's nodes in order (Slurm fills the lowest first), one per line.
@@ -86,6 +88,34 @@ wait_until 5 sh -c "[ \"\$(wc -l < '$CDIR/follow.out')\" -eq \"\$('$MLSUP' event
 check "events --follow, started before the campaign's first event, printed every event as it came" \
   cmp -s "$CDIR/follow.out" <("$MLSUP" events "$CONF" --json)
 kill "$follow_pid" 2>/dev/null; wait "$follow_pid" 2>/dev/null; follow_pid=
+scenario_done
+
+scenario "status --watch with no supervisor running: live heartbeat step and Slurm's job state, refreshed in place (tmux)"
+rm -f "$faults/sticky-bad/"*
+new_campaign watch "--steps 600 --step-seconds 0.1 --ckpt-every 100"
+"$MLSUP" tick "$CONF" > "$CDIR/tick.out" 2>&1
+job=$(job_of_attempt 1)
+check "watch: one tick submitted the job, and no supervisor holds the campaign" bash -c "[ -n '$job' ] && [ \"\$('$MLSUP' status '$CONF' --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"supervisor\"])')\" = None ]"
+wait_until 60 heartbeat_at_least 20
+tmux new-session -d -s "$watch_session" -x 200 -y 50 "'$MLSUP' status --watch '$CONF'"
+sleep 6
+first=$(tmux capture-pane -p -t "$watch_session")
+sleep 3
+second=$(tmux capture-pane -p -t "$watch_session")
+echo "$second" | grep -E 'mlsup status --watch|live:' | sed 's/^/  screen: /'
+step_on() { grep -o 'live: step [0-9]*' <<<"$1" | grep -o '[0-9]*$'; }
+check "watch: the screen has the header and the campaign's status" bash -c "grep -q 'mlsup status --watch' <<<\"\$0\" && grep -q '^state: running' <<<\"\$0\"" "$second"
+check "watch: the live line reads the heartbeat file and Slurm's job state" grep -qE "live: step [0-9]+ written .* ago \(1 heartbeat file\); Slurm: job $job RUNNING on " <<<"$second"
+check "watch: refreshed in place, the step moving on with no supervisor ($(step_on "$first") -> $(step_on "$second"))" \
+  bash -c "[ $(step_on "$first" || echo 0) -gt 0 ] && [ $(step_on "$second" || echo 0) -gt $(step_on "$first" || echo 0) ] && [ \$(grep -c 'mlsup status --watch' <<<\"\$0\") -eq 1 ]" "$second"
+tmux send-keys -t "$watch_session" C-c
+wait_until 5 bash -c "! tmux has-session -t '$watch_session' 2>/dev/null"
+check "watch: Ctrl-C ends it" bash -c "! tmux has-session -t '$watch_session' 2>/dev/null"
+timeout --preserve-status -s INT 4 "$MLSUP" status --watch "$CONF" > "$CDIR/plain.out" 2>&1; rc=$?
+head -3 "$CDIR/plain.out" | sed 's/^/  plain: /'
+check "watch, not a terminal: plain lines, each with its time, no escape codes, exit 0 on SIGINT" \
+  bash -c "[ $rc -eq 0 ] && grep -qE '^[0-9]{2}:[0-9]{2}:[0-9]{2} state: running' '$CDIR/plain.out' && ! grep -q \$'\\x1b' '$CDIR/plain.out'"
+scancel "$job"
 scenario_done
 
 finish

@@ -2,10 +2,12 @@
 // what it says of a campaign that has not run or an attempt that does not exist.
 #include <doctest/doctest.h>
 
+#include <ctime>
 #include <string>
 
 #include "cli/exit_codes.h"
 #include "cli/logs_verb.h"
+#include "cli/status_watch.h"
 #include "cli_run.h"
 #include "support.h"
 
@@ -40,4 +42,25 @@ TEST_CASE("logs: a campaign that has not run says so; an attempt it does not hav
   const auto unsent = test::mlsup_cli({"logs", config});
   CHECK(unsent.code == cli::kRuntimeFailure);
   CHECK(unsent.err.find("attempt 1 has no job yet") != std::string::npos);
+}
+
+TEST_CASE("status --watch: the live line reads the heartbeat files of the attempt, and says what Slurm answered") {
+  test::TempDir dir;
+  config::Config c;
+  c.heartbeat.dir = dir.path();
+  CHECK_FALSE(cli::live_heartbeat(c, 2, 1e10));
+  dir.write("attempt-2.n1.0", "120\n");
+  dir.write("attempt-2.n2.1", "118 saving\n");
+  dir.write("attempt-1", "999\n");   // another attempt's
+  dir.write("attempt-22", "999\n");  // another attempt's, the same prefix
+  const auto hb = cli::live_heartbeat(c, 2, static_cast<double>(std::time(nullptr)) + 5);
+  REQUIRE(hb);
+  CHECK(hb->step == 120);
+  CHECK(hb->files == 2);
+  CHECK(hb->age >= 4);
+  CHECK(hb->age < 60);
+  const nlohmann::json job = {{"id", 42}, {"state", "RUNNING"}, {"nodes", "n[1-2]"}};
+  CHECK(cli::live_line(cli::LiveHeartbeat{120, 2, 2}, job, 3) ==
+        "live: step 120 written 2s ago (2 heartbeat files); Slurm: job 42 RUNNING on n[1-2], asked 3s ago");
+  CHECK(cli::live_line(std::nullopt, nullptr, 0) == "live: no heartbeat file yet");
 }
