@@ -14,7 +14,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 void Campaign::write_chain_values(const AttemptState& a, const std::string& resume_from) {
-  const std::string dir = render::chain_dir(config_);
+  const std::string dir = config_.dir().chain();
   const std::string text = render::chain_values(config_, {a.number, resume_from, a.exclude, a.tag, campaign_id_});
   if (lease_lost_ || util::read_file(dir + "/next.env").value_or("") == text) return;  // another supervisor's now
   std::error_code ec;
@@ -71,7 +71,7 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::Claimed& i)
 util::Result<void> Campaign::act(const CampaignState&, const intent::ChainExhausted& i) {
   if (auto leased = keep_lease(0); !leased) return leased;
   std::error_code ec;  // a claim its task never completed
-  const std::string claim = render::chain_dir(config_) + "/claims/" + std::to_string(i.attempt);
+  const std::string claim = config_.dir().chain() + "/claims/" + std::to_string(i.attempt);
   fs::remove_all(claim, ec);
   fs::remove_all(claim + ".takeover", ec);  // the new chain's tasks may take a stranded claim over again
   return fact("chain-exhausted", {{"attempt", i.attempt}, {"job_id", i.array}, {"tag", i.new_tag}}, "chain-exhausted",

@@ -27,8 +27,6 @@ constexpr Taken kTaken[] = {{"resumed", "campaign-resumed"}, {"paused", "campaig
 
 }  // namespace
 
-std::string requests_dir(const config::Config& c) { return c.dir().requests(); }
-
 std::vector<Request> read_requests(const std::string& dir) {
   std::vector<Request> out;
   std::error_code ec;
@@ -44,7 +42,7 @@ std::vector<Request> read_requests(const std::string& dir) {
 
 util::Result<void> Campaign::take_requests() {
   for (int n = 0; n < kRequestsPerPass; ++n) {
-    auto next = next_request(state(), read_requests(requests_dir(config_)));
+    auto next = next_request(state(), read_requests(config_.dir().requests()));
     if (!next) return {};
     if (auto ok = act(state(), *next); !ok) return ok;
   }
@@ -58,7 +56,7 @@ util::Result<void> Campaign::requests() {
 
 util::Result<void> Campaign::act(const CampaignState& s, const intent::TakeRequest& i) {
   const auto& r = i.request;
-  const std::string file = requests_dir(config_) + "/" + r.id + ".json";
+  const std::string file = config_.dir().requests() + "/" + r.id + ".json";
   const json asked = {{"request", r.id}, {"verb", std::string(verb_name(r.verb))}, {"by", r.by}};
   if (!i.done && i.refused) {
     json f = asked;

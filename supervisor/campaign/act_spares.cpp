@@ -13,7 +13,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 void Campaign::write_spare_values(const AttemptState& a, slurm::JobId job, const std::vector<std::string>& nodes) {
-  const std::string dir = render::spares_dir(config_);
+  const std::string dir = config_.dir().spares();
   const std::string text =
       render::spare_values(config_, {a.number, a.resume_from, a.exclude, a.tag, campaign_id_}, job, nodes);
   if (lease_lost_ || util::read_file(dir + "/next.env").value_or("") == text) return;  // another supervisor's now

@@ -73,8 +73,7 @@ struct Outcome {
 // AskToStop writes), false for a person's `mlsup stop` ("stop requested ...") or a file of their own.
 bool switch_set_by_mlsup(std::string_view text);
 
-// The lifecycle verbs' requests folder, and the requests in it (campaign/act_lifecycle.cpp).
-std::string requests_dir(const config::Config& c);
+// The lifecycle verbs' requests in their folder (campaign/act_lifecycle.cpp).
 std::vector<Request> read_requests(const std::string& dir);
 
 class Campaign {

@@ -212,17 +212,17 @@ bool Campaign::read_sources(const CampaignState& s, const Needs& n, World& w) {
   if (want(n.accounting, w.accounting.has_value())) w.accounting = accounting(*a);
   if (want(n.end_record, w.end_record_read)) {
     const auto id = ended_job(*a, w).job_id;
-    w.end_record = util::read_file(render::end_record_dir(config_) + "/" + std::to_string(id));
+    w.end_record = util::read_file(config_.dir().ends() + "/" + std::to_string(id));
     w.started_signs = started_signs(*a, id);
     w.end_record_read = true;
   }
   if (want(n.claim, w.claim_read)) {
-    const auto text = util::read_file(render::chain_dir(config_) + "/claims/" + std::to_string(a->number) + "/task");
+    const auto text = util::read_file(config_.dir().chain() + "/claims/" + std::to_string(a->number) + "/task");
     w.claim = parse_claim(text.value_or(""));
     w.claim_read = true;
   }
   if (want(n.spare, w.spare_read)) {
-    const std::string at = render::spares_dir(config_) + "/claims/" + std::to_string(a->number);
+    const std::string at = config_.dir().spares() + "/claims/" + std::to_string(a->number);
     w.spare_claim = render::parse_spare_claim(util::read_file(at + "/task").value_or(""));
     w.spare_end = parse_status(util::read_file(at + "/end").value_or(""));
     w.spare_read = true;

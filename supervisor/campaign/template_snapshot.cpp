@@ -33,10 +33,8 @@ std::optional<std::string> stored_snapshot(const std::string& path) {
 
 }  // namespace
 
-std::string template_snapshot_path(const config::Config& config) { return config.dir().template_snapshot(); }
-
 TemplateLook look_at_template(const config::Config& config) {
-  const std::string path = template_snapshot_path(config);
+  const std::string path = config.dir().template_snapshot();
   const auto snapshot = stored_snapshot(path);
   TemplateLook look;
   const auto text = journal::read_file(config.template_path);
@@ -64,7 +62,7 @@ TemplateLook look_at_template(const config::Config& config) {
 std::expected<config::Config, config::Errors> load_config_to_supervise(const std::string& path) {
   auto relaxed = config::load_config_file(path, {.template_file = false});
   std::error_code ec;
-  if (relaxed && std::filesystem::exists(template_snapshot_path(*relaxed), ec)) return relaxed;
+  if (relaxed && std::filesystem::exists(relaxed->dir().template_snapshot(), ec)) return relaxed;
   return config::load_config_file(path);
 }
 
@@ -79,7 +77,7 @@ bool Campaign::take_template() {
   if (!look.problem.empty())
     event("template-unusable",
           {{"file", config_.template_path}, {"detail", look.problem}, {"alert", true},
-           {"decision", template_ ? "submissions render from the last template that rendered (" + template_snapshot_path(config_) + ")"
+           {"decision", template_ ? "submissions render from the last template that rendered (" + config_.dir().template_snapshot() + ")"
                                   : "nothing is submitted until the template renders; it is read again before each submission"}});
   return template_.has_value();
 }

@@ -17,9 +17,6 @@ struct TemplateLook {
   std::string save_problem;         // the snapshot could not be stored (the text is used all the same)
 };
 
-// Where a campaign keeps the last template text that rendered.
-std::string template_snapshot_path(const config::Config& config);
-
 // Reads the template file; when it renders with config, keeps it as the snapshot (stored when it
 // differs from the stored one), otherwise falls back to the stored snapshot if that renders.
 TemplateLook look_at_template(const config::Config& config);

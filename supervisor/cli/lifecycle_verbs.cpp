@@ -91,7 +91,7 @@ int lifecycle_verb(const std::string& config_path, engine::Request r) {
   r.time = wall_now();
   r.id = request_id(r.time);
   r.by = journal::requester();
-  const std::string dir = engine::requests_dir(c), file = dir + "/" + r.id + ".json";
+  const std::string dir = c.dir().requests(), file = dir + "/" + r.id + ".json";
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (auto ok = journal::write_atomically(file, util::dump_json(engine::to_json(r)) + "\n"); !ok) {

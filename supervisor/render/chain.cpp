@@ -95,8 +95,6 @@ bool header_line(std::string_view line) {
 
 }  // namespace
 
-std::string chain_dir(const config::Config& config) { return config.dir().chain(); }
-
 std::string chain_values(const config::Config& config, const Attempt& attempt) {
   auto env = job_environment(config, attempt);
   env.emplace_back(kPluginHeartbeatBase, heartbeat_file(config, attempt.number));
@@ -107,7 +105,7 @@ std::string chain_values(const config::Config& config, const Attempt& attempt) {
 
 std::string chain_preamble(const config::Config& config) {
   std::string text(kPreamble);
-  util::replace_all(text, "@DIR@", util::shell_quote(chain_dir(config)));
+  util::replace_all(text, "@DIR@", util::shell_quote(config.dir().chain()));
   util::replace_all(text, "@WAIT_TICKS@", std::to_string(config.slurm.chain_start_wait.count() * 5));
   util::replace_all(text, "@HEARTBEAT_DIR@", util::shell_quote(config.heartbeat.dir));
   util::replace_all(text, "@FAILED@", std::to_string(kClaimFailedExit));

@@ -11,9 +11,6 @@
 
 namespace mlsup::render {
 
-// <state_dir>/chain: next.env and claims/.
-std::string chain_dir(const config::Config& config);
-
 // The SPANK plugin's base path of per-task heartbeats: set in the batch step to the heartbeat file
 // the job was submitted with, it is where every srun step's P.d/<node>.<rank> starts from, so a
 // chain task must point it at its own attempt's file.

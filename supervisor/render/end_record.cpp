@@ -35,11 +35,9 @@ std::string_view base_name(std::string_view path) {
 
 }  // namespace
 
-std::string end_record_dir(const config::Config& config) { return config.dir().ends(); }
-
 std::string end_record_lines(const config::Config& config) {
   std::string text(kLines);
-  const std::string dir = util::shell_quote(end_record_dir(config));
+  const std::string dir = util::shell_quote(config.dir().ends());
   util::replace_all(text, "@DIR@", dir);
   return text;
 }

@@ -12,9 +12,6 @@
 
 namespace mlsup::render {
 
-// <state_dir>/ends: one end record per job, named by its job id (an array task's own id).
-std::string end_record_dir(const config::Config& config);
-
 // The shell lines that write the end record.
 std::string end_record_lines(const config::Config& config);
 

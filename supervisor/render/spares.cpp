@@ -79,8 +79,6 @@ fi
 
 }  // namespace
 
-std::string spares_dir(const config::Config& config) { return config.dir().spares(); }
-
 std::string spare_values(const config::Config& config, const Attempt& attempt, unsigned long long job,
                          const std::vector<std::string>& nodes) {
   std::string out = attempt.number == 0 ? "export MLSUP_ATTEMPT=0\n" : chain_values(config, attempt);
@@ -93,7 +91,7 @@ std::string spare_preamble(const config::Config& config, int nnodes, int tasks_p
   std::string text(kPreamble);
   std::string signal = config.slurm.signal;
   if (util::starts_with(signal, "SIG")) signal = signal.substr(3);
-  util::replace_all(text, "@DIR@", util::shell_quote(spares_dir(config)));
+  util::replace_all(text, "@DIR@", util::shell_quote(config.dir().spares()));
   util::replace_all(text, "@NNODES@", std::to_string(nnodes));
   util::replace_all(text, "@TPN@", std::to_string(tasks_per_node));
   util::replace_all(text, "@NTASKS@", std::to_string(nnodes * tasks_per_node));

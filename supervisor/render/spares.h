@@ -13,9 +13,6 @@
 
 namespace mlsup::render {
 
-// <state_dir>/spares: next.env and claims/.
-std::string spares_dir(const config::Config& config);
-
 // How long the job waits, after a run of the script failed, for mlsup to hand it the next attempt
 // before it ends with that run's exit status (mlsup then goes on as after any ending).
 inline constexpr int kHandoverWaitSeconds = 120;

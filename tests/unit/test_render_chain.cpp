@@ -36,8 +36,8 @@ struct Chain {
   }
 
   void prepare(int attempt, const std::string& resume, std::vector<std::string> exclude = {}) {
-    std::filesystem::create_directories(render::chain_dir(config));
-    REQUIRE(journal::write_atomically(render::chain_dir(config) + "/next.env",
+    std::filesystem::create_directories(config.dir().chain());
+    REQUIRE(journal::write_atomically(config.dir().chain() + "/next.env",
                                       render::chain_values(config, {attempt, resume, std::move(exclude)})));
   }
 
@@ -55,7 +55,7 @@ struct Chain {
   }
 
   std::string claim(int attempt) const {
-    std::ifstream in(render::chain_dir(config) + "/claims/" + std::to_string(attempt) + "/task");
+    std::ifstream in(config.dir().chain() + "/claims/" + std::to_string(attempt) + "/task");
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
 };
@@ -106,7 +106,7 @@ TEST_CASE("a task whose allocation holds a node excluded from the attempt leaves
   CHECK(r.exit_code == 0);
   CHECK(r.out.empty());
   CHECK(r.err.find("node n2 is excluded from attempt 4") != std::string::npos);
-  CHECK_FALSE(std::filesystem::exists(render::chain_dir(c.config) + "/claims/4"));
+  CHECK_FALSE(std::filesystem::exists(c.config.dir().chain() + "/claims/4"));
   CHECK(c.run("n1,n3").out.rfind("4|", 0) == 0);
 }
 
@@ -151,7 +151,7 @@ namespace {
 
 // A claim folder of attempt made seconds_ago, with no task file in it (its task never recorded itself).
 void taskless_claim(const Chain& c, int attempt, int seconds_ago) {
-  const std::filesystem::path claim = render::chain_dir(c.config) + "/claims/" + std::to_string(attempt);
+  const std::filesystem::path claim = c.config.dir().chain() + "/claims/" + std::to_string(attempt);
   std::filesystem::create_directories(claim);
   std::filesystem::last_write_time(claim, std::filesystem::file_time_type::clock::now() - std::chrono::seconds(seconds_ago));
 }
@@ -190,7 +190,7 @@ TEST_CASE("a claim that mkdir refuses for another reason than \"exists\" ends th
   CHECK(r.exit_code == render::kClaimFailedExit);
   CHECK(r.out.empty());
   CHECK(r.err.find("No space left on device") != std::string::npos);
-  std::filesystem::remove(render::chain_dir(c.config) + "/next.env");  // the fallback's loop, from the sbatch values
+  std::filesystem::remove(c.config.dir().chain() + "/next.env");  // the fallback's loop, from the sbatch values
   r = c.run("n1,n2", "echo the script ran\n", {{"MLSUP_ATTEMPT", "5"}}, "sh");
   CHECK_FALSE(r.timed_out);
   CHECK(r.exit_code == render::kClaimFailedExit);
@@ -207,9 +207,9 @@ TEST_CASE("a task that cannot record its claim gives it up and ends, rather than
   const auto r = c.run("n1,n2", "echo the script ran\n", {}, "sh");
   CHECK(r.exit_code == render::kClaimFailedExit);
   CHECK(r.out.empty());
-  const std::string task_file = render::chain_dir(c.config) + "/claims/2/task";
+  const std::string task_file = c.config.dir().chain() + "/claims/2/task";
   CHECK(r.err.find("cannot claim an attempt: writing " + task_file + " failed") != std::string::npos);
-  CHECK_FALSE(std::filesystem::exists(render::chain_dir(c.config) + "/claims/2/task"));
+  CHECK_FALSE(std::filesystem::exists(c.config.dir().chain() + "/claims/2/task"));
 }
 
 TEST_CASE("a claim left without its task file is taken over once it is older than the bound, by one task") {
@@ -256,7 +256,7 @@ TEST_CASE("a claim being made (no task file yet, recent) is waited for, not take
   taskless_claim(c, 2, 0);
   std::thread claimer([&] {  // its task records itself a moment later
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-    std::ofstream(render::chain_dir(c.config) + "/claims/2/task") << "41 2 prepared \n";
+    std::ofstream(c.config.dir().chain() + "/claims/2/task") << "41 2 prepared \n";
   });
   const auto r = c.run();
   claimer.join();

@@ -36,7 +36,7 @@ struct Bench {
   }
 
   std::optional<decide::ExitSeen> record() const {
-    std::ifstream in(render::end_record_dir(config) + "/42");
+    std::ifstream in(config.dir().ends() + "/42");
     if (!in) return std::nullopt;
     return observe::parse_end_record(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
   }
@@ -87,5 +87,5 @@ TEST_CASE("end record: a script run outside Slurm (no SLURM_JOB_ID), under set -
   const auto result = edges::run_process(r);
   CHECK(result.exit_code == 4);
   CHECK(result.err.empty());
-  CHECK_FALSE(std::filesystem::exists(render::end_record_dir(b.config)));
+  CHECK_FALSE(std::filesystem::exists(b.config.dir().ends()));
 }

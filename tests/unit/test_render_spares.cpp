@@ -36,13 +36,13 @@ struct Spares {
   }
 
   std::string claims(int attempt, const std::string& file) const {
-    return util::read_file(render::spares_dir(config) + "/claims/" + std::to_string(attempt) + "/" + file).value_or("");
+    return util::read_file(config.dir().spares() + "/claims/" + std::to_string(attempt) + "/" + file).value_or("");
   }
 
   // Waits (up to 10 s) for attempt's run to record its end, then hands the job `next`.
   void after_end(int attempt, const std::string& next) const {
     for (int i = 0; i < 100 && claims(attempt, "end").empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    REQUIRE(journal::write_atomically(render::spares_dir(config) + "/next.env", next));
+    REQUIRE(journal::write_atomically(config.dir().spares() + "/next.env", next));
   }
 };
 
