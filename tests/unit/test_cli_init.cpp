@@ -2,24 +2,19 @@
 // without --force; the templates it writes are the shipped ones.
 #include <doctest/doctest.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "cli/exit_codes.h"
 #include "cli_run.h"
 #include "support.h"
+#include "util/files.h"
 
 using namespace mlsup;
 
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+// A whole file, "" when it is missing.
+std::string slurp(const std::string& path) { return util::read_file(path).value_or(""); }
 
 }  // namespace
 
