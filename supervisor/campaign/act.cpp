@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <unistd.h>
 
-#include "campaign/campaign.h"
+#include "campaign/actor.h"
 #include "reconcile/reconcile.h"
 #include "edges/process.h"
 #include "journal/atomic_file.h"
@@ -39,16 +39,16 @@ std::string tail(const std::string& path, std::size_t lines) {
 
 }  // namespace
 
-util::Result<void> Campaign::carry_out(const CampaignState& s, const Intent& i) {
+util::Result<void> Actor::carry_out(const CampaignState& s, const Intent& i) {
   return std::visit([&](const auto& one) { return act(s, one); }, i);
 }
 
-util::Result<void> Campaign::act(const CampaignState&, const intent::Report& i) {
+util::Result<void> Actor::act(const CampaignState&, const intent::Report& i) {
   event(i.event, i.fields);
   return {};
 }
 
-util::Result<void> Campaign::act(const CampaignState&, const intent::Prune& i) {
+util::Result<void> Actor::act(const CampaignState&, const intent::Prune& i) {
   if (auto leased = keep_lease(0); !leased) return leased;  // no checkpoint is deleted without the lease
   for (const auto& old : i.old) {
     std::error_code ec;
@@ -60,7 +60,7 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::Prune& i) {
   return {};
 }
 
-util::Result<void> Campaign::act(const CampaignState&, const intent::Submit& i) {
+util::Result<void> Actor::act(const CampaignState&, const intent::Submit& i) {
   json intent = {{"attempt", i.attempt}, {"tag", i.tag}, {"resume_from", i.resume_from},
                  {"resume_step", i.resume_step}, {"exclude", i.exclude}};
   if (i.queued) {
@@ -80,11 +80,11 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::Submit& i) 
   return send(a);
 }
 
-util::Result<void> Campaign::act(const CampaignState&, const intent::Send& i) { return send(i.attempt); }
+util::Result<void> Actor::act(const CampaignState&, const intent::Send& i) { return send(i.attempt); }
 
-util::Result<void> Campaign::send(const AttemptState& a) {
-  if (!template_) return {};  // no template has rendered yet (told by take_template)
-  auto plan = render::plan_submission(config_, *template_, {a.number, a.resume_from, a.exclude, a.tag, campaign_id_});
+util::Result<void> Actor::send(const AttemptState& a) {
+  if (!templates_.text()) return {};  // no template has rendered yet (told by take_template)
+  auto plan = render::plan_submission(config_, *templates_.text(), {a.number, a.resume_from, a.exclude, a.tag, campaign_id_});
   if (!plan) {  // this attempt's values break a template that renders: told, tried again next pass
     event("template-unusable", {{"attempt", a.number}, {"file", config_.template_path}, {"detail", plan.error().str()},
                                 {"alert", true}, {"decision", "nothing is submitted; tried again next pass"}});
@@ -119,7 +119,7 @@ util::Result<void> Campaign::send(const AttemptState& a) {
 
 // sbatch-started: the sbatch that runs for attempt now, so that a supervisor after this one (should this
 // one die meanwhile) can tell whether it still may submit.
-util::Result<void> Campaign::sbatch_started(int attempt, int pid) {
+util::Result<void> Actor::sbatch_started(int attempt, int pid) {
   const auto me = journal::current_identity();
   json fields = {{"attempt", attempt}, {"pid", pid}, {"start_ticks", edges::process_start_ticks(pid).value_or(0)},
                  {"host", me.host}, {"boot_id", me.boot_id}};
@@ -129,7 +129,7 @@ util::Result<void> Campaign::sbatch_started(int attempt, int pid) {
 }
 
 // A failed release, told once while its reason stays the same (the pass after tries again).
-void Campaign::release_failed(int attempt, slurm::JobId id, const slurm::Error& error, const std::string& decision) {
+void Actor::release_failed(int attempt, slurm::JobId id, const slurm::Error& error, const std::string& decision) {
   focus(memory_, attempt);  // a submission's release fails before any pass has looked at its attempt
   if (memory_.release_error == error.message) return;
   memory_.release_error = error.message;
@@ -137,7 +137,7 @@ void Campaign::release_failed(int attempt, slurm::JobId id, const slurm::Error& 
 }
 
 // A submission journaled: its job may start (the pass after releases it when this fails).
-util::Result<void> Campaign::release_submission(int attempt, slurm::JobId id) {
+util::Result<void> Actor::release_submission(int attempt, slurm::JobId id) {
   if (auto leased = keep_lease(kSlurmCallBound); !leased) return leased;
   if (auto done = edges_.slurm->release(id); !done) {
     release_failed(attempt, id, done.error(), "the job waits held; its release is tried again next pass");
@@ -146,20 +146,20 @@ util::Result<void> Campaign::release_submission(int attempt, slurm::JobId id) {
   return record("released", {{"attempt", attempt}, {"job_id", id}, {"for", "submission"}});
 }
 
-util::Result<void> Campaign::act(const CampaignState&, const intent::Adopt& i) {
+util::Result<void> Actor::act(const CampaignState&, const intent::Adopt& i) {
   auto ok = fact("adopted", {{"attempt", i.attempt}, {"job_id", i.job_id}, {"chain", i.chain}, {"held", i.held}}, "adopted",
                  {{"detail", "a job with this attempt's tag already exists"}});
   if (!ok || !i.held) return ok;
   return release_submission(i.attempt, i.job_id);
 }
 
-util::Result<void> Campaign::act(const CampaignState&, const intent::Exclude& i) {
+util::Result<void> Actor::act(const CampaignState&, const intent::Exclude& i) {
   json fields = {{"attempt", i.attempt}, {"node", i.blamed.node}, {"reason", i.blamed.reason}, {"until", i.until}};
   if (i.blamed.first_evidence) fields.update({{"rule", "first_evidence"}, {"rank", i.first_end.rank}, {"step", i.first_end.step}});
   return fact("exclude", fields, "excluded", {{"for", config::format_duration(config_.policy.exclusion_ttl)}});
 }
 
-util::Result<void> Campaign::act(const CampaignState&, const intent::Lift& i) {
+util::Result<void> Actor::act(const CampaignState&, const intent::Lift& i) {
   const auto& f = i.fault;
   const std::string rank = f.rank < 0 ? "the same tasks" : "rank " + std::to_string(f.rank);
   return fact("exclusion-lifted",
@@ -170,14 +170,14 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::Lift& i) {
               "exclusion-lifted", json::object());
 }
 
-util::Result<void> Campaign::act(const CampaignState&, const intent::End& i) {
+util::Result<void> Actor::act(const CampaignState&, const intent::End& i) {
   auto ok = fact("ended", i.fields, "attempt-ended",
                  {{"output", i.output}, {"output_tail", i.output.empty() ? "" : tail(i.output, 10)}});
   if (ok) crash_point("after-ended");
   return ok;
 }
 
-util::Result<void> Campaign::act(const CampaignState&, const intent::Finish& i) {
+util::Result<void> Actor::act(const CampaignState&, const intent::Finish& i) {
   if (i.cancel_chain && keep_lease(kSlurmCallBound)) {  // without the lease, the supervisor that holds it does this
     const auto [attempt, array] = *i.cancel_chain;
     const auto done = edges_.slurm->cancel(array);
@@ -190,7 +190,7 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::Finish& i) 
               {{"exit_code", i.code}, {"alert", true}});
 }
 
-util::Result<void> Campaign::act(const CampaignState&, const intent::Relax& i) {
+util::Result<void> Actor::act(const CampaignState&, const intent::Relax& i) {
   if (auto leased = keep_lease(kSlurmCallBound); !leased) return leased;
   if (auto done = edges_.slurm->set_excluded(i.job.job_id, util::join(i.keep, ",")); !done) {
     event("relax-failed", {{"attempt", i.attempt.number}, {"job_id", i.job.job_id}, {"node", i.node},
@@ -205,7 +205,7 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::Relax& i) {
                               ": the oldest exclusion is dropped so that the job can run"}});
 }
 
-util::Result<void> Campaign::act(const CampaignState&, const intent::PendingAlert& i) {
+util::Result<void> Actor::act(const CampaignState&, const intent::PendingAlert& i) {
   const std::string job = "job " + std::to_string(i.job.job_id);
   const std::string why =
       i.never_starts ? job + " can never start as asked (Slurm: " + i.job.reason +
@@ -218,7 +218,7 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::PendingAler
 
 // status.json changes when what it says changes ("updated": since when it says so): an idle pass
 // compares what it would say with what it said, and builds no JSON.
-util::Result<void> Campaign::act(const CampaignState& s, const intent::Status& i) {
+util::Result<void> Actor::act(const CampaignState& s, const intent::Status& i) {
   StatusSaid said{s.current() ? s.current()->number : 0, i.job.job_id, i.job.state, i.job.nodes, i.job.reason,
                   combined(memory_.heartbeat).step};
   if (said == status_said_ || !keep_lease(0)) return {};  // unchanged, or another supervisor's to write now

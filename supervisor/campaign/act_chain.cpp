@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "campaign/campaign.h"
+#include "campaign/actor.h"
 #include "journal/atomic_file.h"
 #include "render/chain.h"
 #include "util/files.h"
@@ -13,7 +13,7 @@ namespace mlsup::engine {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-void Campaign::write_chain_values(const AttemptState& a, const std::string& resume_from) {
+void Actor::write_chain_values(const AttemptState& a, const std::string& resume_from) {
   const std::string dir = config_.dir().chain();
   const std::string text = render::chain_values(config_, {a.number, resume_from, a.exclude, a.tag, campaign_id_});
   if (lease_lost_ || util::read_file(dir + "/next.env").value_or("") == text) return;  // another supervisor's now
@@ -23,7 +23,7 @@ void Campaign::write_chain_values(const AttemptState& a, const std::string& resu
     event("chain-values-failed", {{"attempt", a.number}, {"detail", ok.error().message}});
 }
 
-std::optional<std::string> Campaign::patch_queued(const AttemptState& a, const slurm::Job& queued,
+std::optional<std::string> Actor::patch_queued(const AttemptState& a, const slurm::Job& queued,
                                                   const std::vector<std::string>& before) {
   if (queued.state != slurm::JobState::Pending) return std::nullopt;
   const auto now = slurm::expand_hostlist(queued.excluded_nodes);
@@ -41,7 +41,7 @@ std::optional<std::string> Campaign::patch_queued(const AttemptState& a, const s
   return rest ? rest->excluded_nodes : "?";
 }
 
-util::Result<void> Campaign::hand_over(const AttemptState& a, const slurm::Job& queued, const std::vector<std::string>& before) {
+util::Result<void> Actor::hand_over(const AttemptState& a, const slurm::Job& queued, const std::vector<std::string>& before) {
   write_chain_values(a, a.resume_from);
   json ev = {{"attempt", a.number}, {"job_id", *a.job_id}, {"resume_from", a.resume_from}, {"exclude", a.exclude},
              {"reason", "the chain's next queued task runs it, with these values"}};
@@ -50,25 +50,25 @@ util::Result<void> Campaign::hand_over(const AttemptState& a, const slurm::Job& 
   return {};
 }
 
-util::Result<void> Campaign::act(const CampaignState&, const intent::ChainValues& i) {
+util::Result<void> Actor::act(const CampaignState&, const intent::ChainValues& i) {
   write_chain_values(i.attempt, i.resume_from);
   return {};
 }
 
-util::Result<void> Campaign::act(const CampaignState&, const intent::PatchQueued& i) {
+util::Result<void> Actor::act(const CampaignState&, const intent::PatchQueued& i) {
   if (const auto list = patch_queued(i.attempt, i.queued, i.before))
     event("chain-excluded", {{"attempt", i.attempt.number}, {"job_id", i.queued.job_id}, {"exc_node_list", *list}});
   return {};
 }
 
-util::Result<void> Campaign::act(const CampaignState&, const intent::Claimed& i) {
+util::Result<void> Actor::act(const CampaignState&, const intent::Claimed& i) {
   const Claim& c = i.claim;
   return fact("claimed", {{"attempt", i.attempt}, {"job_id", c.job_id}, {"task", c.task}, {"how", c.how},
                           {"resume_from", c.resume_from}},
               "claimed", {{"array_job_id", i.array}, {"values", c.how}});
 }
 
-util::Result<void> Campaign::act(const CampaignState&, const intent::ChainExhausted& i) {
+util::Result<void> Actor::act(const CampaignState&, const intent::ChainExhausted& i) {
   if (auto leased = keep_lease(0); !leased) return leased;
   std::error_code ec;  // a claim its task never completed
   const std::string claim = config_.dir().chain() + "/claims/" + std::to_string(i.attempt);

@@ -10,7 +10,7 @@
 #include "decide/blame.h"
 #include "decide/probe.h"
 #include "edges/process.h"
-#include "campaign/campaign.h"
+#include "campaign/actor.h"
 #include "reconcile/reconcile.h"
 #include "journal/atomic_file.h"
 #include "util/strings.h"
@@ -19,7 +19,7 @@ namespace mlsup::engine {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-void Campaign::keep_hang_evidence(const AttemptState& a, const slurm::Job& job, const std::vector<std::string>& nodes) {
+void Actor::keep_hang_evidence(const AttemptState& a, const slurm::Job& job, const std::vector<std::string>& nodes) {
   if (config_.heartbeat.hang_command.empty()) return;
   edges::ProcessRequest r;
   r.argv = {"/bin/sh", "-c", config_.heartbeat.hang_command};
@@ -60,7 +60,7 @@ std::optional<std::string> control_node(const intent::Hang& i) {
 }  // namespace
 
 // Slurm's own view of the nodes: those it marks not responding or down (none when it cannot be asked).
-std::vector<std::string> Campaign::slurm_silent_nodes() {
+std::vector<std::string> Actor::slurm_silent_nodes() {
   std::vector<std::string> out;
   if (const auto nodes = edges_.slurm->nodes())
     for (const auto& n : *nodes)
@@ -70,7 +70,7 @@ std::vector<std::string> Campaign::slurm_silent_nodes() {
 
 // What a probe of nodes (and the control node, when given) proves silent, weighed (decide/probe.h); a
 // doubt is told.
-util::Result<std::vector<std::string>> Campaign::proven_silent(const intent::Hang& i, const std::vector<std::string>& nodes,
+util::Result<std::vector<std::string>> Actor::proven_silent(const intent::Hang& i, const std::vector<std::string>& nodes,
                                                                const std::optional<std::string>& control) {
   auto asked = nodes;
   if (control) asked.push_back(*control);
@@ -84,12 +84,12 @@ util::Result<std::vector<std::string>> Campaign::proven_silent(const intent::Han
   return verdict.silent;
 }
 
-util::Result<std::vector<std::string>> Campaign::probe_nodes(const slurm::Job& job, const std::vector<std::string>& nodes) {
+util::Result<std::vector<std::string>> Actor::probe_nodes(const slurm::Job& job, const std::vector<std::string>& nodes) {
   if (auto leased = keep_lease(3.0 * static_cast<double>(config_.heartbeat.probe_timeout.count()) + 5); !leased) return std::unexpected(leased.error());
   return edges_.probe ? edges_.probe(job.job_id, nodes, config_.heartbeat.probe_timeout) : std::vector<std::string>{};
 }
 
-util::Result<void> Campaign::act(const CampaignState& s, const intent::Hang& i) {
+util::Result<void> Actor::act(const CampaignState& s, const intent::Hang& i) {
   if (!i.waited_on) return hang(s, i, i.reason, std::nullopt);
   auto silent = proven_silent(i, stale_nodes(i), control_node(i));  // only a node proven silent makes it a hang now
   if (!silent) return std::unexpected(silent.error());
@@ -102,7 +102,7 @@ util::Result<void> Campaign::act(const CampaignState& s, const intent::Hang& i) 
   return hang(s, i, i.reason + "; " + util::join(*silent, ", ") + " did not answer a probe in " + probe, *silent);
 }
 
-util::Result<void> Campaign::hang(const CampaignState& s, const intent::Hang& i, const std::string& reason,
+util::Result<void> Actor::hang(const CampaignState& s, const intent::Hang& i, const std::string& reason,
                                   std::optional<std::vector<std::string>> silent) {
   const auto& a = i.attempt;
   const auto nodes = slurm::expand_hostlist(i.job.nodes);

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "campaign/campaign.h"
+#include "campaign/actor.h"
 #include "reconcile/reconcile.h"
 #include "journal/atomic_file.h"
 #include "util/files.h"
@@ -40,7 +40,7 @@ std::vector<Request> read_requests(const std::string& dir) {
   return out;
 }
 
-util::Result<void> Campaign::take_requests() {
+util::Result<void> Actor::take_requests() {
   for (int n = 0; n < kRequestsPerPass; ++n) {
     auto next = next_request(state(), read_requests(config_.dir().requests()));
     if (!next) return {};
@@ -49,12 +49,7 @@ util::Result<void> Campaign::take_requests() {
   return {};
 }
 
-util::Result<void> Campaign::requests() {
-  if (!state().problems.empty()) return std::unexpected(state_.problems.front());
-  return take_requests();
-}
-
-util::Result<void> Campaign::act(const CampaignState& s, const intent::TakeRequest& i) {
+util::Result<void> Actor::act(const CampaignState& s, const intent::TakeRequest& i) {
   const auto& r = i.request;
   const std::string file = config_.dir().requests() + "/" + r.id + ".json";
   const json asked = {{"request", r.id}, {"verb", std::string(verb_name(r.verb))}, {"by", r.by}};
@@ -77,14 +72,14 @@ util::Result<void> Campaign::act(const CampaignState& s, const intent::TakeReque
     if (r.verb == Verb::Pause) f["now"] = r.now;
     const auto& taken = kTaken[static_cast<int>(r.verb)];
     if (auto ok = fact(taken.record, f, taken.event, {{"reason", what_happens(s, r)}}); !ok) return ok;
-    if (r.verb == Verb::Resume && !template_) take_template();  // opened while it had ended
+    if (r.verb == Verb::Resume && !templates_.text()) take_template();  // opened while it had ended
   }
   std::error_code ec;
   fs::remove(file, ec);
   return {};
 }
 
-util::Result<void> Campaign::act(const CampaignState&, const intent::Hold& i) {
+util::Result<void> Actor::act(const CampaignState&, const intent::Hold& i) {
   if (auto leased = keep_lease(kSlurmCallBound); !leased) return leased;
   if (auto done = edges_.slurm->hold(i.job_id); !done) {
     event("hold-failed", {{"attempt", i.attempt.number}, {"job_id", i.job_id}, {"detail", done.error().message},
@@ -97,7 +92,7 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::Hold& i) {
                                  : "the campaign is paused: its queued job waits until `mlsup resume`"}});
 }
 
-util::Result<void> Campaign::act(const CampaignState& s, const intent::Release& i) {
+util::Result<void> Actor::act(const CampaignState& s, const intent::Release& i) {
   if (auto leased = keep_lease(kSlurmCallBound); !leased) return leased;
   if (auto done = edges_.slurm->release(i.job_id); !done) {
     if (done.error().kind == slurm::ErrorKind::Rejected)  // Slurm holds the job to what it asks, which it cannot give
@@ -124,7 +119,7 @@ std::string stop_reason(const std::string& why) {
 
 }  // namespace
 
-util::Result<void> Campaign::act(const CampaignState&, const intent::AskToStop& i) {
+util::Result<void> Actor::act(const CampaignState&, const intent::AskToStop& i) {
   if (auto leased = keep_lease(0); !leased) return leased;
   const std::string path = config_.switches.kill;
   std::error_code ec;
@@ -138,7 +133,7 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::AskToStop& 
               {{"switch", path}, {"reason", stop_reason(i.why)}});
 }
 
-util::Result<void> Campaign::act(const CampaignState&, const intent::ClearSwitch& i) {
+util::Result<void> Actor::act(const CampaignState&, const intent::ClearSwitch& i) {
   const std::string path = config_.switches.kill;
   const bool ours = util::read_file(path).value_or("").starts_with("window requested");
   std::error_code ec;

@@ -3,18 +3,18 @@
 // accounting's jobs all have their record.
 #include <csignal>
 
-#include "campaign/campaign.h"
+#include "campaign/actor.h"
 #include "slurm/types.h"
 
 namespace mlsup::engine {
 using nlohmann::json;
 
-util::Result<void> Campaign::act(const CampaignState&, const intent::AwaitSbatch& i) {
+util::Result<void> Actor::act(const CampaignState&, const intent::AwaitSbatch& i) {
   return fact("sbatch-awaited", {{"attempt", i.attempt}, {"pid", i.run.pid}, {"host", i.run.host}}, "sbatch-awaited",
               {{"reason", i.reason}});
 }
 
-util::Result<void> Campaign::act(const CampaignState&, const intent::EndSbatch& i) {
+util::Result<void> Actor::act(const CampaignState&, const intent::EndSbatch& i) {
   if (auto leased = keep_lease(0); !leased) return leased;
   if (i.kill) {
     if (edges_.kill_group) edges_.kill_group(i.run.pid);
@@ -27,7 +27,7 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::EndSbatch& 
               {{"reason", i.reason}});
 }
 
-util::Result<void> Campaign::act(const CampaignState&, const intent::CancelDuplicate& i) {
+util::Result<void> Actor::act(const CampaignState&, const intent::CancelDuplicate& i) {
   if (auto leased = keep_lease(kSlurmCallBound); !leased) return leased;
   if (auto done = edges_.slurm->cancel(i.job.job_id); !done && !slurm::already_over(done.error())) {
     event("duplicate-cancel-failed", {{"attempt", i.attempt}, {"job_id", i.job.job_id}, {"detail", done.error().message},

@@ -2,7 +2,7 @@
 // killed, next.env written whole), the job's claim journaled, and a job told that nothing comes.
 #include <filesystem>
 
-#include "campaign/campaign.h"
+#include "campaign/actor.h"
 #include "journal/atomic_file.h"
 #include "render/spares.h"
 #include "util/files.h"
@@ -12,7 +12,7 @@ namespace mlsup::engine {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-void Campaign::write_spare_values(const AttemptState& a, slurm::JobId job, const std::vector<std::string>& nodes) {
+void Actor::write_spare_values(const AttemptState& a, slurm::JobId job, const std::vector<std::string>& nodes) {
   const std::string dir = config_.dir().spares();
   const std::string text =
       render::spare_values(config_, {a.number, a.resume_from, a.exclude, a.tag, campaign_id_}, job, nodes);
@@ -23,7 +23,7 @@ void Campaign::write_spare_values(const AttemptState& a, slurm::JobId job, const
     event("spare-values-failed", {{"attempt", a.number}, {"job_id", job}, {"detail", ok.error().message}});
 }
 
-util::Result<void> Campaign::hand_over_in_job(const AttemptState& a, slurm::JobId job, const std::vector<std::string>& nodes) {
+util::Result<void> Actor::hand_over_in_job(const AttemptState& a, slurm::JobId job, const std::vector<std::string>& nodes) {
   if (auto leased = keep_lease(kSlurmCallBound); !leased) return leased;
   const auto killed = edges_.slurm->kill_steps(job);  // the old run's ranks, on the nodes that still answer
   write_spare_values(a, job, nodes);
@@ -33,17 +33,17 @@ util::Result<void> Campaign::hand_over_in_job(const AttemptState& a, slurm::JobI
   return {};
 }
 
-util::Result<void> Campaign::act(const CampaignState&, const intent::StepClaimed& i) {
+util::Result<void> Actor::act(const CampaignState&, const intent::StepClaimed& i) {
   return fact("step-claimed", {{"attempt", i.attempt}, {"job_id", i.claim.job_id}, {"nodes", i.claim.nodes}}, "claimed",
               {{"reason", "the job runs the attempt on these nodes"}});
 }
 
-util::Result<void> Campaign::act(const CampaignState&, const intent::SpareValues& i) {
+util::Result<void> Actor::act(const CampaignState&, const intent::SpareValues& i) {
   write_spare_values(i.attempt, *i.attempt.job_id, i.attempt.step_nodes);
   return {};
 }
 
-util::Result<void> Campaign::act(const CampaignState&, const intent::DropSpares& i) {
+util::Result<void> Actor::act(const CampaignState&, const intent::DropSpares& i) {
   if (auto leased = keep_lease(kSlurmCallBound); !leased) return leased;
   // The tasks shrink with the nodes (a job of 65 tasks on 64 nodes, one per node, can never start).
   const auto& j = i.job;

@@ -1,11 +1,11 @@
 // A failed sbatch: journaled as a fact, so that `run` and every `tick` decide alike from the journal
 // (decide/submit_retry.h) whether to try again later or to stop.
 #include "decide/submit_retry.h"
-#include "campaign/campaign.h"
+#include "campaign/actor.h"
 
 namespace mlsup::engine {
 
-util::Result<void> Campaign::submit_failed(const AttemptState& a, const slurm::Error& e) {
+util::Result<void> Actor::submit_failed(const AttemptState& a, const slurm::Error& e) {
   const std::string kind(slurm::error_kind_name(e.kind));
   const bool unknown = decide::outcome_unknown(e.kind);
   if (auto ok = record("submit-failed", {{"attempt", a.number}, {"kind", kind}, {"code", e.code}, {"message", e.message},

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <filesystem>
 
-#include "campaign/campaign.h"
+#include "campaign/actor.h"
 #include "journal/atomic_file.h"
 
 namespace mlsup::engine {
@@ -25,7 +25,7 @@ double resend_delay(int sent) { return std::min(kLongestRetry, kFirstRetry * std
 
 }  // namespace
 
-util::Result<void> Campaign::act(const CampaignState&, const intent::Cancel& i) {
+util::Result<void> Actor::act(const CampaignState&, const intent::Cancel& i) {
   const auto& a = i.attempt;
   if (a.cancel_reason) return {};
   const slurm::JobId id = a.task_job_id.value_or(*a.job_id);  // in a chain, the task only
@@ -50,12 +50,12 @@ util::Result<void> Campaign::act(const CampaignState&, const intent::Cancel& i) 
   return {};
 }
 
-util::Result<void> Campaign::act(const CampaignState&, const intent::ResendCancel& i) {
+util::Result<void> Actor::act(const CampaignState&, const intent::ResendCancel& i) {
   send_cancel(i.attempt, i.why);
   return {};
 }
 
-void Campaign::send_cancel(const AttemptState& a, decide::EndClass why) {
+void Actor::send_cancel(const AttemptState& a, decide::EndClass why) {
   const slurm::JobId id = a.task_job_id.value_or(*a.job_id);
   auto& tries = memory_.cancel;
   const double now = mono();

@@ -11,7 +11,7 @@
 #include "edges/disk_use.h"
 #include "edges/process.h"
 #include "journal/lease.h"
-#include "campaign/campaign.h"
+#include "campaign/observer.h"
 #include "reconcile/reconcile.h"
 #include "reconcile/window_now.h"
 #include "render/chain.h"
@@ -97,13 +97,30 @@ std::optional<int> parse_status(const std::string& text) {
 
 }  // namespace
 
-slurm::Result<slurm::Accounting> Campaign::accounting(const AttemptState& a) {
+Observer::Observer(const config::Config& config, const Edges& edges, const Memory& memory, const std::string& campaign_id,
+                   TemplateKeeper& templates, Tell tell)
+    : config_(config), edges_(edges), memory_(memory), campaign_id_(campaign_id), templates_(templates), tell_(std::move(tell)) {}
+
+util::Result<void> Observer::window_zone() {
+  zone_.reset();
+  window_ = {};
+  if (config_.window.hours.empty()) return {};
+  auto z = util::load_zone(config_.window.zone);
+  if (z) {
+    zone_ = std::move(*z);
+    return {};
+  }
+  zone_ = util::Zone{"UTC", {}, {}, 0, std::nullopt};
+  return std::unexpected(util::Error{.kind = util::ErrorKind::Config, .file = config_.source_file, .subject = "window.zone", .message = z.error().message});
+}
+
+slurm::Result<slurm::Accounting> Observer::accounting(const AttemptState& a) {
   if (a.job_id) return edges_.slurm->accounted({a.task_job_id.value_or(*a.job_id)});
   const auto since = a.submit_failures.empty() ? 0.0 : a.submit_failures.front().time - 3600;  // clocks may differ
   return edges_.slurm->accounted_by_tag(a.tag, static_cast<std::time_t>(since));
 }
 
-std::vector<std::string> Campaign::started_signs(const AttemptState& a, slurm::JobId id) const {
+std::vector<std::string> Observer::started_signs(const AttemptState& a, slurm::JobId id) const {
   std::vector<std::string> signs;
   std::error_code ec;
   const std::string ending = "-" + std::to_string(id) + ".out";  // mlsup's default output, logs/%x-%j.out
@@ -116,7 +133,7 @@ std::vector<std::string> Campaign::started_signs(const AttemptState& a, slurm::J
   return signs;
 }
 
-void Campaign::look_at_sbatch(const SbatchRun& run, World& w) const {
+void Observer::look_at_sbatch(const SbatchRun& run, World& w) const {
   const auto me = journal::current_identity();
   if (run.host == me.host && run.boot_id == me.boot_id && !me.boot_id.empty()) {
     const auto started = edges_.process_start ? edges_.process_start(run.pid) : edges::process_start_ticks(run.pid);
@@ -132,14 +149,14 @@ bool switch_set_by_mlsup(std::string_view text) {
   return false;
 }
 
-bool Campaign::kill_switch() const {
+bool Observer::kill_switch() const {
   std::error_code ec;
   return fs::exists(config_.switches.kill, ec);
 }
 
-World Campaign::observe(const CampaignState& s) {
+World Observer::observe(const CampaignState& s) {
   World w;
-  w.now = clocks();
+  w.now = edges_.clocks();
   w.kill_switch = kill_switch();
   w.kill_switch_ours = w.kill_switch && switch_set_by_mlsup(util::read_file(config_.switches.kill).value_or(""));
   w.window = window_at(w.now.wall);
@@ -149,7 +166,7 @@ World Campaign::observe(const CampaignState& s) {
   return w;
 }
 
-std::optional<WindowNow> Campaign::window_at(double now) {
+std::optional<WindowNow> Observer::window_at(double now) {
   const auto& cw = config_.window;
   if (cw.hours.empty() || !zone_) return std::nullopt;
   const auto window = config::parse_window(cw.hours, cw.days);
@@ -161,8 +178,8 @@ std::optional<WindowNow> Campaign::window_at(double now) {
   return window_;
 }
 
-std::optional<decide::DiskUse> Campaign::look_at_disk(const CampaignState& s) {
-  const double now = mono();
+std::optional<decide::DiskUse> Observer::look_at_disk(const CampaignState& s) {
+  const double now = edges_.monotonic();
   if (s.finished_code || (disk_looked_at_ != 0 && now - disk_looked_at_ < kDiskLookEvery)) return std::nullopt;
   disk_looked_at_ = now;
   if (edges_.disk) return edges_.disk(config_.checkpoint.dir);
@@ -171,7 +188,7 @@ std::optional<decide::DiskUse> Campaign::look_at_disk(const CampaignState& s) {
   return decide::DiskUse{use->path, use->bytes_percent, use->inodes_percent};
 }
 
-std::map<std::string, std::string> Campaign::read_liveness(const AttemptState& a, const World& w) const {
+std::map<std::string, std::string> Observer::read_liveness(const AttemptState& a, const World& w) const {
   const auto& source = config_.heartbeat.source;
   std::map<std::string, std::string> out;
   if (source != "output") out = read_heartbeats(render::heartbeat_file(config_, a.number));
@@ -183,7 +200,7 @@ std::map<std::string, std::string> Campaign::read_liveness(const AttemptState& a
   return out;
 }
 
-bool Campaign::read_sources(const CampaignState& s, const Needs& n, World& w) {
+bool Observer::read_sources(const CampaignState& s, const Needs& n, World& w) {
   const AttemptState* a = s.current();
   bool read = false;
   auto want = [&read](bool needed, bool have) { return needed && !have && (read = true); };
@@ -197,9 +214,9 @@ bool Campaign::read_sources(const CampaignState& s, const Needs& n, World& w) {
   }
   if (want(n.chain, w.chain.has_value())) w.chain = edges_.slurm->jobs({*a->job_id});
   if (want(n.template_text, w.template_read)) {
-    take_template();
-    w.template_text = template_;
-    w.template_nodes = template_nodes_;
+    templates_.take(config_, tell_);
+    w.template_text = templates_.text();
+    w.template_nodes = templates_.nodes();
     w.template_read = true;
   }
   if (want(n.checkpoints, w.checkpoints.has_value())) {

@@ -2,7 +2,6 @@
 
 #include <filesystem>
 
-#include "campaign/campaign.h"
 #include "journal/atomic_file.h"
 #include "render/submission.h"
 #include "util/strings.h"
@@ -66,20 +65,20 @@ std::expected<config::Config, config::Errors> load_config_to_supervise(const std
   return config::load_config_file(path);
 }
 
-bool Campaign::take_template() {
-  const TemplateLook look = look_at_template(config_);
-  template_ = look.text;
-  template_nodes_ = look.nodes;
+bool TemplateKeeper::take(const config::Config& config, const Tell& tell) {
+  const TemplateLook look = look_at_template(config);
+  text_ = look.text;
+  nodes_ = look.nodes;
   if (!look.save_problem.empty())
-    event("template-snapshot-failed", {{"detail", look.save_problem}, {"decision", "the template is used; the stored copy is older"}});
-  if (look.problem == template_problem_) return template_.has_value();  // told already (or nothing to tell)
-  template_problem_ = look.problem;
+    tell("template-snapshot-failed", {{"detail", look.save_problem}, {"decision", "the template is used; the stored copy is older"}});
+  if (look.problem == problem_) return text_.has_value();  // told already (or nothing to tell)
+  problem_ = look.problem;
   if (!look.problem.empty())
-    event("template-unusable",
-          {{"file", config_.template_path}, {"detail", look.problem}, {"alert", true},
-           {"decision", template_ ? "submissions render from the last template that rendered (" + config_.dir().template_snapshot() + ")"
+    tell("template-unusable",
+          {{"file", config.template_path}, {"detail", look.problem}, {"alert", true},
+           {"decision", text_ ? "submissions render from the last template that rendered (" + config.dir().template_snapshot() + ")"
                                   : "nothing is submitted until the template renders; it is read again before each submission"}});
-  return template_.has_value();
+  return text_.has_value();
 }
 
 }  // namespace mlsup::engine

@@ -2,11 +2,15 @@
 // The template a campaign renders from: the file when it reads and renders, otherwise the last text
 // that did, kept in <state_dir>/template.snapshot so that every process of the campaign (`run`, each
 // `tick`) falls back to it while the file is briefly unreadable or invalid.
+#include <functional>
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "config/config.h"
 #include "config/load.h"
+#include "decide/event_kinds.h"
 
 namespace mlsup::engine {
 
@@ -24,5 +28,27 @@ TemplateLook look_at_template(const config::Config& config);
 // Loads a config to supervise its campaign (run, tick, SIGHUP): as config::load_config_file, except
 // that a template file that cannot be read now is no error when the campaign has a snapshot.
 std::expected<config::Config, config::Errors> load_config_to_supervise(const std::string& path);
+
+// Tells an event of the campaign (the actor's event()).
+using Tell = std::function<void(decide::EventKind, nlohmann::json)>;
+
+// The template a campaign's submissions render from, looked at again when asked; a problem told once.
+class TemplateKeeper {
+ public:
+  // Looks at the template (look_at_template) and tells a problem not told yet, or a snapshot that
+  // could not be stored; false when no template has ever rendered.
+  bool take(const config::Config& config, const Tell& tell);
+  // What submissions render from (nullopt: no template has rendered yet).
+  const std::optional<std::string>& text() const { return text_; }
+  // Its job's node count.
+  int nodes() const { return nodes_; }
+  // The next problem is told even when it was told before (a reloaded config asked for it).
+  void retell() { problem_.clear(); }
+
+ private:
+  std::optional<std::string> text_;
+  int nodes_ = 1;
+  std::string problem_;  // why text_ is not the file as it is now, as last told
+};
 
 }  // namespace mlsup::engine

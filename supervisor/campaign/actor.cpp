@@ -1,0 +1,90 @@
+// The actor's books: the journal and the state replayed from it, the event log and alerts, all written
+// under the lease.
+#include "campaign/actor.h"
+
+#include "journal/journal.h"
+#include "views/alert_kinds.h"
+
+namespace mlsup::engine {
+using nlohmann::json;
+
+Actor::Actor(const config::Config& config, const Edges& edges, Memory& memory, const std::string& campaign_id,
+             TemplateKeeper& templates)
+    : config_(config), edges_(edges), memory_(memory), campaign_id_(campaign_id), templates_(templates),
+      notifier_(config.notify, config.state_dir, config.base_dir) {}
+Actor::~Actor() = default;
+
+util::Result<void> Actor::open() {
+  const std::string path = config_.dir().journal();
+  // each record applied as it is read: the records are never all in memory
+  auto j = journal::Journal::open(path, config_.name, [this, &path](journal::Record&& r) { apply(state_, r, path); });
+  if (!j) return std::unexpected(j.error());
+  journal_ = std::make_unique<journal::Journal>(std::move(*j));
+  journal_->set_epoch(edges_.epoch);
+  events_ = std::make_unique<journal::EventLog>(config_.dir().events());
+  for (const auto& w : journal_->warnings()) event("journal-repaired", {{"detail", w}});
+  return {};
+}
+
+void Actor::reload() { notifier_ = Notifier(config_.notify, config_.state_dir, config_.base_dir); }
+
+bool Actor::take_template() {
+  return templates_.take(config_, teller());
+}
+
+util::Result<void> Actor::keep_lease(double seconds) {
+  if (!edges_.keep_lease) return {};
+  auto held = edges_.keep_lease(seconds);
+  if (!held && (held.error().kind == util::ErrorKind::Superseded || held.error().kind == util::ErrorKind::Held))
+    lease_lost_ = true;  // from now on this supervisor writes nothing another one reads
+  return held;
+}
+
+util::Result<void> Actor::record(const std::string& type, json fields) {
+  if (auto leased = keep_lease(0); !leased) return leased;
+  auto r = journal_->append(type, std::move(fields), edges_.now());
+  if (!r) return std::unexpected(r.error());
+  return {};
+}
+
+void Actor::event(decide::EventKind what, json fields) {
+  fields["event"] = what.name();
+  fields["time"] = edges_.now();
+  fields["campaign"] = config_.name;
+  const auto kind = chosen_alert(fields, config_.notify.on);
+  if (kind) fields["alert_kind"] = std::string(*kind);
+  emit(fields);
+  if (!kind) return;
+  if (!keep_lease(kNotifyBound)) return;  // another supervisor holds the campaign now; it tells people
+  const std::string outcome = notifier_.alert(fields, edges_.now());
+  if (outcome == "none configured") return;
+  emit({{"event", decide::EventKind("notified").str()}, {"time", edges_.now()}, {"campaign", config_.name}, {"about", what.name()}, {"outcome", outcome}});
+}
+
+void Actor::emit(const json& e) {
+  (void)events_->append(e);  // the event log is for people; a failed append must not stop a decision
+  if (edges_.on_event) edges_.on_event(e);
+}
+
+util::Result<void> Actor::fact(const std::string& type, const json& fields, decide::EventKind what, json extra) {
+  if (auto ok = record(type, fields); !ok) return ok;
+  json ev = fields;
+  ev.update(extra);
+  event(what, std::move(ev));
+  return {};
+}
+
+const CampaignState& Actor::state() {
+  for (const auto& r : journal_->take()) apply(state_, r, journal_->path());
+  // Decisions look at the newest attempt and the one before it (chain mode); older ones are history
+  // that `status` reads from the journal.
+  constexpr std::size_t kKept = 2;
+  auto& attempts = state_.attempts;
+  if (attempts.size() > 2 * kKept) {
+    attempts.erase(attempts.begin(), attempts.end() - kKept);
+    attempts.shrink_to_fit();  // what a long journal's replay grew is given back
+  }
+  return state_;
+}
+
+}  // namespace mlsup::engine
