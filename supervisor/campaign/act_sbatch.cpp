@@ -4,7 +4,7 @@
 #include <csignal>
 
 #include "campaign/actor.h"
-#include "slurm/types.h"
+#include "slurm_model/types.h"
 
 namespace mlsup::engine {
 using nlohmann::json;

@@ -18,7 +18,7 @@
 #include "render/contract.h"
 #include "render/end_record.h"
 #include "render/spares.h"
-#include "slurm/srun_messages.h"
+#include "slurm_model/srun_messages.h"
 #include "util/files.h"
 #include "util/strings.h"
 

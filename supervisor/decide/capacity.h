@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "slurm/types.h"
+#include "slurm_model/types.h"
 
 namespace mlsup::decide {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "slurm/types.h"
+#include "slurm_model/types.h"
 
 namespace mlsup::engine {
 

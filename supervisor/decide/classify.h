@@ -3,7 +3,7 @@
 #include <optional>
 #include <string_view>
 
-#include "slurm/types.h"
+#include "slurm_model/types.h"
 
 namespace mlsup::decide {
 

@@ -7,7 +7,7 @@
 #include "config/config.h"
 #include "decide/classify.h"
 #include "decide/policy.h"
-#include "slurm/types.h"
+#include "slurm_model/types.h"
 
 namespace mlsup::decide {
 

@@ -3,7 +3,7 @@
 #include <array>
 #include <csignal>
 
-#include "slurm/scontrol_text.h"
+#include "slurm_model/scontrol_text.h"
 
 namespace mlsup::decide {
 namespace {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "slurm/types.h"
+#include "slurm_model/types.h"
 
 namespace mlsup::decide {
 

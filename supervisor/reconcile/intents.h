@@ -16,7 +16,7 @@
 #include "decide/event_kinds.h"
 #include "state/state.h"
 #include "render/spares.h"
-#include "slurm/types.h"
+#include "slurm_model/types.h"
 
 namespace mlsup::engine {
 

@@ -5,7 +5,7 @@
 
 #include "reconcile/reconcile_pass.h"
 #include "render/contract.h"
-#include "slurm/sbatch.h"
+#include "slurm_model/types.h"
 
 namespace mlsup::engine::reconcile_parts {
 namespace {

@@ -13,9 +13,9 @@
 #include "state/memory.h"
 #include "observe/node_records.h"
 #include "render/spares.h"
-#include "slurm/accounting.h"
-#include "slurm/srun_messages.h"
-#include "slurm/types.h"
+#include "slurm_model/accounting.h"
+#include "slurm_model/srun_messages.h"
+#include "slurm_model/types.h"
 
 namespace mlsup::engine {
 

@@ -8,8 +8,8 @@
 #include "edges/process.h"
 #include "slurm/client.h"
 #include "slurm/sbatch.h"
-#include "slurm/sacct_text.h"
-#include "slurm/scontrol_text.h"
+#include "slurm_model/sacct_text.h"
+#include "slurm_model/scontrol_text.h"
 #include "util/strings.h"
 
 namespace mlsup::slurm {

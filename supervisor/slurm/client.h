@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "slurm/accounting.h"
-#include "slurm/types.h"
+#include "slurm_model/accounting.h"
+#include "slurm_model/types.h"
 
 namespace mlsup::slurm {
 

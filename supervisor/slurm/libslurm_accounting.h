@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "slurm/accounting.h"
-#include "slurm/types.h"
+#include "slurm_model/accounting.h"
+#include "slurm_model/types.h"
 
 namespace mlsup::slurm {
 

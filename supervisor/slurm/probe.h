@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "edges/process.h"
-#include "slurm/types.h"
+#include "slurm_model/types.h"
 
 namespace mlsup::slurm {
 

@@ -1,15 +1,10 @@
 #pragma once
 // Submission through `sbatch --parsable`, shared by both backends: sbatch parses the #SBATCH lines
 // and runs the site's cli_filter and SPANK options exactly as for a user's own submission.
-#include <chrono>
-
 #include "edges/process.h"
 #include "slurm/client.h"
 
 namespace mlsup::slurm {
-
-// How long one sbatch may take before it is given up (its outcome then unknown).
-inline constexpr std::chrono::seconds kSbatchTimeout{120};
 
 // Runs sbatch for request (without a shell) and returns the job id it printed.
 Result<JobId> submit_with_sbatch(const SubmitRequest& request);

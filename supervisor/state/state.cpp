@@ -5,7 +5,7 @@
 #include <map>
 
 #include "decide/classes.h"
-#include "slurm/types.h"
+#include "slurm_model/types.h"
 
 namespace mlsup::engine {
 namespace {

@@ -14,7 +14,7 @@
 #include "decide/ledger.h"
 #include "decide/policy.h"
 #include "decide/submit_retry.h"
-#include "slurm/types.h"
+#include "slurm_model/types.h"
 #include "util/error.h"
 #include "util/journal_record.h"
 

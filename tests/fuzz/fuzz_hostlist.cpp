@@ -1,6 +1,6 @@
 // Fuzz target: Slurm hostlists ("n[1-3,5],m2") expanded into node names.
 #include "fuzz_support.h"
-#include "slurm/types.h"
+#include "slurm_model/types.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace mlsup;

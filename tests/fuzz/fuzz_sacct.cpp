@@ -2,7 +2,7 @@
 // job's script writes: whatever they hold, the readers return values in range or nothing.
 #include "fuzz_support.h"
 #include "observe/end_record.h"
-#include "slurm/sacct_text.h"
+#include "slurm_model/sacct_text.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace mlsup;

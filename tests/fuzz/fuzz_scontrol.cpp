@@ -1,7 +1,7 @@
 // Fuzz target: `scontrol -o show job` / `show node` text, as the command-line backend reads it:
 // records split into fields, then read as jobs and as nodes.
 #include "fuzz_support.h"
-#include "slurm/scontrol_text.h"
+#include "slurm_model/scontrol_text.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace mlsup;

@@ -1,7 +1,7 @@
 // sacct's parsable lines as the command-line backend reads them (JobIDRaw|JobID|State|ExitCode|Comment).
 #include <doctest/doctest.h>
 
-#include "slurm/sacct_text.h"
+#include "slurm_model/sacct_text.h"
 
 using namespace mlsup::slurm;
 

@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "slurm/srun_messages.h"
+#include "slurm_model/srun_messages.h"
 
 using namespace mlsup::slurm;
 

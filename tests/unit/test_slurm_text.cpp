@@ -8,8 +8,8 @@
 
 #include "slurm/probe.h"
 #include "slurm/sbatch.h"
-#include "slurm/scontrol_text.h"
-#include "slurm/types.h"
+#include "slurm_model/scontrol_text.h"
+#include "slurm_model/types.h"
 
 using namespace mlsup::slurm;
 

@@ -1,4 +1,4 @@
-#include "slurm/scontrol_text.h"
+#include "slurm_model/scontrol_text.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,4 +1,4 @@
-#include "slurm/srun_messages.h"
+#include "slurm_model/srun_messages.h"
 
 #include <algorithm>
 #include <array>

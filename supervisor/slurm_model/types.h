@@ -1,5 +1,6 @@
 #pragma once
 // What mlsup knows of Slurm jobs and nodes, independent of how it was asked (libslurm or commands).
+#include <chrono>
 #include <cstdint>
 #include <ctime>
 #include <expected>
@@ -11,6 +12,9 @@
 namespace mlsup::slurm {
 
 using JobId = std::uint32_t;
+
+// How long one sbatch may take before it is given up (its outcome then unknown).
+inline constexpr std::chrono::seconds kSbatchTimeout{120};
 
 enum class JobState {
   Pending, Running, Suspended, Completed, Cancelled, Failed, Timeout, NodeFail, Preempted, BootFail, Deadline,

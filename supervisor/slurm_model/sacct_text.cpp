@@ -1,4 +1,4 @@
-#include "slurm/sacct_text.h"
+#include "slurm_model/sacct_text.h"
 
 #include <charconv>
 #include <optional>

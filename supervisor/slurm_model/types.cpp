@@ -1,4 +1,4 @@
-#include "slurm/types.h"
+#include "slurm_model/types.h"
 
 #include <algorithm>
 #include <array>
