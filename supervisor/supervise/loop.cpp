@@ -138,13 +138,13 @@ bool write_textfile(const std::string& path, const std::string& text) {
   return true;
 }
 
-std::unique_ptr<util::Pacer> submit_pacer(const Supervise& what) {
-  return std::make_unique<util::Pacer>(what.submit_rate, what.submit_burst, mono_now,
+std::unique_ptr<edges::Pacer> submit_pacer(const Supervise& what) {
+  return std::make_unique<edges::Pacer>(what.submit_rate, what.submit_burst, mono_now,
                                        [](double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); });
 }
 
 std::variant<Opened, RunResult> open_campaign(const config::Config& config, slurm::Client* client, bool named,
-                                              util::Pacer& submits) {
+                                              edges::Pacer& submits) {
   if (!client) return RunResult{kBadInput, "slurm.backend " + config.slurm.backend + " is not one mlsup knows"};
   std::error_code ec;
   fs::create_directories(config.state_dir, ec);
@@ -322,7 +322,7 @@ std::optional<RunResult> held_back(const config::Config& c,
 
 // One campaign's tick: its gate, its lease, one pass.
 RunResult tick_one(const std::string& file, const std::map<std::string, std::map<std::string, GateDecision>>& gates,
-                   Clients& clients, bool named, util::Pacer& submits) {
+                   Clients& clients, bool named, edges::Pacer& submits) {
   const auto c = load(file);
   if (!c) return {kBadInput, "the config has errors (above)"};
   if (auto r = held_back(*c, gates)) return *r;

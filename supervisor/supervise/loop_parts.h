@@ -17,7 +17,7 @@
 #include "supervise/loop.h"
 #include "journal/lease.h"
 #include "slurm/shared_query.h"
-#include "util/pacer.h"
+#include "edges/pacer.h"
 
 namespace mlsup::engine::loop_parts {
 
@@ -61,10 +61,10 @@ struct Opened {
 // Takes the campaign's lease, then opens it on client; a RunResult when it cannot (kLeaseHeld:
 // another supervisor holds it).
 std::variant<Opened, RunResult> open_campaign(const config::Config& config, slurm::Client* client, bool named,
-                                              util::Pacer& submits);
+                                              edges::Pacer& submits);
 
 // The pacer of a supervisor's sbatch calls.
-std::unique_ptr<util::Pacer> submit_pacer(const Supervise& what);
+std::unique_ptr<edges::Pacer> submit_pacer(const Supervise& what);
 
 // Renews the lease and runs one pass; the result once the campaign's supervision is over.
 std::optional<RunResult> one_pass(Opened& o);

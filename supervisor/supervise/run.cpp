@@ -23,8 +23,8 @@
 #include "supervise/loop_parts.h"
 #include "supervise/set_runs.h"
 #include "edges/metrics_server.h"
-#include "util/elastic_pool.h"
-#include "util/mailbox.h"
+#include "edges/elastic_pool.h"
+#include "edges/mailbox.h"
 
 namespace mlsup::engine {
 namespace {
@@ -358,9 +358,9 @@ class Supervisor {
   Clock::time_point exposed_{};                           // when the last one began
   std::string written_;                                   // the textfile's text as last written
   Clients clients_;  // before the slots: their engines use it until they are gone
-  std::unique_ptr<util::Pacer> submits_;  // likewise
+  std::unique_ptr<edges::Pacer> submits_;  // likewise
   // The passes; their results go to the loop together whenever the pool's queue runs empty.
-  std::unique_ptr<util::ElasticPool> pool_ = std::make_unique<util::ElasticPool>(2, [this] { results_.flush(); });
+  std::unique_ptr<edges::ElasticPool> pool_ = std::make_unique<edges::ElasticPool>(2, [this] { results_.flush(); });
   std::vector<std::function<void()>> starting_;  // the passes a round starts, posted together
   std::vector<std::unique_ptr<Slot>> slots_;
   std::vector<std::pair<std::string, RunResult>> unreadable_;  // sources that name no config
@@ -368,7 +368,7 @@ class Supervisor {
   asio::signal_set signals_;
   asio::steady_timer timer_;
   std::unique_ptr<edges::MetricsServer> server_;  // --metrics-listen (on io_)
-  util::Mailbox results_{[this](std::function<void()> f) { asio::post(io_, std::move(f)); }};  // the passes' results, to the loop
+  edges::Mailbox results_{[this](std::function<void()> f) { asio::post(io_, std::move(f)); }};  // the passes' results, to the loop
   // "R passes, Q Slurm job queries, C campaign passes (T ms in all, longest L ms)": SIGUSR1 prints it.
   std::string stats() {
     const auto ms = [](double s) { return std::to_string(static_cast<long long>(s * 1000 + 0.5)); };

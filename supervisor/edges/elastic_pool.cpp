@@ -1,8 +1,8 @@
-#include "util/elastic_pool.h"
+#include "edges/elastic_pool.h"
 
 #include <algorithm>
 
-namespace mlsup::util {
+namespace mlsup::edges {
 namespace {
 
 constexpr auto kLongestWait = std::chrono::milliseconds(200);  // a queued task waits no longer for a thread
@@ -111,4 +111,4 @@ void ElasticPool::work() {
   ended_.push_back(std::this_thread::get_id());
 }
 
-}  // namespace mlsup::util
+}  // namespace mlsup::edges

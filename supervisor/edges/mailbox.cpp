@@ -1,8 +1,8 @@
-#include "util/mailbox.h"
+#include "edges/mailbox.h"
 
 #include <utility>
 
-namespace mlsup::util {
+namespace mlsup::edges {
 
 void Mailbox::put(std::function<void()> handler) {
   std::lock_guard lock(mutex_);
@@ -27,4 +27,4 @@ void Mailbox::deliver() {
   for (auto& h : now) h();
 }
 
-}  // namespace mlsup::util
+}  // namespace mlsup::edges

@@ -8,10 +8,10 @@
 
 #include <boost/asio.hpp>
 
-#include "util/elastic_pool.h"
-#include "util/mailbox.h"
+#include "edges/elastic_pool.h"
+#include "edges/mailbox.h"
 
-using namespace mlsup::util;
+using namespace mlsup::edges;
 using namespace std::chrono_literals;
 
 TEST_CASE("mailbox: handlers put by workers reach the owner together, in order, one post per flush") {

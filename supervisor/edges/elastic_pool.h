@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-namespace mlsup::util {
+namespace mlsup::edges {
 
 class ElasticPool {
  public:
@@ -53,4 +53,4 @@ class ElasticPool {
   std::thread watcher_;
 };
 
-}  // namespace mlsup::util
+}  // namespace mlsup::edges

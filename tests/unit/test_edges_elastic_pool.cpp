@@ -6,9 +6,9 @@
 #include <mutex>
 #include <vector>
 
-#include "util/elastic_pool.h"
+#include "edges/elastic_pool.h"
 
-using namespace mlsup::util;
+using namespace mlsup::edges;
 using namespace std::chrono_literals;
 
 namespace {

@@ -2,9 +2,9 @@
 
 #include <vector>
 
-#include "util/pacer.h"
+#include "edges/pacer.h"
 
-using namespace mlsup::util;
+using namespace mlsup::edges;
 
 TEST_CASE("pacer: a burst goes at once, then one call per interval; an idle spell refills the burst") {
   double clock = 100;

@@ -4,7 +4,7 @@
 #include <functional>
 #include <mutex>
 
-namespace mlsup::util {
+namespace mlsup::edges {
 
 class Pacer {
  public:
@@ -23,4 +23,4 @@ class Pacer {
   double next_ = 0;  // the theoretical arrival time of the next call
 };
 
-}  // namespace mlsup::util
+}  // namespace mlsup::edges

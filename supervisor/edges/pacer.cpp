@@ -1,8 +1,8 @@
-#include "util/pacer.h"
+#include "edges/pacer.h"
 
 #include <algorithm>
 
-namespace mlsup::util {
+namespace mlsup::edges {
 
 Pacer::Pacer(double per_second, int burst, std::function<double()> now, std::function<void(double)> sleep)
     : interval_(1.0 / per_second),
@@ -24,4 +24,4 @@ double Pacer::wait() {
   return std::max(0.0, waited);
 }
 
-}  // namespace mlsup::util
+}  // namespace mlsup::edges

@@ -6,7 +6,7 @@
 #include <mutex>
 #include <vector>
 
-namespace mlsup::util {
+namespace mlsup::edges {
 
 class Mailbox {
  public:
@@ -30,4 +30,4 @@ class Mailbox {
   bool pending_ = false;  // a deliver() is queued and has not taken the handlers yet
 };
 
-}  // namespace mlsup::util
+}  // namespace mlsup::edges
