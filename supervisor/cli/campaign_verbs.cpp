@@ -28,6 +28,7 @@
 #include "state/state.h"
 #include "views/status_view.h"
 #include "campaign/template_snapshot.h"
+#include "cli/window_now.h"
 #include "reconcile/window_now.h"
 #include "journal/atomic_file.h"
 #include "journal/journal.h"
@@ -329,7 +330,7 @@ json status_json(const config::Config& c, const store::StoredCampaign& stored, c
   j["history"] = history_json(s);
   j["exclusions"] = exclusions_json(s, now);
   if (!c.set_file.empty()) j["set"] = set_json(c);
-  j["window"] = engine::window_json(c, engine::window_now(c, now));
+  j["window"] = engine::window_json(c, cli::window_now(c, now));
   j["supervisor"] = nullptr;  // none holds the campaign now (a lease released or run out)
   if (const auto& lease = stored.lease.lease; stored.lease.held())
     j["supervisor"] = {{"host", lease->host}, {"pid", lease->pid}, {"until", clock_time(lease->expires)},

@@ -15,7 +15,7 @@
 #include "supervise/loop.h"
 #include "state/memory.h"
 #include "supervise/set_runs.h"
-#include "reconcile/window_now.h"
+#include "cli/window_now.h"
 #include "slurm/client.h"
 #include "slurm/config_check.h"
 #include "store/read_campaign.h"
@@ -72,7 +72,7 @@ CheckFacts campaign_facts(const std::string& file, std::optional<double> stale_a
   std::error_code ec;
   f.stopping = s.cancel_requested || std::filesystem::exists(c->switches.kill, ec);
   if (const auto g = engine::gate_of(*c)) f.held_back = g->gate == engine::Gate::Wait || g->gate == engine::Gate::Blocked;
-  if (const auto w = engine::window_now(*c, now.wall); w && !w->open) f.held_back = true;  // not expected to run now
+  if (const auto w = cli::window_now(*c, now.wall); w && !w->open) f.held_back = true;  // not expected to run now
   attempt_facts(s, f);
   const auto memory = store::read_memory(*c, now);
   f.backing_off = f.phase == AttemptPhase::Ended && memory.resubmit.at > now.mono;

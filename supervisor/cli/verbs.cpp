@@ -17,6 +17,7 @@
 #include "decide/spares.h"
 #include "cli/status_text.h"
 #include "supervise/next_attempt.h"
+#include "cli/window_now.h"
 #include "reconcile/window_now.h"
 #include "render/contract.h"
 #include "render/submission.h"
@@ -255,7 +256,7 @@ int validate_one(const std::string& config_path) {
   if (const auto advice = decide::spare_advice(s.nodes, c.slurm.spare_nodes, !c.slurm.array.empty()))
     std::cout << "advice: " << *advice << "\n";
   if (!c.window.hours.empty())
-    std::cout << window_line(engine::window_json(c, engine::window_now(c, static_cast<double>(std::time(nullptr))))) << "\n";
+    std::cout << window_line(engine::window_json(c, cli::window_now(c, static_cast<double>(std::time(nullptr))))) << "\n";
   return kOk;
 }
 

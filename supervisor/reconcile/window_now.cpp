@@ -14,12 +14,6 @@ std::optional<WindowNow> window_in(const config::Config& c, const util::Zone& z,
   return WindowNow{decide::window_open(*w, z, at), decide::next_change(*w, z, at)};
 }
 
-std::optional<WindowNow> window_now(const config::Config& c, double t) {
-  if (c.window.hours.empty()) return std::nullopt;
-  const auto z = util::load_zone(c.window.zone);
-  return z ? window_in(c, *z, t) : std::nullopt;
-}
-
 nlohmann::json window_json(const config::Config& c, const std::optional<WindowNow>& w) {
   if (c.window.hours.empty()) return nullptr;
   nlohmann::json j = {{"hours", c.window.hours}, {"days", c.window.days}, {"zone", c.window.zone}, {"at_end", c.window.at_end}};

@@ -1,6 +1,7 @@
 #pragma once
 // The campaign's window at a moment, for the verbs that look once (status, check, report): its hours
-// and days read in its zone. The supervisor's own passes keep theirs (Campaign::window_at).
+// and days read in its zone (loaded by cli/window_now.h). The supervisor's own passes keep theirs
+// (Observer::window_at).
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -13,9 +14,6 @@ namespace mlsup::engine {
 
 // The window in zone z at UTC time t; nullopt when c has none (or its hours do not read).
 std::optional<WindowNow> window_in(const config::Config& c, const util::Zone& z, double t);
-
-// The same with the zone loaded from the system; nullopt also when the zone cannot be loaded.
-std::optional<WindowNow> window_now(const config::Config& c, double t);
 
 // What status and check say of it: {"open", "until", "hours", "days", "zone", "at_end"} (null without one).
 nlohmann::json window_json(const config::Config& c, const std::optional<WindowNow>& w);
