@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <csignal>
-#include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -13,8 +11,6 @@ namespace mlsup::observe {
 namespace {
 
 using nlohmann::json;
-
-constexpr std::uintmax_t kMaxFileBytes = 16u << 20;  // a node writes a few hundred bytes per task
 
 std::string problem(std::string_view node, int line, std::string_view what) {
   return std::string(node) + ":" + std::to_string(line) + ": " + std::string(what);
@@ -77,31 +73,14 @@ NodeRecords parse_node_records(std::string_view text, std::string_view node) {
   return out;
 }
 
-NodeRecords read_node_records(const std::string& state_dir, std::uint32_t job_id) {
-  namespace fs = std::filesystem;
+NodeRecords combine_node_records(const std::vector<NodeFile>& files) {
   NodeRecords all;
-  const fs::path dir = fs::path(state_dir) / "nodes" / std::to_string(job_id);
-  std::error_code ec;
-  if (!fs::is_directory(fs::symlink_status(dir, ec))) return all;
-  std::vector<fs::path> files;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-    if (it->path().extension() == ".jsonl" && it->is_regular_file(ec) && !it->is_symlink(ec)) files.push_back(it->path());
-  if (ec) all.problems.push_back(dir.string() + ": " + ec.message());
-  std::sort(files.begin(), files.end());
   for (const auto& file : files) {
-    const std::string node = file.stem().string();
-    std::ifstream in(file, std::ios::binary);
-    std::string text;
-    if (in) {
-      text.resize(std::min<std::uintmax_t>(fs::file_size(file, ec), kMaxFileBytes));
-      in.read(text.data(), static_cast<std::streamsize>(text.size()));
-      text.resize(static_cast<std::size_t>(in.gcount()));
-    }
-    if (!in && !in.eof()) {
-      all.problems.push_back(file.string() + ": cannot be read");
+    if (!file.problem.empty()) {
+      all.problems.push_back(file.problem);
       continue;
     }
-    NodeRecords one = parse_node_records(text, node);
+    NodeRecords one = parse_node_records(file.text, file.node);
     std::move(one.exits.begin(), one.exits.end(), std::back_inserter(all.exits));
     std::move(one.health.begin(), one.health.end(), std::back_inserter(all.health));
     std::move(one.problems.begin(), one.problems.end(), std::back_inserter(all.problems));

@@ -47,8 +47,18 @@ struct NodeRecords {
 // are skipped.
 NodeRecords parse_node_records(std::string_view text, std::string_view node);
 
-// Reads <state_dir>/nodes/<job_id>/*.jsonl (regular files only), exits and checks ordered by
-// time. A missing directory gives empty records.
+// One node's file of records as read: the node its name gives, its text, or why it could not be read.
+struct NodeFile {
+  std::string node;
+  std::string text;
+  std::string problem;  // "" when read
+};
+
+// Every file's records (parse_node_records), exits and checks ordered by time; an unread file's problem kept.
+NodeRecords combine_node_records(const std::vector<NodeFile>& files);
+
+// Reads <state_dir>/nodes/<job_id>/*.jsonl (regular files only; observe/read_node_records.cpp) and
+// combines them. A missing directory gives empty records.
 NodeRecords read_node_records(const std::string& state_dir, std::uint32_t job_id);
 
 // True for a task that ended badly: a non-zero exit code or any signal.
