@@ -6,190 +6,202 @@
 
 #include "decide/classes.h"
 #include "slurm_model/types.h"
+#include "state/records.h"
 
 namespace mlsup::engine {
 namespace {
 
 using Apply = std::function<void(CampaignState&, const JournalRecord&)>;
+namespace rec = records;
 
-AttemptState* attempt(CampaignState& s, const nlohmann::json& d) {
-  const int n = d.value("attempt", 0);
+AttemptState* attempt(CampaignState& s, int n) {
   for (auto& a : s.attempts)
     if (a.number == n) return &a;
   return nullptr;
 }
 
-void on_submit_intent(CampaignState& s, const JournalRecord& r) {
+void on_campaign(CampaignState& s, const rec::Campaign& c, const JournalRecord&) { s.campaign_id = c.id; }
+
+void on_submit_intent(CampaignState& s, const rec::SubmitIntent& i, const JournalRecord& r) {
   AttemptState a;
-  a.number = r.data.value("attempt", 0);
-  a.tag = r.data.value("tag", "");
-  a.resume_from = r.data.value("resume_from", "");
-  a.resume_step = r.data.value("resume_step", 0LL);
-  a.exclude = r.data.value("exclude", std::vector<std::string>{});
+  a.number = i.attempt;
+  a.tag = i.tag;
+  a.resume_from = i.resume_from;
+  a.resume_step = i.resume_step;
+  a.exclude = i.exclude;
   a.intent_time = r.time;
-  a.chain = r.data.value("chain", false);
-  if (const auto chain_job = r.data.value("chain_job", 0u)) a.job_id = chain_job;  // the next task of a queued chain
-  if (const auto job = r.data.value("in_job", 0u)) {  // spare nodes: the job that ran the attempt before runs it
-    a.job_id = job;
+  a.chain = i.chain;
+  if (i.chain_job) a.job_id = i.chain_job;  // the next task of a queued chain
+  if (i.in_job) {  // spare nodes: the job that ran the attempt before runs it
+    a.job_id = i.in_job;
     a.in_job = true;
-    a.step_nodes = r.data.value("step_nodes", std::vector<std::string>{});
+    a.step_nodes = i.step_nodes;
   }
   s.attempts.push_back(std::move(a));
   s.awaiting_submit = false;
   s.resume_point.clear();  // taken by this submission
 }
 
-void on_submitted(CampaignState& s, const JournalRecord& r) {
-  auto* a = attempt(s, r.data);
-  if (!a) return;
-  a->job_id = r.data.value("job_id", 0u);
-  if (r.type == "submitted") ++a->submissions;
-  if (r.type == "adopted") a->uncertain = true;  // found by its tag: another sbatch of it may have run too
-  a->submit_failures.clear();
-  a->chain = r.data.value("chain", a->chain);
-  a->sbatch.reset();
-  a->sbatch_awaited = 0;
-  if (r.data.value("held", false)) {  // submitted held: released once the journal has it
-    a->held = true;
-    a->held_for = "submission";
+void took_job(AttemptState& a, const rec::Submitted& d) {
+  a.job_id = d.job_id;
+  a.submit_failures.clear();
+  a.chain = d.chain.value_or(a.chain);
+  a.sbatch.reset();
+  a.sbatch_awaited = 0;
+  if (d.held) {  // submitted held: released once the journal has it
+    a.held = true;
+    a.held_for = "submission";
   }
 }
 
-void on_sbatch_started(CampaignState& s, const JournalRecord& r) {
-  if (auto* a = attempt(s, r.data))
-    a->sbatch = SbatchRun{r.data.value("pid", 0),          r.data.value("start_ticks", 0LL), r.data.value("host", ""),
-                          r.data.value("boot_id", ""),     r.time,                           r.data.value("server_time", 0.0)};
+void on_submitted(CampaignState& s, const rec::Submitted& d, const JournalRecord&) {
+  if (auto* a = attempt(s, d.attempt)) {
+    took_job(*a, d);
+    ++a->submissions;
+  }
+}
+
+void on_adopted(CampaignState& s, const rec::Adopted& d, const JournalRecord&) {
+  if (auto* a = attempt(s, d.attempt)) {
+    took_job(*a, d);
+    a->uncertain = true;  // found by its tag: another sbatch of it may have run too
+  }
+}
+
+void on_sbatch_started(CampaignState& s, const rec::SbatchStarted& d, const JournalRecord& r) {
+  if (auto* a = attempt(s, d.attempt)) a->sbatch = SbatchRun{d.pid, d.start_ticks, d.host, d.boot_id, r.time, d.server_time.value_or(0.0)};
 }
 
 // An earlier supervisor's sbatch is waited for (sbatch-awaited), or its end is known (sbatch-ended).
-void on_sbatch_awaited(CampaignState& s, const JournalRecord& r) {
-  if (auto* a = attempt(s, r.data)) {
-    a->sbatch_awaited = r.data.value("pid", 0);
+void on_sbatch_awaited(CampaignState& s, const rec::SbatchAwaited& d, const JournalRecord&) {
+  if (auto* a = attempt(s, d.attempt)) {
+    a->sbatch_awaited = d.pid;
     a->uncertain = true;
   }
 }
 
-void on_sbatch_ended(CampaignState& s, const JournalRecord& r) {
-  if (auto* a = attempt(s, r.data)) {
+void on_sbatch_ended(CampaignState& s, const rec::SbatchEnded& d, const JournalRecord&) {
+  if (auto* a = attempt(s, d.attempt)) {
     a->sbatch.reset();
     a->sbatch_awaited = 0;
     a->uncertain = true;
   }
 }
 
-void on_submit_failed(CampaignState& s, const JournalRecord& r) {
-  if (auto* a = attempt(s, r.data)) {
+void on_submit_failed(CampaignState& s, const rec::SubmitFailed& d, const JournalRecord& r) {
+  if (auto* a = attempt(s, d.attempt)) {
     a->sbatch.reset();
-    a->uncertain = a->uncertain || decide::outcome_unknown(slurm::error_kind_from_name(r.data.value("kind", "")));
-    a->submit_failures.push_back({r.time, slurm::error_kind_from_name(r.data.value("kind", "")), r.data.value("message", "")});
+    a->uncertain = a->uncertain || decide::outcome_unknown(d.kind);
+    a->submit_failures.push_back({r.time, d.kind, d.message});
     ++a->failed_submissions;
   }
 }
 
+void on_spares_dropped(CampaignState& s, const rec::SparesDropped& d, const JournalRecord&) {
+  if (auto* a = attempt(s, d.attempt)) a->spares_dropped = true;
+}
+
+void on_pending_alert(CampaignState& s, const rec::PendingAlert& d, const JournalRecord&) {
+  if (auto* a = attempt(s, d.attempt)) a->pending_alerted = true;
+}
+
 // A chain task took the attempt; with values it found for itself when mlsup was away, its resume point.
-void on_claimed(CampaignState& s, const JournalRecord& r) {
-  auto* a = attempt(s, r.data);
+void on_claimed(CampaignState& s, const rec::Claimed& d, const JournalRecord&) {
+  auto* a = attempt(s, d.attempt);
   if (!a) return;
-  a->task_job_id = r.data.value("job_id", 0u);
-  if (r.data.value("how", "") == "fallback") a->resume_from = r.data.value("resume_from", a->resume_from);
+  a->task_job_id = d.job_id;
+  if (d.how == "fallback") a->resume_from = d.resume_from.value_or(a->resume_from);
 }
 
 // The chain ran out of tasks before one took the attempt: it is submitted again, under a new tag.
-void on_chain_exhausted(CampaignState& s, const JournalRecord& r) {
-  auto* a = attempt(s, r.data);
+void on_chain_exhausted(CampaignState& s, const rec::ChainExhausted& d, const JournalRecord&) {
+  auto* a = attempt(s, d.attempt);
   if (!a) return;
   a->job_id.reset();
-  a->tag = r.data.value("tag", a->tag);
+  a->tag = d.tag.value_or(a->tag);
 }
 
-void on_cancel_intent(CampaignState& s, const JournalRecord& r) {
-  if (auto* a = attempt(s, r.data)) {
-    a->cancel_reason = decide::class_from_name(r.data.value("class", ""));
-    a->steps_only = r.data.value("steps_only", false);
+void on_cancel_intent(CampaignState& s, const rec::CancelIntent& d, const JournalRecord&) {
+  if (auto* a = attempt(s, d.attempt)) {
+    a->cancel_reason = d.cls;
+    a->steps_only = d.steps_only;
   }
 }
 
 // Spare nodes: the job took the attempt, on these nodes.
-void on_step_claimed(CampaignState& s, const JournalRecord& r) {
-  if (auto* a = attempt(s, r.data)) {
+void on_step_claimed(CampaignState& s, const rec::StepClaimed& d, const JournalRecord&) {
+  if (auto* a = attempt(s, d.attempt)) {
     a->step_claimed = true;
-    a->step_nodes = r.data.value("nodes", std::vector<std::string>{});
+    a->step_nodes = d.nodes;
   }
 }
 
 // An attempt that got past the checkpoint it resumed from shows that checkpoint good.
-void note_proven(CampaignState& s, const AttemptState& a, const JournalRecord& r) {
-  const bool got_past = a.end_step > a.resume_step || r.data.value("progressed", false);
+void note_proven(CampaignState& s, const AttemptState& a, const rec::Ended& d) {
+  const bool got_past = a.end_step > a.resume_step || d.progressed;
   if (a.resume_from.empty() || !got_past || a.resume_step < s.proven_step) return;
   s.proven_checkpoint = a.resume_from;
   s.proven_step = a.resume_step;
 }
 
-void on_ended(CampaignState& s, const JournalRecord& r) {
-  auto* a = attempt(s, r.data);
+void on_ended(CampaignState& s, const rec::Ended& d, const JournalRecord& r) {
+  auto* a = attempt(s, d.attempt);
   if (!a) return;
   a->ended = true;
-  a->end_class = decide::class_from_name(r.data.value("class", ""));
-  a->end_step = r.data.value("step", -1LL);
-  note_proven(s, *a, r);
-  if (a->end_class && decide::row(*a->end_class).counts_for_blame && !r.data.value("follows_training", false)) {
-    auto suspects = r.data.value("suspects", std::vector<std::string>{});
-    s.failures.push_back({r.time, suspects.empty() ? slurm::expand_hostlist(r.data.value("nodes", "")) : suspects});
+  a->end_class = d.cls;
+  a->end_step = d.step;
+  note_proven(s, *a, d);
+  if (a->end_class && decide::row(*a->end_class).counts_for_blame && !d.follows_training) {
+    const auto& suspects = d.suspects ? *d.suspects : std::vector<std::string>{};
+    s.failures.push_back({r.time, suspects.empty() ? slurm::expand_hostlist(d.nodes) : suspects});
   }
-  if (r.data.value("action", "") != decide::action_name(decide::Action::Resubmit)) return;
-  s.restarts.push_back({r.time, a->end_class.value_or(decide::EndClass::Failed), r.data.value("progressed", false),
-                        r.data.value("new_exclusion", false)});
-  s.next_submit_at = r.time + r.data.value("delay", 0.0);
+  if (d.action != decide::Action::Resubmit) return;
+  s.restarts.push_back({r.time, a->end_class.value_or(decide::EndClass::Failed), d.progressed, d.new_exclusion});
+  s.next_submit_at = r.time + d.delay;
   s.awaiting_submit = true;
 }
 
 // An exclusion dropped from a pending job: gone from that attempt and, as tried, from the ledger.
-void on_relaxed(CampaignState& s, const JournalRecord& r) {
-  const std::string node = r.data.value("node", "");
-  if (auto* a = attempt(s, r.data)) {
-    std::erase(a->exclude, node);
+void on_relaxed(CampaignState& s, const rec::Relaxed& d, const JournalRecord& r) {
+  if (auto* a = attempt(s, d.attempt)) {
+    std::erase(a->exclude, d.node);
     a->relaxed_at = r.time;
     ++a->relaxed;
   }
   for (auto& e : s.ledger)
-    if (e.node == node) e.until = std::min(e.until, r.time);
+    if (e.node == d.node) e.until = std::min(e.until, r.time);
 }
 
-void on_exclude(CampaignState& s, const JournalRecord& r) {
-  const auto at = r.data.find("attempt");  // for status only, so a bad one is no problem: 0
-  const int number = at != r.data.end() && at->is_number_integer() ? at->get<int>() : 0;
-  s.ledger.push_back({r.data.value("node", ""), r.data.value("reason", ""), r.time, r.data.value("until", 0.0)});
-  s.ledger_attempts.push_back(number);
-  if (r.data.value("rule", "") == "first_evidence")
-    s.rule_exclusions.push_back({s.ledger.size() - 1, {r.data.value("node", ""), r.data.value("rank", -1),
-                                                       r.data.value("step", 0LL)}});
+void on_exclude(CampaignState& s, const rec::Exclude& d, const JournalRecord& r) {
+  s.ledger.push_back({d.node, d.reason, r.time, d.until});
+  s.ledger_attempts.push_back(d.attempt);
+  if (d.first_evidence) s.rule_exclusions.push_back({s.ledger.size() - 1, {d.node, d.rank, d.step}});
 }
 
 // A failure found to follow the training: the rule's exclusions of the nodes named end now.
-void on_exclusion_lifted(CampaignState& s, const JournalRecord& r) {
-  s.training_faults.push_back({r.data.value("rank", -1), r.data.value("step", 0LL), r.data.value("tolerance", 0LL)});
-  const auto nodes = r.data.value("lifted", std::vector<std::string>{});
+void on_exclusion_lifted(CampaignState& s, const rec::ExclusionLifted& d, const JournalRecord& r) {
+  s.training_faults.push_back({d.rank, d.step, d.tolerance});
   for (const auto& m : s.rule_exclusions)
-    if (std::find(nodes.begin(), nodes.end(), m.failure.node) != nodes.end())
+    if (std::find(d.lifted.begin(), d.lifted.end(), m.failure.node) != d.lifted.end())
       s.ledger[m.entry].until = std::min(s.ledger[m.entry].until, r.time);
 }
 
-void on_finished(CampaignState& s, const JournalRecord& r) {
-  s.finished_code = r.data.value("code", 0);
-  s.finished_reason = r.data.value("reason", "");
+void on_finished(CampaignState& s, const rec::Finished& d, const JournalRecord&) {
+  s.finished_code = d.code;
+  s.finished_reason = d.reason;
   s.awaiting_submit = false;
 }
 
 // `mlsup resume`: the campaign reopened; budgets and the crash-loop count start afresh from here, and
 // a submission that kept failing is tried again.
-void on_resumed(CampaignState& s, const JournalRecord& r) {
-  s.requests_done.insert(r.data.value("request", ""));
+void on_resumed(CampaignState& s, const rec::Resumed& d, const JournalRecord& r) {
+  s.requests_done.insert(d.request);
   s.finished_code.reset();
   s.finished_reason.clear();
   s.paused = s.pause_now = s.cancel_requested = false;
   s.restarts.clear();
-  s.resume_point = r.data.value("from", "");
-  s.resume_point_step = r.data.value("from_step", 0LL);
+  s.resume_point = d.from;
+  s.resume_point_step = d.from_step;
   auto* a = s.attempts.empty() ? nullptr : &s.attempts.back();
   if (a && a->ended) {
     s.awaiting_submit = true;
@@ -198,74 +210,62 @@ void on_resumed(CampaignState& s, const JournalRecord& r) {
   if (a && !a->ended && !a->job_id) a->submit_failures.clear();
 }
 
-void on_paused(CampaignState& s, const JournalRecord& r) {
-  s.requests_done.insert(r.data.value("request", ""));
+void on_paused(CampaignState& s, const rec::Paused& d, const JournalRecord&) {
+  s.requests_done.insert(d.request);
   s.paused = true;
-  s.pause_now = s.pause_now || r.data.value("now", false);
+  s.pause_now = s.pause_now || d.now;
 }
 
-void on_cancel_requested(CampaignState& s, const JournalRecord& r) {
-  s.requests_done.insert(r.data.value("request", ""));
+void on_cancel_requested(CampaignState& s, const rec::CancelRequested& d, const JournalRecord&) {
+  s.requests_done.insert(d.request);
   s.cancel_requested = true;
 }
 
-void on_held(CampaignState& s, const JournalRecord& r) {
-  if (auto* a = attempt(s, r.data)) {
-    a->held = r.type == "held";
-    a->held_for = a->held ? r.data.value("for", "pause") : "";
+void on_request_refused(CampaignState& s, const rec::RequestRefused& d, const JournalRecord&) { s.requests_done.insert(d.request); }
+
+void on_held(CampaignState& s, const rec::Held& d, const JournalRecord&) {
+  if (auto* a = attempt(s, d.attempt)) {
+    a->held = true;
+    a->held_for = d.for_;
   }
 }
 
-void on_switch_set(CampaignState& s, const JournalRecord& r) {
-  if (auto* a = attempt(s, r.data)) {
+void on_released(CampaignState& s, const rec::Released& d, const JournalRecord&) {
+  if (auto* a = attempt(s, d.attempt)) {
+    a->held = false;
+    a->held_for.clear();
+  }
+}
+
+void on_switch_set(CampaignState& s, const rec::SwitchSet& d, const JournalRecord& r) {
+  if (auto* a = attempt(s, d.attempt)) {
     a->switch_set_at = r.time;
-    a->switch_for = r.data.value("for", "");
+    a->switch_for = d.for_;
   }
 }
 
-void on_switch_cleared(CampaignState& s, const JournalRecord& r) {
-  if (auto* a = attempt(s, r.data)) {
+void on_switch_cleared(CampaignState& s, const rec::SwitchCleared& d, const JournalRecord&) {
+  if (auto* a = attempt(s, d.attempt)) {
     a->switch_set_at = 0;
     a->switch_for.clear();
   }
 }
 
+// The table's row for record type R: its name, and its struct read then applied.
+template <class R>
+std::pair<const std::string, Apply> on(void (*f)(CampaignState&, const R&, const JournalRecord&)) {
+  return {std::string(R::kType), [f](CampaignState& s, const JournalRecord& r) { f(s, r.data.get<R>(), r); }};
+}
+
 const std::map<std::string, Apply>& appliers() {
   static const std::map<std::string, Apply> table = {
-      {"campaign", [](CampaignState& s, const JournalRecord& r) { s.campaign_id = r.data.value("id", ""); }},
-      {"submit-intent", on_submit_intent},
-      {"submitted", on_submitted},
-      {"submit-failed", on_submit_failed},
-      {"sbatch-started", on_sbatch_started},
-      {"sbatch-awaited", on_sbatch_awaited},
-      {"sbatch-ended", on_sbatch_ended},
-      {"spares-dropped",
-       [](CampaignState& s, const JournalRecord& r) {
-         if (auto* a = attempt(s, r.data)) a->spares_dropped = true;
-       }},
-      {"adopted", on_submitted},
-      {"cancel-intent", on_cancel_intent},
-      {"pending-alert",
-       [](CampaignState& s, const JournalRecord& r) {
-         if (auto* a = attempt(s, r.data)) a->pending_alerted = true;
-       }},
-      {"ended", on_ended},
-      {"finished", on_finished},
-      {"relaxed", on_relaxed},
-      {"claimed", on_claimed},
-      {"step-claimed", on_step_claimed},
-      {"chain-exhausted", on_chain_exhausted},
-      {"resumed", on_resumed},
-      {"paused", on_paused},
-      {"cancel-requested", on_cancel_requested},
-      {"request-refused",
-       [](CampaignState& s, const JournalRecord& r) { s.requests_done.insert(r.data.value("request", "")); }},
-      {"held", on_held},
-      {"released", on_held},
-      {"switch-set", on_switch_set},
-      {"switch-cleared", on_switch_cleared},
-      {"exclude", on_exclude},
-      {"exclusion-lifted", on_exclusion_lifted},
+      on(on_campaign),        on(on_submit_intent),    on(on_submitted),        on(on_adopted),
+      on(on_submit_failed),   on(on_sbatch_started),   on(on_sbatch_awaited),   on(on_sbatch_ended),
+      on(on_spares_dropped),  on(on_cancel_intent),    on(on_pending_alert),    on(on_ended),
+      on(on_finished),        on(on_relaxed),          on(on_claimed),          on(on_step_claimed),
+      on(on_chain_exhausted), on(on_resumed),          on(on_paused),           on(on_cancel_requested),
+      on(on_request_refused), on(on_held),             on(on_released),         on(on_switch_set),
+      on(on_switch_cleared),  on(on_exclude),          on(on_exclusion_lifted),
   };
   return table;
 }
