@@ -9,6 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
+source benchmarks/lib.sh
 trials=6 steady=5s poll=500ms probe=5s
 while [ $# -gt 0 ]; do
   case $1 in
@@ -51,31 +52,36 @@ policy: {backoff_initial: 1s, backoff_max: 1s, exclusion_ttl: 20s, crash_loop_re
 poll_interval: $poll
 target: {steps: 1000000}
 YAML
+conf="$work/campaign.yaml"
 state="$work/.mlsup/bench-hang"
-"$mlsup" run "$work/campaign.yaml" > "$work/run.out" 2>&1 &
+"$mlsup" run "$conf" > "$work/run.out" 2>&1 &
 runner=$!
 
-job_of() { grep '"type":"submitted"' "$state/journal.jsonl" 2>/dev/null | grep "\"attempt\":$1," | grep -o '"job_id":[0-9]*' | cut -d: -f2; }
-running() { local j; j=$(job_of "$1"); [ -n "$j" ] && scontrol -o show job "$j" 2>/dev/null | grep -q 'JobState=RUNNING'; }
+# True once attempt N has a job (as `mlsup status --json` shows it); sets job to it.
+has_job() { job=$(attempt_job "$mlsup" "$conf" "$1"); [ -n "$job" ]; }
+# True while Slurm shows job J running.
+job_running() { scontrol -o show job "$1" 2>/dev/null | grep -q 'JobState=RUNNING'; }
 stepping() { local s; s=$(cut -d' ' -f1 "$state/heartbeats/attempt-$1" 2>/dev/null); [ -n "$s" ] && [ "$s" -ge "$2" ] 2>/dev/null; }
-wait_for() { local end=$(( $(date +%s) + 180 )); until "$@"; do [ "$(date +%s)" -lt "$end" ] || { echo "timed out: $*" >&2; exit 1; }; sleep 0.05; done; }
+# Waits until a command succeeds (at most 180 s, else the benchmark ends), polling every $poll_s seconds (0.05 unless set).
+wait_for() { local end=$(( $(date +%s) + 180 )); until "$@"; do [ "$(date +%s)" -lt "$end" ] || { echo "timed out: $*" >&2; exit 1; }; sleep "${poll_s:-0.05}"; done; }
+# Waits until attempt N has a job and it runs; sets job. The job's id is asked of status --json (~25
+# ms of CPU) every 0.5 s; only then is Slurm polled every 0.05 s, so that the replacement's RUNNING is
+# timed as finely as before and the wait for the submission takes the supervisor little CPU.
+wait_running() { poll_s=0.5 wait_for has_job "$1"; wait_for job_running "$job"; }
 now() { date +%s.%N; }
 # Seconds from $2 to attempt $1's hang-detected event.
 detected_after() {
-  python3 - "$state/events.jsonl" "$1" "$2" <<'PY'
-import json, sys
-t = next(e["time"] for e in map(json.loads, open(sys.argv[1])) if e.get("event") == "hang-detected" and e.get("attempt") == int(sys.argv[2]))
-print(f"{t - float(sys.argv[3]):.2f}")
-PY
+  local t
+  t=$(event_time "$mlsup" "$conf" hang-detected "$1")
+  python3 -c 'import sys; print(f"{float(sys.argv[1]) - float(sys.argv[2]):.2f}")' "$t" "$2"
 }
 
 echo "steady_timeout $steady, poll_interval $poll, probe_timeout $probe, SlurmdTimeout 300"
 printf '%-6s %-11s %-9s %-14s %s\n' trial fault node "detected (s)" "replacement RUNNING (s)"
 : > "$work/rows"
 for n in $(seq 1 "$trials"); do
-  wait_for running "$n"
+  wait_running "$n"
   wait_for stepping "$n" 20
-  job=$(job_of "$n")
   if (( n % 2 )); then
     kind=hang node=-
     t0=$(now); fault hang-job "$job"
@@ -84,7 +90,7 @@ for n in $(seq 1 "$trials"); do
     node=$(scontrol show hostnames "$(scontrol -o show job "$job" | grep -o ' NodeList=[^ ]*' | cut -d= -f2)" | head -1)
     t0=$(now); fault freeze "$node"
   fi
-  wait_for running $((n + 1))
+  wait_running $((n + 1))
   replaced=$(python3 -c "import sys,time; print(f'{time.time() - float(sys.argv[1]):.2f}')" "$t0")
   detected=$(detected_after "$n" "$t0")
   printf '%-6s %-11s %-9s %-14s %s\n' "$n" "$kind" "$node" "$detected" "$replaced"
@@ -101,6 +107,6 @@ for kind in ("hang", "power-loss"):
     if d:
         print(f"{kind}: detected min {d[0]:.2f} s, max {d[-1]:.2f} s; replacement RUNNING min {rep[0]:.2f} s, max {rep[-1]:.2f} s")
 PY
-"$mlsup" stop "$work/campaign.yaml" >/dev/null
+"$mlsup" stop "$conf" >/dev/null
 wait "$runner" || true
 runner=""

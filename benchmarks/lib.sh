@@ -29,3 +29,31 @@ nodes_idle_again() {
     sleep 0.5
   done
 }
+
+# A campaign as mlsup itself shows it: its state is read through `mlsup status --json` and
+# `mlsup events --json`, never from the files of its state folder.
+
+# Prints a Python expression over `mlsup status CONFIG --json` (s; the arguments after it are args): a
+# list one item per line, None as nothing. mlsup_status_query MLSUP CONFIG EXPR [ARGS...]
+mlsup_status_query() {
+  local mlsup=$1 config=$2; shift 2
+  "$mlsup" status "$config" --json | /usr/bin/python3 -c 'import json,sys
+s, args = json.load(sys.stdin), sys.argv[2:]
+v = eval(sys.argv[1])
+for x in v if isinstance(v, list) else [v]:
+    if x is not None: print(x)' "$@"
+}
+
+# The job of attempt N (chain mode: the array), nothing until it is submitted or while status cannot
+# answer (before the first pass). One `status --json` and one python3 (about 40 ms of CPU): a poll of
+# it belongs outside a measured window, or at a slow rate. attempt_job MLSUP CONFIG N
+attempt_job() {
+  mlsup_status_query "$1" "$2" 'next((a["job_id"] for a in s["history"] if a["number"] == int(args[0])), None)' "$3" 2>/dev/null
+}
+
+# The time (epoch seconds) of the first event KIND of attempt N, nothing while there is none:
+# event_time MLSUP CONFIG KIND N
+event_time() {
+  "$1" events "$2" --json --kind "$3" 2>/dev/null | /usr/bin/python3 -c 'import json,sys
+print(next((e["time"] for e in map(json.loads, filter(str.strip, sys.stdin)) if e.get("attempt") == int(sys.argv[1])), ""))' "$4"
+}

@@ -47,12 +47,6 @@ as_chain() { sed -i 's/^  time: "00:10:00"$/  time: "00:10:00"\n  array: "1-8%1"
 scenario() { echo; echo "== $*"; SCENARIO_T0=$(date +%s); }
 scenario_done() { echo "-- $(( $(date +%s) - SCENARIO_T0 ))s"; }
 
-# Seconds from epoch time $1 to now (one decimal); from $1 to $2 with seconds_between.
-seconds_between() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$1" "$2"; }
-seconds_since() { seconds_between "$1" "$(date +%s.%N)"; }
-# True when $1 seconds are at most $2.
-within_s() { python3 -c "import sys; sys.exit(float(sys.argv[1]) > float(sys.argv[2]))" "$1" "$2"; }
-
 # Starts mlsup run on the campaign in the background; sets RUNNER (mlsup's own pid, so that
 # signals reach the supervisor). The caller ends it with wait_campaign.
 start_campaign() {
@@ -86,9 +80,6 @@ run_campaign() {
   RC=$?
   echo "mlsup run exited $RC after $(( $(date +%s) - t0 ))s: $(tail -n 1 "$CDIR/run.out")"
 }
-
-# The nodes of job J, one per line: nodes_of J.
-nodes_of() { scontrol show hostnames "$(scontrol -o show job "$1" | grep -o ' NodeList=[^ ]*' | cut -d= -f2)"; }
 
 # Jobs Slurm knows with this campaign's tag.
 jobs_of_campaign() { scontrol -o show job 2>/dev/null | grep -c "Comment=mlsup:$CNAME:" || true; }
@@ -128,14 +119,8 @@ status_field() {
 }
 
 # Prints a Python expression over `mlsup status --json` (s; the arguments after it are args): a list
-# one item per line, None as nothing. status_query EXPR [ARGS...]
-status_query() {
-  "$MLSUP" status "$CONF" --json | /usr/bin/python3 -c 'import json,sys
-s, args = json.load(sys.stdin), sys.argv[2:]
-v = eval(sys.argv[1])
-for x in v if isinstance(v, list) else [v]:
-    if x is not None: print(x)' "$@"
-}
+# one item per line, None as nothing. status_query EXPR [ARGS...] (benchmarks/lib.sh's mlsup_status_query)
+status_query() { mlsup_status_query "$MLSUP" "$CONF" "$@"; }
 
 # A field of attempt N in the status history (nothing while it is null): attempt_field N KEY.
 attempt_field() { status_query 'next((a[args[1]] for a in s["history"] if a["number"] == int(args[0])), None)' "$1" "$2"; }

@@ -37,11 +37,8 @@ cron_tick() {
 
 # True when Slurm shows job $1 in state $2.
 in_state() { [ "$(job_state "$1")" = "$2" ]; }
-# True once a supervisor holds the campaign (status --json's "supervisor").
-supervised() { [ -n "$(status_field supervisor)" ]; }
-
-# Field $1 of the campaign's `status --json`.
-status_field() { "$MLSUP" status --json "$CONF" | python3 -c 'import json,sys; v = json.load(sys.stdin).get(sys.argv[1]); print("" if v is None else v)' "$1"; }
+# True once a supervisor holds the campaign (status --json's "supervisor" is not null).
+supervised() { [ -n "$(status_query 's.get("supervisor")')" ]; }
 
 scenario "crontab's command ticks a campaign (quiet when nothing happened); check: OK, stale supervision, a held lease, a nearly full disk, a job cancelled behind mlsup's back"
 disk=$(mktemp -d /tmp/mlsup-e2e-checkdisk.XXXXXX)

@@ -1,77 +1,46 @@
 #!/usr/bin/env bash
 # Integration test of tests/cluster/cluster.sh and fault.sh against a real local Slurm cluster.
 # Uses the cluster named by $SLURM_CONF (started with cluster.sh, 4 nodes), or starts its own in a
-# temporary directory and stops it on exit. Every step runs under a hard timeout.
-# Prints the wall time of each step and ends with exactly one line "N passed, M failed".
-set -euo pipefail
+# temporary directory and stops it on exit. Each step is one check, made in a child process under a
+# hard limit (lib.sh's check_within), which prints its wall time; the suite ends with "N passed, M failed".
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
 
-PROG=test_cluster.sh
-SELF="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")"
-ROOT="$(cd "$(dirname "$SELF")/../.." && pwd)"
-CLUSTER_SH="$ROOT/tests/cluster/cluster.sh"
-FAULT_SH="$ROOT/tests/cluster/fault.sh"
+CLUSTER_SH="$REPO/tests/cluster/cluster.sh"
+FAULT_SH="$REPO/tests/cluster/fault.sh"
 JOB_PREFIX=mlsup-tc-
-
-# Prints a message to stderr, prefixed with the script name.
-log() { echo "$PROG: $*" >&2; }
-
-# Fails the current step with a message.
-fail() { log "FAIL: $*"; exit 1; }
-
-# Prints seconds since the epoch with milliseconds.
-now() { date +%s.%N; }
-
-# Prints the difference of two timestamps in seconds with one decimal.
-elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 
 # Runs a Slurm client command against the cluster under test, bounded in time.
 sl() { timeout 20 "$@"; }
 
 # Runs fault.sh on the cluster under test.
-fault() { timeout 90 "$FAULT_SH" --dir "$CDIR" "$@"; }
-
-# Polls command "$@" every 0.5 s until it succeeds or $1 seconds pass; fails the step on timeout.
-wait_for() {
-  local limit="$1" what="$2" deadline
-  shift 2
-  deadline=$(($(date +%s) + limit))
-  until "$@"; do
-    [ "$(date +%s)" -lt "$deadline" ] || fail "timed out after ${limit}s waiting for: $what"
-    sleep 0.5
-  done
-}
+fault() { timeout 90 "$FAULT_SH" --dir "$CLUSTER_DIR" "$@"; }
 
 # Prints the state of node $1 in sinfo's long form (e.g. idle, down*, allocated).
 node_state() { sl sinfo -h -N -n "$1" -o %T 2>/dev/null | head -n1; }
 
-# Succeeds if every node of the cluster is idle.
+# Succeeds if every node of the cluster is exactly idle (stricter than benchmarks/lib.sh's
+# all_nodes_idle: not idle*, drained or idle~, and false when sinfo does not answer).
 all_idle() {
   local states
   states="$(sl sinfo -h -N -o '%N %T' 2>/dev/null | sort -u)" || return 1
   [ -n "$states" ] && [ "$(awk '$2 != "idle"' <<<"$states" | wc -l)" -eq 0 ]
 }
 
-# Succeeds if node $1 is idle.
-node_idle() { [ "$(node_state "$1")" = idle ]; }
+# Succeeds if node $1 is in sinfo state $2; node_idle: idle.
+node_in_state() { [ "$(node_state "$1")" = "$2" ]; }
+node_idle() { node_in_state "$1" idle; }
 
 # Succeeds if node $1 is DOWN or NOT_RESPONDING (sinfo appends "*").
 node_dead() { local s; s="$(node_state "$1")"; [[ "$s" == down* || "$s" == *'*' ]]; }
 
-# Prints field $2 (e.g. JobState) of job $1 from scontrol show job.
+# Prints field $2 (e.g. ExitCode) of job $1 from scontrol show job.
 job_field() {
   sl scontrol show job "$1" 2>/dev/null | tr ' ' '\n' | awk -F= -v k="$2" '$1 == k { print substr($0, length(k) + 2); exit }'
 }
 
 # Succeeds if job $1 is in state $2.
-job_in_state() { [ "$(job_field "$1" JobState)" = "$2" ]; }
-
-# Succeeds if job $1 has finished (any final state).
-job_finished() {
-  case "$(job_field "$1" JobState)" in
-    COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE | PREEMPTED) return 0 ;;
-  esac
-  return 1
-}
+job_in_state() { [ "$(job_state "$1")" = "$2" ]; }
 
 # Submits a batch job named $JOB_PREFIX$1 (further sbatch arguments follow) and prints its id.
 submit() {
@@ -79,9 +48,6 @@ submit() {
   shift
   sl sbatch --parsable -J "$JOB_PREFIX$name" -D "$WORK" -o "$WORK/%x-%j.out" "$@" | cut -d';' -f1
 }
-
-# Prints the node names of job $1, one per line.
-job_nodes() { sl scontrol show hostnames "$(job_field "$1" NodeList)"; }
 
 # Prints the pids of processes of this cluster whose environment says they run on node $1
 # (and belong to job $2 when given; $1 may be "" for any node).
@@ -100,8 +66,14 @@ node_task_pids() {
 # Succeeds if some process of this cluster runs on node $1.
 node_has_tasks() { [ -n "$(node_task_pids "$1")" ]; }
 
-# Succeeds if node $1 is in sinfo state $2.
-node_in_state() { [ "$(node_state "$1")" = "$2" ]; }
+# Succeeds if job $1 already runs its "sleep" task.
+test_job_has_sleep() {
+  local pid
+  for pid in $(node_task_pids "" "$1"); do
+    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" != sleep ] || return 0
+  done
+  return 1
+}
 
 # Prints the state letter of process $1 (empty if gone).
 pstate() { awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$1/stat" 2>/dev/null || true; }
@@ -115,22 +87,22 @@ node_port() {
 # Succeeds if something accepts TCP connections on 127.0.0.1:$1.
 port_open() { timeout 3 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null; }
 
-# Cancels every job this test submitted and waits until they are gone from the nodes.
+# Cancels every job this test submitted.
 cancel_test_jobs() {
   local -a ids
   mapfile -t ids < <(sl squeue -h -o '%i %j' 2>/dev/null | awk -v p="$JOB_PREFIX" 'index($2, p) == 1 { print $1 }')
   [ "${#ids[@]}" -eq 0 ] || sl scancel "${ids[@]}" 2>/dev/null || true
 }
 
-# --- steps ---------------------------------------------------------------------------------
+# --- steps: each runs under check_within (set -euo pipefail, a hard limit) -----------------------
 
 # (1) every node answers and is idle.
 step_all_idle() {
-  wait_for 30 "all nodes idle" all_idle
+  wait_until 30 all_idle || fail_check "not all nodes idle within 30s"
   local n
   n="$(sl sinfo -h -N -o %N | sort -u | wc -l)"
-  [ "$n" -ge 3 ] || fail "need at least 3 nodes, cluster has $n"
-  log "$n nodes idle: $(sl sinfo -h -N -o %N | sort -u | tr '\n' ' ')"
+  [ "$n" -ge 3 ] || fail_check "need at least 3 nodes, cluster has $n"
+  echo "  $n nodes idle: $(sl sinfo -h -N -o %N | sort -u | tr '\n' ' ')"
 }
 
 # (2) a 2-node batch job runs a step on both nodes and completes with exit code 0.
@@ -138,60 +110,60 @@ step_job_completes() {
   local id out
   # shellcheck disable=SC2016
   id="$(submit complete -N2 --wrap 'srun -N2 -n2 bash -c "echo task \$SLURMD_NODENAME"')"
-  wait_for 60 "job $id to finish" job_finished "$id"
-  [ "$(job_field "$id" JobState)" = COMPLETED ] || fail "job $id ended $(job_field "$id" JobState)"
-  [ "$(job_field "$id" ExitCode)" = 0:0 ] || fail "job $id exit code $(job_field "$id" ExitCode)"
+  wait_until 60 job_ended "$id" || fail_check "job $id not finished within 60s"
+  [ "$(job_state "$id")" = COMPLETED ] || fail_check "job $id ended $(job_state "$id")"
+  [ "$(job_field "$id" ExitCode)" = 0:0 ] || fail_check "job $id exit code $(job_field "$id" ExitCode)"
   out="$WORK/${JOB_PREFIX}complete-$id.out"
-  [ "$(grep -c '^task ' "$out")" -eq 2 ] || fail "job output lacks two task lines: $(cat "$out")"
-  [ "$(awk '/^task / { print $2 }' "$out" | sort -u | wc -l)" -eq 2 ] || fail "tasks did not run on 2 distinct nodes"
-  log "job $id COMPLETED, ExitCode 0:0, tasks on $(awk '/^task / { print $2 }' "$out" | sort | tr '\n' ' ')"
+  [ "$(grep -c '^task ' "$out")" -eq 2 ] || fail_check "job output lacks two task lines: $(cat "$out")"
+  [ "$(awk '/^task / { print $2 }' "$out" | sort -u | wc -l)" -eq 2 ] || fail_check "tasks did not run on 2 distinct nodes"
+  echo "  job $id COMPLETED, ExitCode 0:0, tasks on $(awk '/^task / { print $2 }' "$out" | sort | tr '\n' ' ')"
 }
 
 # (3) crash a node of a running 2-node job: Slurm sees it dead in time; revive brings it back.
 step_crash() {
   local id node t0 port
   id="$(submit crash -N2 --wrap 'srun -N2 -n2 sleep 600')"
-  wait_for 30 "job $id running" job_in_state "$id" RUNNING
-  node="$(job_nodes "$id" | tail -n1)"
-  wait_for 15 "tasks of job $id on $node" node_has_tasks "$node"
+  wait_until 30 job_in_state "$id" RUNNING || fail_check "job $id not running within 30s"
+  node="$(nodes_of "$id" | tail -n1)"
+  wait_until 15 node_has_tasks "$node" || fail_check "no tasks of job $id on $node within 15s"
   port="$(node_port "$node")"
-  port_open "$port" || fail "slurmd port $port of $node not open before the crash"
-  t0="$(now)"
+  port_open "$port" || fail_check "slurmd port $port of $node not open before the crash"
+  t0="$(date +%s.%N)"
   fault crash "$node"
-  [ -z "$(node_task_pids "$node")" ] || fail "processes of $node survived the crash: $(node_task_pids "$node")"
-  ! port_open "$port" || fail "$node still accepts connections on $port after the crash"
-  wait_for $((SLURMD_TIMEOUT + 30)) "$node DOWN or NOT_RESPONDING" node_dead "$node"
-  log "$node seen as $(node_state "$node") $(elapsed "$t0" "$(now)")s after the crash"
+  [ -z "$(node_task_pids "$node")" ] || fail_check "processes of $node survived the crash: $(node_task_pids "$node")"
+  ! port_open "$port" || fail_check "$node still accepts connections on $port after the crash"
+  wait_until $((SLURMD_TIMEOUT + 30)) node_dead "$node" || fail_check "$node not DOWN or NOT_RESPONDING within $((SLURMD_TIMEOUT + 30))s"
+  echo "  $node seen as $(node_state "$node") $(seconds_since "$t0")s after the crash"
   cancel_test_jobs
   fault revive "$node"
-  wait_for 30 "$node idle after revive" node_idle "$node"
-  wait_for 30 "all nodes idle" all_idle
-  wait_for 30 "job $id finished" job_finished "$id"
-  timeout 60 "$CLUSTER_SH" reap --dir "$CDIR"
-  [ -z "$(node_task_pids "" "$id")" ] || fail "processes of job $id left after reap: $(node_task_pids "" "$id")"
+  wait_until 30 node_idle "$node" || fail_check "$node not idle within 30s of revive"
+  wait_until 30 all_idle || fail_check "not all nodes idle within 30s"
+  wait_until 30 job_ended "$id" || fail_check "job $id not finished within 30s"
+  timeout 60 "$CLUSTER_SH" reap --dir "$CLUSTER_DIR"
+  [ -z "$(node_task_pids "" "$id")" ] || fail_check "processes of job $id left after reap: $(node_task_pids "" "$id")"
 }
 
 # (4) freeze a node of a running job: its processes stop, Slurm sees it dead; revive restores it.
 step_freeze() {
   local id node t0 pid
   id="$(submit freeze -N2 --wrap 'srun -N2 -n2 sleep 600')"
-  wait_for 30 "job $id running" job_in_state "$id" RUNNING
-  node="$(job_nodes "$id" | tail -n1)"
-  wait_for 15 "tasks of job $id on $node" node_has_tasks "$node"
-  t0="$(now)"
+  wait_until 30 job_in_state "$id" RUNNING || fail_check "job $id not running within 30s"
+  node="$(nodes_of "$id" | tail -n1)"
+  wait_until 15 node_has_tasks "$node" || fail_check "no tasks of job $id on $node within 15s"
+  t0="$(date +%s.%N)"
   fault freeze "$node"
   for pid in $(node_task_pids "$node"); do
-    [ "$(pstate "$pid")" = T ] || fail "task $pid on frozen $node is in state $(pstate "$pid"), not T"
+    [ "$(pstate "$pid")" = T ] || fail_check "task $pid on frozen $node is in state $(pstate "$pid"), not T"
   done
-  wait_for $((SLURMD_TIMEOUT + 30)) "$node DOWN or NOT_RESPONDING" node_dead "$node"
-  log "frozen $node seen as $(node_state "$node") $(elapsed "$t0" "$(now)")s after the freeze"
+  wait_until $((SLURMD_TIMEOUT + 30)) node_dead "$node" || fail_check "$node not DOWN or NOT_RESPONDING within $((SLURMD_TIMEOUT + 30))s"
+  echo "  frozen $node seen as $(node_state "$node") $(seconds_since "$t0")s after the freeze"
   cancel_test_jobs
   fault revive "$node"
   for pid in $(node_task_pids "$node"); do
-    [ "$(pstate "$pid")" != T ] || fail "process $pid of $node still stopped after revive"
+    [ "$(pstate "$pid")" != T ] || fail_check "process $pid of $node still stopped after revive"
   done
-  wait_for 30 "$node idle after revive" node_idle "$node"
-  wait_for 30 "all nodes idle" all_idle
+  wait_until 30 node_idle "$node" || fail_check "$node not idle within 30s of revive"
+  wait_until 30 all_idle || fail_check "not all nodes idle within 30s"
 }
 
 # (5) drain shows the node drained with its reason; undrain returns it to idle.
@@ -199,57 +171,57 @@ step_drain() {
   local node reason
   node="$(sl sinfo -h -N -o %N | sort -u | head -n1)"
   fault drain "$node" "tc drain check"
-  wait_for 10 "$node drained" node_in_state "$node" drained
+  wait_until 10 node_in_state "$node" drained || fail_check "$node not drained within 10s"
   reason="$(sl sinfo -h -N -n "$node" -o %E | head -n1)"
-  [ "$reason" = "tc drain check" ] || fail "drain reason is '$reason'"
+  [ "$reason" = "tc drain check" ] || fail_check "drain reason is '$reason'"
   fault undrain "$node"
-  wait_for 20 "$node idle after undrain" node_idle "$node"
+  wait_until 20 node_idle "$node" || fail_check "$node not idle within 20s of undrain"
 }
 
 # (6) slurmctld restarts (and stays down a while) under a running job; the job survives.
 step_restart_ctld() {
   local id node pid_before pid_after
   id="$(submit ctld -N1 --wrap 'srun sleep 600')"
-  wait_for 30 "job $id running" job_in_state "$id" RUNNING
-  node="$(job_nodes "$id")"
-  wait_for 15 "task of job $id" node_has_tasks "$node"
+  wait_until 30 job_in_state "$id" RUNNING || fail_check "job $id not running within 30s"
+  node="$(nodes_of "$id")"
+  wait_until 15 node_has_tasks "$node" || fail_check "no task of job $id within 15s"
   pid_before="$(node_task_pids "$node" "$id" | sort -n | tr '\n' ' ')"
-  timeout 90 "$CLUSTER_SH" restart-ctld --dir "$CDIR"
-  job_in_state "$id" RUNNING || fail "job $id is $(job_field "$id" JobState) after restart-ctld"
-  timeout 60 "$CLUSTER_SH" stop-ctld --dir "$CDIR"
-  ! timeout 20 scontrol ping 2>/dev/null | grep -q 'is UP' || fail "slurmctld still answers after stop-ctld"
+  timeout 90 "$CLUSTER_SH" restart-ctld --dir "$CLUSTER_DIR"
+  job_in_state "$id" RUNNING || fail_check "job $id is $(job_state "$id") after restart-ctld"
+  timeout 60 "$CLUSTER_SH" stop-ctld --dir "$CLUSTER_DIR"
+  ! timeout 20 scontrol ping 2>/dev/null | grep -q 'is UP' || fail_check "slurmctld still answers after stop-ctld"
   sleep 3
-  timeout 60 "$CLUSTER_SH" start-ctld --dir "$CDIR"
-  job_in_state "$id" RUNNING || fail "job $id is $(job_field "$id" JobState) after stop-ctld/start-ctld"
+  timeout 60 "$CLUSTER_SH" start-ctld --dir "$CLUSTER_DIR"
+  job_in_state "$id" RUNNING || fail_check "job $id is $(job_state "$id") after stop-ctld/start-ctld"
   pid_after="$(node_task_pids "$node" "$id" | sort -n | tr '\n' ' ')"
-  [ "$pid_before" = "$pid_after" ] || fail "task processes changed: '$pid_before' -> '$pid_after'"
-  log "job $id still RUNNING with the same tasks ($pid_after) after both restarts"
+  [ "$pid_before" = "$pid_after" ] || fail_check "task processes changed: '$pid_before' -> '$pid_after'"
+  echo "  job $id still RUNNING with the same tasks ($pid_after) after both restarts"
   cancel_test_jobs
-  wait_for 30 "job $id gone from the nodes" all_idle
+  wait_until 30 all_idle || fail_check "job $id not gone from the nodes within 30s"
 }
+
+# True when job $1 of the second cluster (slurm.conf $2) completed.
+second_job_completed() { SLURM_CONF="$2" job_in_state "$1" COMPLETED; }
 
 # (7) a second cluster runs side by side with distinct nodes; stopping it leaves the first alive.
 step_second_cluster() {
   local dir2="$WORK/second" conf2 nodes1 nodes2 id
   conf2="$(timeout 90 "$CLUSTER_SH" start --dir "$dir2" --nodes 2)"
   conf2="${conf2#SLURM_CONF=}"
-  SECOND_STARTED=1
-  [ "$conf2" = "$dir2/slurm.conf" ] || fail "second cluster printed '$conf2'"
+  [ "$conf2" = "$dir2/slurm.conf" ] || fail_check "second cluster printed '$conf2'"
   nodes1="$(sl sinfo -h -N -o %N | sort -u)"
   nodes2="$(SLURM_CONF="$conf2" sl sinfo -h -N -o %N | sort -u)"
-  [ -n "$nodes2" ] || fail "second cluster does not answer sinfo"
-  [ -z "$(comm -12 <(echo "$nodes1") <(echo "$nodes2"))" ] || fail "clusters share node names"
+  [ -n "$nodes2" ] || fail_check "second cluster does not answer sinfo"
+  [ -z "$(comm -12 <(echo "$nodes1") <(echo "$nodes2"))" ] || fail_check "clusters share node names"
   id="$(SLURM_CONF="$conf2" sl sbatch --parsable -N2 -D "$WORK" -o /dev/null --wrap 'srun -N2 true' | cut -d';' -f1)"
-  wait_for 60 "job $id of the second cluster to finish" env SLURM_CONF="$conf2" bash -c \
-    "scontrol show job $id | grep -q 'JobState=COMPLETED'"
-  all_idle || fail "first cluster not idle while the second runs"
+  wait_until 60 second_job_completed "$id" "$conf2" || fail_check "job $id of the second cluster not completed within 60s"
+  all_idle || fail_check "first cluster not idle while the second runs"
   timeout 60 "$CLUSTER_SH" stop --dir "$dir2"
-  SECOND_STARTED=0
   if pgrep -f -- "$dir2/" >/dev/null; then
-    fail "processes of the second cluster remain: $(pgrep -af -- "$dir2/" | tr '\n' ';')"
+    fail_check "processes of the second cluster remain: $(pgrep -af -- "$dir2/" | tr '\n' ';')"
   fi
-  wait_for 10 "first cluster idle after the second stopped" all_idle
-  log "second cluster ($(echo "$nodes2" | tr '\n' ' ')) ran beside the first ($(echo "$nodes1" | tr '\n' ' '))"
+  wait_until 10 all_idle || fail_check "first cluster not idle within 10s after the second stopped"
+  echo "  second cluster ($(echo "$nodes2" | tr '\n' ' ')) ran beside the first ($(echo "$nodes1" | tr '\n' ' '))"
 }
 
 # (8) a job of a non-root user (nobody) runs and can read the fault directory.
@@ -260,40 +232,31 @@ step_non_root() {
   chown nobody "$out"
   id="$(cd "$out" && timeout 20 runuser -u nobody -- env SLURM_CONF="$SLURM_CONF" \
     sbatch --parsable -J "${JOB_PREFIX}nonroot" -N2 -D "$out" -o "$out/%j.out" \
-    --wrap "srun -N2 -n2 bash -c 'echo \$(id -un) \$SLURMD_NODENAME; test -d $CDIR/sticky-bad'")"
-  wait_for 60 "job $id to finish" job_finished "$id"
-  [ "$(job_field "$id" JobState)" = COMPLETED ] || fail "job $id of nobody ended $(job_field "$id" JobState): $(cat "$out/$id.out" 2>/dev/null)"
-  [ "$(grep -c '^nobody ' "$out/$id.out")" -eq 2 ] || fail "unexpected output: $(cat "$out/$id.out")"
+    --wrap "srun -N2 -n2 bash -c 'echo \$(id -un) \$SLURMD_NODENAME; test -d $CLUSTER_DIR/sticky-bad'")"
+  wait_until 60 job_ended "$id" || fail_check "job $id not finished within 60s"
+  [ "$(job_state "$id")" = COMPLETED ] || fail_check "job $id of nobody ended $(job_state "$id"): $(cat "$out/$id.out" 2>/dev/null)"
+  [ "$(grep -c '^nobody ' "$out/$id.out")" -eq 2 ] || fail_check "unexpected output: $(cat "$out/$id.out")"
 }
 
 # (9) hang-job stops every process of a job (the job stays RUNNING); unhang-job continues them.
 step_hang_job() {
   local id pid pids
   id="$(submit hang -N1 --wrap 'srun sleep 600')"
-  wait_for 30 "job $id running" job_in_state "$id" RUNNING
-  wait_for 15 "tasks of job $id" test_job_has_sleep "$id"
+  wait_until 30 job_in_state "$id" RUNNING || fail_check "job $id not running within 30s"
+  wait_until 15 test_job_has_sleep "$id" || fail_check "no task of job $id within 15s"
   fault hang-job "$id"
   pids="$(node_task_pids "" "$id")"
   for pid in $pids; do
-    [ "$(pstate "$pid")" = T ] || fail "process $pid of hung job $id is in state $(pstate "$pid")"
+    [ "$(pstate "$pid")" = T ] || fail_check "process $pid of hung job $id is in state $(pstate "$pid")"
   done
-  job_in_state "$id" RUNNING || fail "hung job $id is $(job_field "$id" JobState)"
+  job_in_state "$id" RUNNING || fail_check "hung job $id is $(job_state "$id")"
   fault unhang-job "$id"
   for pid in $pids; do
-    [ "$(pstate "$pid")" != T ] || fail "process $pid of job $id still stopped after unhang-job"
+    [ "$(pstate "$pid")" != T ] || fail_check "process $pid of job $id still stopped after unhang-job"
   done
-  log "job $id: $(wc -w <<<"$pids") processes stopped and continued"
+  echo "  job $id: $(wc -w <<<"$pids") processes stopped and continued"
   cancel_test_jobs
-  wait_for 30 "job $id finished" job_finished "$id"
-}
-
-# Succeeds if job $1 already runs its "sleep" task.
-test_job_has_sleep() {
-  local pid
-  for pid in $(node_task_pids "" "$1"); do
-    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" != sleep ] || return 0
-  done
-  return 1
+  wait_until 30 job_ended "$id" || fail_check "job $id not finished within 30s"
 }
 
 # (10) a task on a node marked sticky-bad sees the mark (and here exits 42); the mark clears.
@@ -305,120 +268,92 @@ step_sticky_bad() {
   # shellcheck disable=SC2016
   script='srun -N2 -n2 bash -c '"'"'if [ -e "$MLSUP_FAULT_DIR/sticky-bad/$SLURMD_NODENAME" ]; then exit 42; fi'"'"
   fault sticky-bad "$a"
-  [ -e "$CDIR/sticky-bad/$a" ] || fail "sticky-bad did not create $CDIR/sticky-bad/$a"
-  id="$(MLSUP_FAULT_DIR="$CDIR" submit sticky1 -N2 -w "$a,$b" --wrap "$script")"
-  wait_for 60 "job $id finished" job_finished "$id"
-  [ "$(job_field "$id" ExitCode)" = 42:0 ] || fail "job $id on sticky-bad $a: ExitCode $(job_field "$id" ExitCode), expected 42:0"
+  [ -e "$CLUSTER_DIR/sticky-bad/$a" ] || fail_check "sticky-bad did not create $CLUSTER_DIR/sticky-bad/$a"
+  id="$(MLSUP_FAULT_DIR="$CLUSTER_DIR" submit sticky1 -N2 -w "$a,$b" --wrap "$script")"
+  wait_until 60 job_ended "$id" || fail_check "job $id not finished within 60s"
+  [ "$(job_field "$id" ExitCode)" = 42:0 ] || fail_check "job $id on sticky-bad $a: ExitCode $(job_field "$id" ExitCode), expected 42:0"
   fault sticky-clear "$a"
-  [ ! -e "$CDIR/sticky-bad/$a" ] || fail "sticky-clear left $CDIR/sticky-bad/$a"
-  id="$(MLSUP_FAULT_DIR="$CDIR" submit sticky2 -N2 -w "$a,$b" --wrap "$script")"
-  wait_for 60 "job $id finished" job_finished "$id"
-  [ "$(job_field "$id" JobState)" = COMPLETED ] || fail "job $id after sticky-clear ended $(job_field "$id" JobState)"
-  wait_for 30 "all nodes idle" all_idle
+  [ ! -e "$CLUSTER_DIR/sticky-bad/$a" ] || fail_check "sticky-clear left $CLUSTER_DIR/sticky-bad/$a"
+  id="$(MLSUP_FAULT_DIR="$CLUSTER_DIR" submit sticky2 -N2 -w "$a,$b" --wrap "$script")"
+  wait_until 60 job_ended "$id" || fail_check "job $id not finished within 60s"
+  [ "$(job_state "$id")" = COMPLETED ] || fail_check "job $id after sticky-clear ended $(job_state "$id")"
+  wait_until 30 all_idle || fail_check "not all nodes idle within 30s"
 }
 
 # (11) status answers; a second start in the same directory is refused and harms nothing.
 step_status_refuse() {
-  timeout 30 "$CLUSTER_SH" status --dir "$CDIR" >/dev/null || fail "status failed on a running cluster"
-  if timeout 60 "$CLUSTER_SH" start --dir "$CDIR" >/dev/null 2>&1; then
-    fail "a second start in $CDIR was not refused"
+  timeout 30 "$CLUSTER_SH" status --dir "$CLUSTER_DIR" >/dev/null || fail_check "status failed on a running cluster"
+  if timeout 60 "$CLUSTER_SH" start --dir "$CLUSTER_DIR" >/dev/null 2>&1; then
+    fail_check "a second start in $CLUSTER_DIR was not refused"
   fi
-  wait_for 10 "all nodes idle" all_idle
+  wait_until 10 all_idle || fail_check "not all nodes idle within 10s"
 }
 
-# --- runner --------------------------------------------------------------------------------
+# --- runner --------------------------------------------------------------------------------------
 
 # Brings the cluster back to a usable state after a failed step (best effort).
 heal() {
   local node
-  timeout 60 "$CLUSTER_SH" start-ctld --dir "$CDIR" >/dev/null 2>&1 || true
+  timeout 60 "$CLUSTER_SH" start-ctld --dir "$CLUSTER_DIR" >/dev/null 2>&1 || true
   cancel_test_jobs
-  timeout 60 "$CLUSTER_SH" reap --dir "$CDIR" >/dev/null 2>&1 || true
-  rm -f "$CDIR"/sticky-bad/* 2>/dev/null || true
+  timeout 60 "$CLUSTER_SH" reap --dir "$CLUSTER_DIR" >/dev/null 2>&1 || true
+  rm -f "$CLUSTER_DIR"/sticky-bad/* 2>/dev/null || true
   for node in $(sl sinfo -h -N -o %N | sort -u); do
-    timeout 40 "$FAULT_SH" --dir "$CDIR" revive "$node" --timeout 30 >/dev/null 2>&1 || true
-    case "$(node_state "$node")" in drain*) timeout 20 "$FAULT_SH" --dir "$CDIR" undrain "$node" 2>/dev/null || true ;; esac
+    timeout 40 "$FAULT_SH" --dir "$CLUSTER_DIR" revive "$node" --timeout 30 >/dev/null 2>&1 || true
+    case "$(node_state "$node")" in drain*) timeout 20 "$FAULT_SH" --dir "$CLUSTER_DIR" undrain "$node" 2>/dev/null || true ;; esac
   done
-}
-
-# Runs one step under a hard timeout in a child process and records its result and wall time.
-run_step() {
-  local name="$1" fn="$2" limit="$3" t0 rc=0
-  t0="$(now)"
-  timeout -k 5 "$limit" "$SELF" --step "$fn" || rc=$?
-  if [ "$rc" = 0 ]; then
-    PASSED=$((PASSED + 1))
-    echo "$PROG: PASS $name ($(elapsed "$t0" "$(now)") s)"
-  else
-    FAILED=$((FAILED + 1))
-    [ "$rc" != 124 ] || log "step $name hit its ${limit}s timeout"
-    echo "$PROG: FAIL $name ($(elapsed "$t0" "$(now)") s)"
-    heal
-  fi
 }
 
 # Stops the clusters this test started (also after failures); keeps the work dir on failure.
 cleanup() {
   local rc=$?
-  set +e
-  if [ "${SECOND_STARTED:-0}" = 1 ] || [ -f "$WORK/second/cluster.info" ]; then
+  if [ -f "$WORK/second/cluster.info" ]; then
     timeout 60 "$CLUSTER_SH" stop --dir "$WORK/second" >/dev/null 2>&1
   fi
-  if [ -n "${OWN_DIR:-}" ]; then
-    timeout 60 "$CLUSTER_SH" stop --dir "$OWN_DIR" >/dev/null 2>&1 || log "stopping $OWN_DIR failed"
+  if [ -n "$OWN_DIR" ]; then
+    timeout 60 "$CLUSTER_SH" stop --dir "$OWN_DIR" >/dev/null 2>&1 || echo "stopping $OWN_DIR failed"
   fi
-  if [ "$rc" = 0 ] && [ "${FAILED:-1}" = 0 ]; then
+  if [ "$rc" = 0 ] && [ "$FAILED" = 0 ]; then
     rm -rf "$WORK"
   else
-    log "logs kept in $WORK ${OWN_DIR:-}"
+    echo "logs kept in $WORK $OWN_DIR"
   fi
   exit "$rc"
 }
 
-# Sets up (or adopts) the cluster, runs every step, prints the summary.
-main() {
-  [ "$(id -u)" = 0 ] || { log "must run as root (fault injection signals Slurm's daemons)"; exit 2; }
-  WORK="$(mktemp -d /tmp/mlsup-test-cluster.XXXXXX)"
-  chmod 0755 "$WORK"
-  OWN_DIR="" SECOND_STARTED=0 PASSED=0 FAILED=0
-  trap cleanup EXIT
-  trap 'exit 130' INT TERM
-  local t0 out
-  t0="$(now)"
-  if [ -z "${SLURM_CONF:-}" ]; then
-    OWN_DIR="$WORK/cluster"
-    out="$(timeout 120 "$CLUSTER_SH" start --dir "$OWN_DIR" --nodes 4 --slurmd-timeout 10)"
-    SLURM_CONF="${out#SLURM_CONF=}"
-    log "started own cluster: $SLURM_CONF ($(elapsed "$t0" "$(now)") s)"
-  fi
-  CDIR="$(dirname "$SLURM_CONF")"
-  [ -f "$CDIR/cluster.info" ] || { log "$CDIR was not started by cluster.sh (no cluster.info)"; exit 2; }
-  # shellcheck disable=SC1091
-  source "$CDIR/cluster.info"
-  SLURMD_TIMEOUT="$(timeout 20 env SLURM_CONF="$SLURM_CONF" scontrol show config |
-    awk '$1 == "SlurmdTimeout" { print $3 }')"
-  [[ "$SLURMD_TIMEOUT" =~ ^[0-9]+$ ]] || { log "cannot read SlurmdTimeout"; exit 2; }
-  export SLURM_CONF CDIR WORK CLUSTER PREFIX NODES SLURMD_PORT SLURMD_TIMEOUT
-
-  run_step "1 all nodes idle" step_all_idle 40
-  run_step "2 two-node job completes" step_job_completes 90
-  run_step "3 crash and revive a node" step_crash $((SLURMD_TIMEOUT + 150))
-  run_step "4 freeze and revive a node" step_freeze $((SLURMD_TIMEOUT + 150))
-  run_step "5 drain and undrain" step_drain 60
-  run_step "6 restart slurmctld under a job" step_restart_ctld 240
-  run_step "7 second cluster side by side" step_second_cluster 240
-  run_step "8 job of a non-root user" step_non_root 90
-  run_step "9 hang and unhang a job" step_hang_job 90
-  run_step "10 sticky-bad marker" step_sticky_bad 150
-  run_step "11 status and refused double start" step_status_refuse 90
-
-  echo "$PROG: total $(elapsed "$t0" "$(now)") s"
-  echo "$PASSED passed, $FAILED failed"
-  [ "$FAILED" = 0 ]
-}
-
-if [ "${1:-}" = --step ]; then
-  "$2"
-else
-  main "$@"
+[ "$(id -u)" = 0 ] || abort_suite "must run as root (fault injection signals Slurm's daemons)"
+WORK="$(mktemp -d /tmp/mlsup-test-cluster.XXXXXX)"
+chmod 0755 "$WORK"
+OWN_DIR=""
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+if [ -z "${SLURM_CONF:-}" ]; then
+  OWN_DIR="$WORK/cluster"
+  t0=$(date +%s.%N)
+  out="$(timeout 120 "$CLUSTER_SH" start --dir "$OWN_DIR" --nodes 4 --slurmd-timeout 10)" ||
+    abort_suite "could not start a cluster of its own in $OWN_DIR"
+  export SLURM_CONF="${out#SLURM_CONF=}"
+  echo "started own cluster: $SLURM_CONF ($(seconds_since "$t0")s)"
 fi
+require_cluster
+[ -f "$CLUSTER_DIR/cluster.info" ] || abort_suite "$CLUSTER_DIR was not started by cluster.sh (no cluster.info)"
+# shellcheck disable=SC1091
+source "$CLUSTER_DIR/cluster.info"
+SLURMD_TIMEOUT="$(timeout 20 scontrol show config | awk '$1 == "SlurmdTimeout" { print $3 }')"
+[[ "$SLURMD_TIMEOUT" =~ ^[0-9]+$ ]] || abort_suite "cannot read SlurmdTimeout"
+# What the steps (children of check_within) read.
+export SLURM_CONF CLUSTER_DIR WORK CLUSTER PREFIX SLURMD_PORT SLURMD_TIMEOUT CLUSTER_SH FAULT_SH JOB_PREFIX
+
+check_within 40 "1 all nodes idle" step_all_idle || heal
+check_within 90 "2 two-node job completes" step_job_completes || heal
+check_within $((SLURMD_TIMEOUT + 150)) "3 crash and revive a node" step_crash || heal
+check_within $((SLURMD_TIMEOUT + 150)) "4 freeze and revive a node" step_freeze || heal
+check_within 60 "5 drain and undrain" step_drain || heal
+check_within 240 "6 restart slurmctld under a job" step_restart_ctld || heal
+check_within 240 "7 second cluster side by side" step_second_cluster || heal
+check_within 90 "8 job of a non-root user" step_non_root || heal
+check_within 90 "9 hang and unhang a job" step_hang_job || heal
+check_within 150 "10 sticky-bad marker" step_sticky_bad || heal
+check_within 90 "11 status and refused double start" step_status_refuse || heal
+
+finish

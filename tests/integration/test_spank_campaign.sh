@@ -40,7 +40,6 @@ echo "cluster up in $(( $(date +%s) - SUITE_STARTED ))s"
 
 fault() { "$REPO/tests/cluster/fault.sh" --dir "$CLUSTER" "$@" >/dev/null 2>&1; }
 all_nodes() { sinfo -h -N -o '%N' | sort -uV; }
-nodes_of() { scontrol show hostnames "$(scontrol -o show job "$1" | grep -o ' NodeList=[^ ]*' | cut -d= -f2)"; }
 attempts() { attempt_numbers | tr '\n' ' '; }
 job_avoids() { ! nodes_of "$1" | grep -qx "$2"; }
 replacement_running() { local j; j=$(job_of_attempt 2); [ -n "$j" ] && [ "$(job_state "$j")" = RUNNING ]; }
@@ -60,8 +59,9 @@ as_user() {
   runuser -u "$USER_NAME" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="/home/$USER_NAME" LANG=C \
     SLURM_CONF="$SLURM_CONF" MLSUP_FAULT_DIR="$MLSUP_FAULT_DIR" "$@"
 }
-start_campaign() { as_user "$MLSUP" run "$CONF" >"$CDIR/run.out" 2>&1 & RUNNER=$!; }
-run_campaign() {
+# campaign_lib's start_campaign and run_campaign, with the supervisor run as the user (RUNNER: runuser's pid).
+start_campaign_as_user() { as_user "$MLSUP" run "$CONF" >"$CDIR/run.out" 2>&1 & RUNNER=$!; }
+run_campaign_as_user() {
   local t0; t0=$(date +%s)
   as_user timeout -s KILL "${1:-120}" "$MLSUP" run "$CONF" >"$CDIR/run.out" 2>&1
   RC=$?
@@ -80,7 +80,7 @@ scenario "sticky bad node (the trainer exits 1 on rank 1's node) -> the records 
 NODE=${NODES[1]}  # Slurm fills the lowest nodes first: rank 1 runs on the second
 fault sticky-bad "$NODE"
 user_campaign sticky "--steps 60 --step-seconds 0.05 --ckpt-every 10"
-run_campaign 120
+run_campaign_as_user 120
 fault sticky-clear "$NODE"
 J1=$(job_of_attempt 1) J2=$(job_of_attempt 2)
 echo "attempts: $(attempts); attempt 1 (job $J1) on $(nodes_of "$J1" | tr '\n' ' '); attempt 2 (job $J2) on $(nodes_of "$J2" | tr '\n' ' ')"
@@ -100,7 +100,7 @@ scenario "health check fails on one node -> its tasks exit 79 before training, i
 NODE=${NODES[1]}
 echo "$NODE" >"$HEALTH.bad-nodes"
 user_campaign health "--steps 40 --step-seconds 0.05 --ckpt-every 10"
-run_campaign 120
+run_campaign_as_user 120
 : >"$HEALTH.bad-nodes"
 J1=$(job_of_attempt 1) J2=$(job_of_attempt 2)
 echo "attempts: $(attempts); attempt 2 (job $J2) on $(nodes_of "$J2" | tr '\n' ' ')"
@@ -120,7 +120,7 @@ scenario "power loss (node frozen), SlurmdTimeout=300, per-task heartbeats -> th
 # The freeze may land in a save (rank 1 says "saving" until rank 0 has written), where save_timeout
 # applies: it is short here so that either phase names the node within the bound.
 STEADY_TIMEOUT=5s SAVE_TIMEOUT=8s user_campaign powerloss "--steps 150 --step-seconds 0.1 --ckpt-every 10"
-start_campaign
+start_campaign_as_user
 wait_until 90 per_task_step_at_least 30
 J1=$(job_of_attempt 1)
 NODE=$(nodes_of "$J1" | tail -1)  # rank 1's node; rank 0 waits for it in the collective
@@ -151,7 +151,7 @@ user_campaign chainhb "--steps 300 --step-seconds 0.1 --ckpt-every 10 --fail-at-
 # Attempt 2 trains for 24 s: well past a startup timeout of 15 s without a heartbeat where mlsup looks.
 sed -i 's/^  time: "00:10:00"$/  time: "00:10:00"\n  array: "1-4%1"/; s/^  startup_timeout: 2m$/  startup_timeout: 15s/' "$CONF"
 chown "$USER_NAME:" "$CONF"
-run_campaign 150
+run_campaign_as_user 150
 echo "attempts: $(attempts); tasks: $(task_of_attempt 1) $(task_of_attempt 2)"
 echo "attempt 1's per-task heartbeats: $(per_task_files 1)"
 echo "attempt 2's per-task heartbeats: $(per_task_files 2)"
