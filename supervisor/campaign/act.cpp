@@ -61,17 +61,16 @@ util::Result<void> Actor::act(const CampaignState&, const intent::Prune& i) {
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::Submit& i) {
-  json intent = {{"attempt", i.attempt}, {"tag", i.tag}, {"resume_from", i.resume_from},
-                 {"resume_step", i.resume_step}, {"exclude", i.exclude}};
+  records::SubmitIntent intent{i.attempt, i.tag, i.resume_from, i.resume_step, i.exclude};
   if (i.queued) {
-    intent["chain"] = true;
-    intent["chain_job"] = *i.chain_job;
+    intent.chain = true;
+    intent.chain_job = *i.chain_job;
   }
   if (i.in_job) {
-    intent["in_job"] = *i.in_job;
-    intent["step_nodes"] = i.step_nodes;
+    intent.in_job = *i.in_job;
+    intent.step_nodes = i.step_nodes;
   }
-  if (auto ok = record("submit-intent", intent); !ok) return ok;
+  if (auto ok = record(intent); !ok) return ok;
   crash_point("after-intent");
   const AttemptState a = state().attempts.back();
   if (i.queued) return hand_over(a, *i.queued, i.before);
@@ -108,8 +107,7 @@ util::Result<void> Actor::send(const AttemptState& a) {
                                   [&](int pid) { (void)sbatch_started(a.number, pid); }});
   crash_point("after-sbatch");
   if (!id) return submit_failed(a, id.error());
-  auto ok = fact("submitted", {{"attempt", a.number}, {"job_id", *id}, {"chain", plan->array.has_value()}, {"held", true}},
-                 "submitted",
+  auto ok = fact(records::Submitted{a.number, *id, plan->array.has_value(), true}, "submitted",
                  {{"resume_from", a.resume_from}, {"resume_step", a.resume_step}, {"exclude", a.exclude}, {"script", script},
                   {"reason", a.number == 1 ? "first attempt" : "resubmission"}});
   if (!ok) return ok;
@@ -121,11 +119,9 @@ util::Result<void> Actor::send(const AttemptState& a) {
 // one die meanwhile) can tell whether it still may submit.
 util::Result<void> Actor::sbatch_started(int attempt, int pid) {
   const auto me = journal::current_identity();
-  json fields = {{"attempt", attempt}, {"pid", pid}, {"start_ticks", edges::process_start_ticks(pid).value_or(0)},
-                 {"host", me.host}, {"boot_id", me.boot_id}};
-  if (edges_.server_now)
-    if (const auto t = edges_.server_now()) fields["server_time"] = *t;
-  return record("sbatch-started", fields);
+  records::SbatchStarted started{attempt, pid, edges::process_start_ticks(pid).value_or(0), me.host, me.boot_id, std::nullopt};
+  if (edges_.server_now) started.server_time = edges_.server_now();
+  return record(started);
 }
 
 // A failed release, told once while its reason stays the same (the pass after tries again).
@@ -143,35 +139,37 @@ util::Result<void> Actor::release_submission(int attempt, slurm::JobId id) {
     release_failed(attempt, id, done.error(), "the job waits held; its release is tried again next pass");
     return {};
   }
-  return record("released", {{"attempt", attempt}, {"job_id", id}, {"for", "submission"}});
+  return record(records::Released{attempt, id, "submission"});
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::Adopt& i) {
-  auto ok = fact("adopted", {{"attempt", i.attempt}, {"job_id", i.job_id}, {"chain", i.chain}, {"held", i.held}}, "adopted",
+  auto ok = fact(records::Adopted{{i.attempt, i.job_id, i.chain, i.held}}, "adopted",
                  {{"detail", "a job with this attempt's tag already exists"}});
   if (!ok || !i.held) return ok;
   return release_submission(i.attempt, i.job_id);
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::Exclude& i) {
-  json fields = {{"attempt", i.attempt}, {"node", i.blamed.node}, {"reason", i.blamed.reason}, {"until", i.until}};
-  if (i.blamed.first_evidence) fields.update({{"rule", "first_evidence"}, {"rank", i.first_end.rank}, {"step", i.first_end.step}});
-  return fact("exclude", fields, "excluded", {{"for", config::format_duration(config_.policy.exclusion_ttl)}});
+  records::Exclude x{i.attempt, i.blamed.node, i.blamed.reason, i.until, i.blamed.first_evidence, -1, 0};
+  if (x.first_evidence) {
+    x.rank = i.first_end.rank;
+    x.step = i.first_end.step;
+  }
+  return fact(x, "excluded", {{"for", config::format_duration(config_.policy.exclusion_ttl)}});
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::Lift& i) {
   const auto& f = i.fault;
   const std::string rank = f.rank < 0 ? "the same tasks" : "rank " + std::to_string(f.rank);
-  return fact("exclusion-lifted",
-              {{"attempt", i.attempt}, {"lifted", i.nodes}, {"rank", f.rank}, {"step", f.step}, {"tolerance", f.tolerance},
-               {"reason", rank + " failed first near step " + std::to_string(f.step) + " again, on another node: the "
-                          "failure follows the training, not the node; the first-evidence rule's exclusions for it "
-                          "are lifted and it no longer excludes nodes for this failure"}},
-              "exclusion-lifted", json::object());
+  return fact(records::ExclusionLifted{i.attempt, i.nodes, f.rank, f.step, f.tolerance,
+                                       rank + " failed first near step " + std::to_string(f.step) + " again, on another node: the "
+                                              "failure follows the training, not the node; the first-evidence rule's exclusions "
+                                              "for it are lifted and it no longer excludes nodes for this failure"},
+              "exclusion-lifted");
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::End& i) {
-  auto ok = fact("ended", i.fields, "attempt-ended",
+  auto ok = fact(i.ended, "attempt-ended",
                  {{"output", i.output}, {"output_tail", i.output.empty() ? "" : tail(i.output, 10)}});
   if (ok) crash_point("after-ended");
   return ok;
@@ -186,7 +184,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::Finish& i) {
                                          : config_.slurm.spare_nodes > 0 ? "the job, which would run the next attempt, is cancelled"
                                                                          : "the chain's remaining tasks are cancelled"}});
   }
-  return fact("finished", {{"code", i.code}, {"reason", i.reason}}, i.code == 0 ? decide::EventKind("completed") : decide::EventKind("stopped"),
+  return fact(records::Finished{i.code, i.reason}, i.code == 0 ? decide::EventKind("completed") : decide::EventKind("stopped"),
               {{"exit_code", i.code}, {"alert", true}});
 }
 
@@ -199,7 +197,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::Relax& i) {
   }
   memory_.unavailable_since = mono();  // the next one only after another full wait
   const auto now = edges_.slurm->jobs({i.job.job_id});  // read the change back
-  return fact("relaxed", {{"attempt", i.attempt.number}, {"job_id", i.job.job_id}, {"node", i.node}}, "exclusions-relaxed",
+  return fact(records::Relaxed{i.attempt.number, i.job.job_id, i.node}, "exclusions-relaxed",
               {{"exc_node_list", now && !now->empty() ? now->front().excluded_nodes : "?"},
                {"reason", "pending for " + i.job.reason + " while mlsup excludes " + util::join(i.attempt.exclude, ",") +
                               ": the oldest exclusion is dropped so that the job can run"}});
@@ -212,7 +210,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::PendingAlert& 
                            "): fix the request (nodes, time, constraints) or the partition, then `mlsup stop` and run again"
                      : job + " has been pending " + std::to_string(static_cast<long long>(i.waited)) + "s for " +
                            i.job.reason + ", which waiting does not end: fix the request or the limit, or `mlsup stop`";
-  return fact("pending-alert", {{"attempt", i.attempt}, {"job_id", i.job.job_id}, {"reason", i.job.reason}}, "pending-stuck",
+  return fact(records::PendingAlert{i.attempt, i.job.job_id, i.job.reason}, "pending-stuck",
               {{"slurm_reason", i.job.reason}, {"alert", true}, {"never_starts", i.never_starts}, {"reason", why}});
 }
 

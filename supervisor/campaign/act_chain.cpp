@@ -63,9 +63,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::PatchQueued& i
 
 util::Result<void> Actor::act(const CampaignState&, const intent::Claimed& i) {
   const Claim& c = i.claim;
-  return fact("claimed", {{"attempt", i.attempt}, {"job_id", c.job_id}, {"task", c.task}, {"how", c.how},
-                          {"resume_from", c.resume_from}},
-              "claimed", {{"array_job_id", i.array}, {"values", c.how}});
+  return fact(records::Claimed{i.attempt, c.job_id, c.task, c.how, c.resume_from}, "claimed", {{"array_job_id", i.array}, {"values", c.how}});
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::ChainExhausted& i) {
@@ -74,7 +72,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::ChainExhausted
   const std::string claim = config_.dir().chain() + "/claims/" + std::to_string(i.attempt);
   fs::remove_all(claim, ec);
   fs::remove_all(claim + ".takeover", ec);  // the new chain's tasks may take a stranded claim over again
-  return fact("chain-exhausted", {{"attempt", i.attempt}, {"job_id", i.array}, {"tag", i.new_tag}}, "chain-exhausted",
+  return fact(records::ChainExhausted{i.attempt, i.array, i.new_tag}, "chain-exhausted",
               {{"reason", "the chain has no task left to run this attempt: a new chain is submitted"}});
 }
 

@@ -17,14 +17,6 @@ namespace {
 
 constexpr int kRequestsPerPass = 16;  // more wait for the next pass
 
-// The record type and event of a request that goes ahead.
-struct Taken {
-  const char* record;
-  decide::EventKind event;
-};
-constexpr Taken kTaken[] = {{"resumed", "campaign-resumed"}, {"paused", "campaign-paused"},
-                            {"cancel-requested", "cancel-requested"}};
-
 }  // namespace
 
 std::vector<Request> read_requests(const std::string& dir) {
@@ -49,14 +41,21 @@ util::Result<void> Actor::take_requests() {
   return {};
 }
 
+util::Result<void> Actor::take(const records::Asked& asked, const Request& r, json why) {
+  switch (r.verb) {
+    case Verb::Resume: return fact(records::Resumed{asked, r.from, r.from_step}, "campaign-resumed", std::move(why));
+    case Verb::Pause: return fact(records::Paused{asked, r.now}, "campaign-paused", std::move(why));
+    case Verb::Cancel: return fact(records::CancelRequested{asked}, "cancel-requested", std::move(why));
+  }
+  return {};
+}
+
 util::Result<void> Actor::act(const CampaignState& s, const intent::TakeRequest& i) {
   const auto& r = i.request;
   const std::string file = config_.dir().requests() + "/" + r.id + ".json";
-  const json asked = {{"request", r.id}, {"verb", std::string(verb_name(r.verb))}, {"by", r.by}};
+  const records::Asked asked{r.id, std::string(verb_name(r.verb)), r.by};
   if (!i.done && i.refused) {
-    json f = asked;
-    f.update({{"code", i.refused->code}, {"reason", i.refused->message}});
-    if (auto ok = fact("request-refused", f, "request-refused"); !ok) return ok;
+    if (auto ok = fact(records::RequestRefused{asked, i.refused->code, i.refused->message}, "request-refused"); !ok) return ok;
   } else if (!i.done) {
     if (r.verb == Verb::Resume && fs::exists(config_.switches.kill)) {  // the resumed campaign is not stopped again
       std::error_code ec;
@@ -67,11 +66,7 @@ util::Result<void> Actor::act(const CampaignState& s, const intent::TakeRequest&
         return {};
       }
     }
-    json f = asked;
-    if (r.verb == Verb::Resume) f.update({{"from", r.from}, {"from_step", r.from_step}});
-    if (r.verb == Verb::Pause) f["now"] = r.now;
-    const auto& taken = kTaken[static_cast<int>(r.verb)];
-    if (auto ok = fact(taken.record, f, taken.event, {{"reason", what_happens(s, r)}}); !ok) return ok;
+    if (auto ok = take(asked, r, {{"reason", what_happens(s, r)}}); !ok) return ok;
     if (r.verb == Verb::Resume && !templates_.text()) take_template();  // opened while it had ended
   }
   std::error_code ec;
@@ -87,7 +82,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::Hold& i) {
     return {};
   }
   const bool window = i.why == "window";
-  return fact("held", {{"attempt", i.attempt.number}, {"job_id", i.job_id}, {"for", i.why}}, "job-held",
+  return fact(records::Held{i.attempt.number, i.job_id, i.why}, "job-held",
               {{"reason", window ? "outside the campaign's window: its queued job waits for the next opening"
                                  : "the campaign is paused: its queued job waits until `mlsup resume`"}});
 }
@@ -103,8 +98,8 @@ util::Result<void> Actor::act(const CampaignState& s, const intent::Release& i) 
     return {};
   }
   if (i.attempt.held_for == "submission")  // a submission's release, which an earlier pass could not make
-    return record("released", {{"attempt", i.attempt.number}, {"job_id", i.job_id}, {"for", "submission"}});
-  return fact("released", {{"attempt", i.attempt.number}, {"job_id", i.job_id}}, "job-released",
+    return record(records::Released{i.attempt.number, i.job_id, "submission"});
+  return fact(records::Released{i.attempt.number, i.job_id, ""}, "job-released",
               {{"reason", "the pause is over: the job may start"}});
 }
 
@@ -129,7 +124,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::AskToStop& i) 
                             {"decision", "tried again next pass"}});
     return {};
   }
-  return fact("switch-set", {{"attempt", i.attempt.number}, {"for", i.why}}, "kill-switch-set",
+  return fact(records::SwitchSet{i.attempt.number, i.why}, "kill-switch-set",
               {{"switch", path}, {"reason", stop_reason(i.why)}});
 }
 
@@ -142,7 +137,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::ClearSwitch& i
                             {"decision", "tried again next pass"}});
     return {};
   }
-  return fact("switch-cleared", {{"attempt", i.attempt.number}, {"removed", ours}}, "kill-switch-cleared",
+  return fact(records::SwitchCleared{i.attempt.number, ours}, "kill-switch-cleared",
               {{"switch", path},
                {"reason", ours ? "the window opened: the kill switch set at its end is removed, and the next attempt goes on"
                                : "the kill switch now holds a person's stop, not the window's: it is left, and followed"}});

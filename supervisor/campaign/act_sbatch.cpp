@@ -10,7 +10,7 @@ namespace mlsup::engine {
 using nlohmann::json;
 
 util::Result<void> Actor::act(const CampaignState&, const intent::AwaitSbatch& i) {
-  return fact("sbatch-awaited", {{"attempt", i.attempt}, {"pid", i.run.pid}, {"host", i.run.host}}, "sbatch-awaited",
+  return fact(records::SbatchAwaited{i.attempt, i.run.pid, i.run.host}, "sbatch-awaited",
               {{"reason", i.reason}});
 }
 
@@ -23,7 +23,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::EndSbatch& i) 
       ::kill(i.run.pid, SIGKILL);
     }
   }
-  return fact("sbatch-ended", {{"attempt", i.attempt}, {"pid", i.run.pid}, {"killed", i.kill}}, "sbatch-ended",
+  return fact(records::SbatchEnded{i.attempt, i.run.pid, i.kill}, "sbatch-ended",
               {{"reason", i.reason}});
 }
 
@@ -42,10 +42,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::CancelDuplicat
                 : job + " carries attempt " + std::to_string(i.attempt) + "'s tag, but the attempt's job is " +
                       std::to_string(i.attempt_job) + ": an sbatch whose answer was lost, or one of a supervisor that " +
                       "had lost the campaign, submitted it; it is cancelled";
-  return fact("duplicate-cancelled",
-              {{"attempt", i.attempt}, {"job_id", i.job.job_id}, {"state", state}, {"attempt_job", i.attempt_job},
-               {"revived", i.revived}},
-              "duplicate-cancelled", {{"alert", i.job.state != slurm::JobState::Pending}, {"reason", why}});
+  return fact(records::DuplicateCancelled{i.attempt, i.job.job_id, state, i.attempt_job, i.revived}, "duplicate-cancelled", {{"alert", i.job.state != slurm::JobState::Pending}, {"reason", why}});
 }
 
 }  // namespace mlsup::engine

@@ -34,7 +34,7 @@ util::Result<void> Actor::hand_over_in_job(const AttemptState& a, slurm::JobId j
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::StepClaimed& i) {
-  return fact("step-claimed", {{"attempt", i.attempt}, {"job_id", i.claim.job_id}, {"nodes", i.claim.nodes}}, "claimed",
+  return fact(records::StepClaimed{i.attempt, static_cast<slurm::JobId>(i.claim.job_id), i.claim.nodes}, "claimed",
               {{"reason", "the job runs the attempt on these nodes"}});
 }
 
@@ -53,8 +53,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::DropSpares& i)
                                  {"decision", "tried again next pass"}});
     return {};
   }
-  return fact("spares-dropped", {{"attempt", i.attempt.number}, {"job_id", i.job.job_id}, {"nodes", i.nodes}},
-              "spares-dropped",
+  return fact(records::SparesDropped{i.attempt.number, i.job.job_id, i.nodes}, "spares-dropped",
               {{"shortfall", i.shortfall},
                {"reason", "job " + std::to_string(i.job.job_id) + " cannot get its nodes and spares (" + i.shortfall +
                               "): it asks for the training's " + std::to_string(i.nodes) + " now; the next job asks for "

@@ -8,9 +8,7 @@ namespace mlsup::engine {
 util::Result<void> Actor::submit_failed(const AttemptState& a, const slurm::Error& e) {
   const std::string kind(slurm::error_kind_name(e.kind));
   const bool unknown = decide::outcome_unknown(e.kind);
-  if (auto ok = record("submit-failed", {{"attempt", a.number}, {"kind", kind}, {"code", e.code}, {"message", e.message},
-                                         {"outcome", unknown ? "unknown" : "refused"}});
-      !ok)
+  if (auto ok = record(records::SubmitFailed{a.number, e.kind, e.code, e.message, unknown ? "unknown" : "refused"}); !ok)
     return ok;
   const CampaignState& s = state();
   const auto retry = decide::submit_retry(s.current()->submit_failures, config_, edges_.now());

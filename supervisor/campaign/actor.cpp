@@ -40,7 +40,7 @@ util::Result<void> Actor::keep_lease(double seconds) {
   return held;
 }
 
-util::Result<void> Actor::record(const std::string& type, json fields) {
+util::Result<void> Actor::append(const std::string& type, json fields) {
   if (auto leased = keep_lease(0); !leased) return leased;
   auto r = journal_->append(type, std::move(fields), edges_.now());
   if (!r) return std::unexpected(r.error());
@@ -66,8 +66,8 @@ void Actor::emit(const json& e) {
   if (edges_.on_event) edges_.on_event(e);
 }
 
-util::Result<void> Actor::fact(const std::string& type, const json& fields, decide::EventKind what, json extra) {
-  if (auto ok = record(type, fields); !ok) return ok;
+util::Result<void> Actor::append_fact(const std::string& type, const json& fields, decide::EventKind what, json extra) {
+  if (auto ok = append(type, fields); !ok) return ok;
   json ev = fields;
   ev.update(extra);
   event(what, std::move(ev));

@@ -16,6 +16,7 @@
 #include "decide/event_kinds.h"
 #include "reconcile/intents.h"
 #include "state/memory.h"
+#include "state/records.h"
 #include "state/state.h"
 #include "util/error.h"
 
@@ -51,10 +52,16 @@ class Actor {
   // Alerts go where a reloaded config says.
   void reload();
 
+  // A record of R's type (state/records.h) appended to the journal.
+  template <class R>
+  util::Result<void> record(const R& r) {
+    return append(std::string(R::kType), nlohmann::json(r));
+  }
   // A fact: the record appended, then told as the event (the record's fields and extra).
-  util::Result<void> fact(const std::string& type, const nlohmann::json& fields, decide::EventKind what,
-                          nlohmann::json extra = nlohmann::json::object());
-  util::Result<void> record(const std::string& type, nlohmann::json fields);
+  template <class R>
+  util::Result<void> fact(const R& r, decide::EventKind what, nlohmann::json extra = nlohmann::json::object()) {
+    return append_fact(std::string(R::kType), nlohmann::json(r), what, std::move(extra));
+  }
   void event(decide::EventKind what, nlohmann::json fields);
   // event() as a function, for what tells through the actor (the observer, the template keeper).
   Tell teller() {
@@ -96,6 +103,8 @@ class Actor {
   util::Result<void> act(const CampaignState& s, const intent::ChainValues& i);
   util::Result<void> act(const CampaignState& s, const intent::Status& i);
   util::Result<void> act(const CampaignState& s, const intent::TakeRequest& i);
+  // A request that goes ahead journaled as its verb's record, told with why.
+  util::Result<void> take(const records::Asked& asked, const Request& r, nlohmann::json why);
   util::Result<void> act(const CampaignState& s, const intent::Hold& i);
   util::Result<void> act(const CampaignState& s, const intent::Release& i);
   util::Result<void> act(const CampaignState& s, const intent::ClearSwitch& i);
@@ -109,6 +118,9 @@ class Actor {
   util::Result<void> act(const CampaignState& s, const intent::CancelDuplicate& i);
   util::Result<void> act(const CampaignState& s, const intent::DropSpares& i);
 
+  util::Result<void> append(const std::string& type, nlohmann::json fields);
+  util::Result<void> append_fact(const std::string& type, const nlohmann::json& fields, decide::EventKind what,
+                                 nlohmann::json extra);
   void emit(const nlohmann::json& e);
   // sbatch for attempt a, whose intent is journaled.
   util::Result<void> send(const AttemptState& a);

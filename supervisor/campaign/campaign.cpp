@@ -66,7 +66,7 @@ util::Result<std::unique_ptr<Campaign>> Campaign::open(config::Config config, Ed
   auto& actor = c->actor_;
   if (!actor.state().problems.empty()) return c;  // every pass reports them; no new id, no claim on a state that lacks records
   if (actor.state().campaign_id.empty()) {
-    if (auto ok = actor.record("campaign", {{"id", random_id()}, {"name", c->config_.name}}); !ok)
+    if (auto ok = actor.record(records::Campaign{random_id(), c->config_.name}); !ok)
       return std::unexpected(ok.error());
   }
   c->campaign_id_ = actor.state().campaign_id;

@@ -33,10 +33,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::Cancel& i) {
   fs::create_directories(config_.dir().fenced(), ec);
   if (auto ok = journal::write_atomically(config_.dir().fence(a.number), i.reason + "\n"); !ok)
     return ok;
-  const std::string cls(decide::class_name(i.why));
-  json fields = {{"attempt", a.number}, {"job_id", id}, {"class", cls}, {"reason", i.reason}};
-  if (i.steps_only) fields["steps_only"] = true;
-  auto ok = fact("cancel-intent", fields, "cancelling", {{"fenced", true}});
+  auto ok = fact(records::CancelIntent{a.number, id, i.why, i.reason, i.steps_only}, "cancelling", {{"fenced", true}});
   if (!ok) return ok;
   if (i.steps_only) {  // spare nodes: the attempt's run is killed; the job runs on for the next attempt
     if (auto leased = keep_lease(kSlurmCallBound); !leased) return leased;

@@ -14,6 +14,7 @@
 #include "decide/first_evidence.h"
 #include "decide/chain_tasks.h"
 #include "decide/event_kinds.h"
+#include "state/records.h"
 #include "state/state.h"
 #include "render/spares.h"
 #include "slurm_model/types.h"
@@ -105,7 +106,7 @@ struct Lift {
 
 // The attempt ended: the `ended` record's fields, and the job's output for the event.
 struct End {
-  nlohmann::json fields;
+  records::Ended ended;
   std::string output;
 };
 

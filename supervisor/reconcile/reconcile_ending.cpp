@@ -23,17 +23,24 @@ struct Reached {
   bool progressed = false;
 };
 
-// The `ended` record's fields: what ended, how it is classed, how far it got, what was decided and why.
-json ended_fields(const AttemptState& a, const slurm::Job& job, decide::EndClass cls, const Reached& r,
-                  const decide::Decision& d) {
-  return {{"attempt", a.number},           {"job_id", job.job_id},
-          {"class", std::string(decide::class_name(cls))},
-          {"slurm_state", std::string(slurm::state_name(job.state))},
-          {"exit_code", job.exit_code},    {"signal", job.exit_signal},
-          {"nodes", job.nodes},            {"step", r.step},
-          {"checkpoint_step", r.checkpoint_step}, {"resumed_from", a.resume_from},
-          {"progressed", r.progressed},    {"action", std::string(decide::action_name(d.action))},
-          {"delay", d.delay_seconds},      {"reason", d.reason}};
+// The `ended` record's account of the ending: what ended, how it is classed, how far it got, what was
+// decided and why (beside the evidence blamed() put in it).
+void describe(records::Ended& e, const AttemptState& a, const slurm::Job& job, decide::EndClass cls, const Reached& r,
+              const decide::Decision& d) {
+  e.attempt = a.number;
+  e.job_id = job.job_id;
+  e.cls = cls;
+  e.slurm_state = job.state;
+  e.exit_code = job.exit_code;
+  e.signal = job.exit_signal;
+  e.nodes = job.nodes;
+  e.step = r.step;
+  e.checkpoint_step = r.checkpoint_step;
+  e.resumed_from = a.resume_from;
+  e.progressed = r.progressed;
+  e.action = d.action;
+  e.delay = d.delay_seconds;
+  e.reason = d.reason;
 }
 
 // A task number as srun wrote it ("1"); -1 for a range or a list ("0-3").
@@ -45,7 +52,7 @@ int single_rank(const std::string& tasks) {
 // What the ending says of each node of the job: Slurm's node states, srun's task reports and the
 // SPANK plugin's records (the first failing task of the job's steps, the failed health checks); and
 // the first failing task's node and rank when one is named (first_end).
-std::vector<decide::NodeEvidence> node_evidence(Pass& p, const slurm::Job& job, json& fields,
+std::vector<decide::NodeEvidence> node_evidence(Pass& p, const slurm::Job& job, records::Ended& ended,
                                                 std::optional<decide::FirstEnd>& first_end) {
   std::vector<decide::NodeEvidence> evidence;
   const auto* all = p.w.nodes && *p.w.nodes ? &**p.w.nodes : nullptr;
@@ -78,6 +85,7 @@ std::vector<decide::NodeEvidence> node_evidence(Pass& p, const slurm::Job& job, 
   }
   if (first) first_end = decide::FirstEnd{first->node, first->rank};
   if (srun) first_end = decide::FirstEnd{srun->report.node, single_rank(srun->report.tasks)};
+  auto& fields = ended.evidence;
   if (first)
     fields["first_failure"] = {{"node", first->node}, {"step", first->step}, {"rank", first->rank},
                                {"exit_code", first->exit_code}, {"signal", first->signal}};
@@ -109,16 +117,16 @@ bool excluded_for(const CampaignState& s, int attempt) {
 // The nodes an ending other than a hang blames (a hang was judged when it was cancelled), with the
 // evidence's fields for the `ended` record; a failure that follows the training lifts the rule's exclusions.
 std::vector<intent::Exclude> blamed(Pass& p, const AttemptState& a, const slurm::Job& job, const decide::EndingVerdict& v,
-                                    json& fields) {
+                                    records::Ended& ended) {
   if (v.cls == decide::EndClass::Hang || !decide::node_related(v.cls)) return {};
   std::optional<decide::FirstEnd> first;
-  const auto evidence = node_evidence(p, job, fields, first);
-  fields["suspects"] = decide::suspects(evidence);
+  const auto evidence = node_evidence(p, job, ended, first);
+  ended.suspects = decide::suspects(evidence);
   std::optional<FirstWeighed> weighed;
   if (first && v.cls == decide::EndClass::Failed && evidence.size() > 1) {
     first->step = v.step;
     weighed = weigh(p, *first);
-    if (weighed->verdict.follows_training) fields["follows_training"] = true;
+    if (weighed->verdict.follows_training) ended.follows_training = true;
     if (weighed->verdict.found) p.add(intent::Lift{a.number, weighed->verdict.lift, *weighed->verdict.found});
   }
   return blame_exclusions(p.s, a.number, v.cls, evidence, p.c, p.wall(), weighed);
@@ -151,20 +159,19 @@ void end(Pass& p, const AttemptState& a, const slurm::Job& job, bool vanished, b
                             !vanished && job.state == slurm::JobState::Failed && job.batch_host.empty() &&
                                 decide::never_starts(job.reason)};
   auto v = decide::judge_ending(facts, p.s.restarts, p.c, p.wall());
-  json evidence = json::object();
-  auto exclusions = blamed(p, a, job, v, evidence);
+  records::Ended ended;
+  auto exclusions = blamed(p, a, job, v, ended);
   if (!exclusions.empty() && !facts.new_exclusion) {  // judged again: a newly excluded node needs no backoff
     facts.new_exclusion = true;
     v = decide::judge_ending(facts, p.s.restarts, p.c, p.wall());
   }
   lifecycle_decision(p.s, a, v.cls, p.w.kill_switch_ours, v.decision);
-  json fields = ended_fields(a, job, v.cls, {v.step, facts.checkpoint_step, v.progressed}, v.decision);
-  fields.update(evidence);
-  fields["new_exclusion"] = facts.new_exclusion;
-  if (!source.empty()) fields["end_source"] = std::string(source);
-  if (!gone.empty()) fields["reason"] = fields["reason"].get<std::string>() + ": " + std::string(gone);
+  describe(ended, a, job, v.cls, {v.step, facts.checkpoint_step, v.progressed}, v.decision);
+  ended.new_exclusion = facts.new_exclusion;
+  ended.end_source = std::string(source);
+  if (!gone.empty()) ended.reason += ": " + std::string(gone);
   for (auto& e : exclusions) p.add(std::move(e));
-  p.add(intent::End{std::move(fields), job.std_out});
+  p.add(intent::End{std::move(ended), job.std_out});
   if (v.cls == decide::EndClass::Completed) prune(p, {.resumed_from = a.resume_from});  // what keep leaves for good
   if (v.decision.action == decide::Action::Pause) return;
   if (v.decision.action != decide::Action::Resubmit) return finish(p, v.decision.exit_code, v.decision.reason, &a, true);

@@ -193,7 +193,7 @@ TEST_CASE("lifecycle: what a pause or a cancel calls for in each phase") {
       const bool cancel = row.s.cancel_requested;
       if (const auto* fin = std::get_if<engine::intent::Finish>(&i))
         CHECK(fin->code == (cancel ? decide::kCancelled : decide::kStoppedBySwitch));
-      if (const auto* end = std::get_if<engine::intent::End>(&i); end && row.s.paused) CHECK(end->fields["action"] == row.action);
+      if (const auto* end = std::get_if<engine::intent::End>(&i); end && row.s.paused) CHECK(nlohmann::json(end->ended)["action"] == row.action);
       if (const auto* c = std::get_if<engine::intent::Cancel>(&i))
         CHECK(c->why == (cancel ? decide::EndClass::CancelRequested : decide::EndClass::KillSwitch));
     }

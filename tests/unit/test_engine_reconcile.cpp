@@ -125,8 +125,8 @@ TEST_CASE("reconcile: a failed job is ended, then resubmitted after its backoff,
   auto first = decide(s, w, f.config);
   REQUIRE(kinds(first.intents) == "Status End");
   const auto& end = std::get<engine::intent::End>(first.intents.back());
-  CHECK(end.fields["class"] == "failed");
-  CHECK(end.fields["action"] == "resubmit");
+  CHECK(nlohmann::json(end.ended)["class"] == "failed");
+  CHECK(nlohmann::json(end.ended)["action"] == "resubmit");
   // The journal now says: ended, resubmission decided 5 s on (backoff 5 s).
   s.attempts.back().ended = true;
   s.awaiting_submit = true;
@@ -511,10 +511,10 @@ TEST_CASE("spare nodes: a failed run in a job Slurm shrank ends the attempt as a
   const auto r = decide(spare_campaign(), w, f.config);
   REQUIRE(kinds(r.intents) == "Status End");
   const auto& end = std::get<engine::intent::End>(r.intents[1]);
-  CHECK(end.fields["class"] == "node_fail");
-  CHECK(end.fields["action"] == "resubmit");
+  CHECK(nlohmann::json(end.ended)["class"] == "node_fail");
+  CHECK(nlohmann::json(end.ended)["action"] == "resubmit");
   w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{spare_job("n[1-3]")});  // the run failed, its nodes are all there
-  CHECK(std::get<engine::intent::End>(decide(spare_campaign(), w, f.config).intents[1]).fields["class"] == "failed");
+  CHECK(nlohmann::json(std::get<engine::intent::End>(decide(spare_campaign(), w, f.config).intents[1]).ended)["class"] == "failed");
   w.spare_end = 0;  // a run that succeeded ends the job itself: judged from the job's ending
   CHECK(kinds(decide(spare_campaign(), w, f.config).intents) == "Status");
 }
@@ -528,7 +528,7 @@ TEST_CASE("spare nodes: a hang's killed run ends the attempt as a hang while the
   w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{spare_job("n[1-3]")});
   const auto r = decide(s, w, f.config);
   REQUIRE(kinds(r.intents) == "Status End");
-  CHECK(std::get<engine::intent::End>(r.intents[1]).fields["class"] == "hang");
+  CHECK(nlohmann::json(std::get<engine::intent::End>(r.intents[1]).ended)["class"] == "hang");
 }
 
 TEST_CASE("spare nodes: the next attempt goes into the running job on the survivor and the spare, else to a new job") {

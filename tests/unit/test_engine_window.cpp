@@ -158,8 +158,8 @@ TEST_CASE("window: an ending on the window's switch is resubmitted at once, an e
   for (const auto& i : out.intents)
     if (const auto* e = std::get_if<engine::intent::End>(&i)) {
       ended = true;
-      CHECK(e->fields["action"] == "resubmit");
-      CHECK(e->fields["delay"] == 0);
+      CHECK(nlohmann::json(e->ended)["action"] == "resubmit");
+      CHECK(nlohmann::json(e->ended)["delay"] == 0);
     }
   CHECK(ended);
   engine::Memory told;
