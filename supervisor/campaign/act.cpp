@@ -150,8 +150,9 @@ util::Result<void> Actor::act(const CampaignState&, const intent::Adopt& i) {
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::Exclude& i) {
-  records::Exclude x{i.attempt, i.blamed.node, i.blamed.reason, i.until, i.blamed.first_evidence, -1, 0};
-  if (x.first_evidence) {
+  records::Exclude x{i.attempt, i.blamed.node, i.blamed.reason, i.until, "", -1, 0};
+  if (i.blamed.first_evidence) {
+    x.rule = "first_evidence";
     x.rank = i.first_end.rank;
     x.step = i.first_end.step;
   }

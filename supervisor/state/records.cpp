@@ -1,327 +1,276 @@
+// Each record's JSON from a table of its fields: key, member, whether it is written only when set (not
+// its default), and whether one of another type makes the record unusable (a field replay uses) or is
+// left at its default (one it does not, as an older mlsup's journal may have it).
 #include "state/records.h"
+
+#include <tuple>
 
 namespace mlsup::engine::records {
 using nlohmann::json;
 
 namespace {
 
-// Reads key into v when present (a wrong type throws, and replay reports the record); else keeps v.
-template <class T>
-void read(const json& j, const char* key, T& v) {
-  v = j.value(key, v);
-}
+enum class Keep { Always, WhenSet };  // WhenSet: left out while the member has its default
+enum class Bad { Fails, Defaults };    // a value of another type: the record is unusable, or the default stays
 
-// As read, for a field that replay does not use: one of another type is left at its default, as an
-// older mlsup's journal may have it, rather than making the whole record unusable.
-template <class T>
-void soft(const json& j, const char* key, T& v) {
-  try {
-    v = j.value(key, v);
-  } catch (const json::exception&) {
-  }
-}
+template <class R, class T>
+struct Field {
+  const char* key;
+  T R::*member;
+  Keep keep = Keep::Always;
+  Bad bad = Bad::Fails;
+};
 
+constexpr Keep kWhenSet = Keep::WhenSet;
+constexpr Bad kSoft = Bad::Defaults;
+
+// The enums a record holds, by their names in the journal ("" reads as none).
 std::optional<decide::Action> action_from_name(std::string_view name) {
   for (auto a : {decide::Action::Finish, decide::Action::Resubmit, decide::Action::Stop, decide::Action::Pause})
     if (decide::action_name(a) == name) return a;
   return std::nullopt;
 }
-
-void asked_to_json(json& j, const Asked& r) { j = {{"request", r.request}, {"verb", r.verb}, {"by", r.by}}; }
-void asked_from_json(const json& j, Asked& r) {
-  read(j, "request", r.request);
-  soft(j, "verb", r.verb);
-  soft(j, "by", r.by);
+json encode(decide::EndClass c) { return std::string(decide::class_name(c)); }
+json encode(decide::Action a) { return std::string(decide::action_name(a)); }
+json encode(slurm::JobState s) { return std::string(slurm::state_name(s)); }
+json encode(slurm::ErrorKind k) { return std::string(slurm::error_kind_name(k)); }
+template <class T>
+json encode(const T& v) {
+  return v;
+}
+void decode(const json& j, std::optional<decide::EndClass>& c) { c = decide::class_from_name(j.get<std::string>()); }
+void decode(const json& j, std::optional<decide::Action>& a) { a = action_from_name(j.get<std::string>()); }
+void decode(const json& j, slurm::JobState& s) { s = slurm::state_from_name(j.get<std::string>()); }
+void decode(const json& j, slurm::ErrorKind& k) { k = slurm::error_kind_from_name(j.get<std::string>()); }
+template <class T>
+void decode(const json& j, T& v) {
+  v = j.get<T>();
+}
+template <class T>
+void decode(const json& j, std::optional<T>& v) {
+  T x{};
+  decode(j, x);
+  v = std::move(x);
 }
 
-void submitted_to_json(json& j, const Submitted& r) {
-  j = {{"attempt", r.attempt}, {"job_id", r.job_id}, {"chain", r.chain.value_or(false)}, {"held", r.held}};
+template <class T>
+bool is_set(const T& v, const T& unset) {
+  return !(v == unset);
 }
-void submitted_from_json(const json& j, Submitted& r) {
-  read(j, "attempt", r.attempt);
-  read(j, "job_id", r.job_id);
-  if (j.contains("chain")) r.chain = j.value("chain", false);
-  read(j, "held", r.held);
+
+template <class Obj, class R, class T>
+void put(json& j, const Obj& r, const Field<R, T>& f) {
+  const T& v = r.*(f.member);
+  if constexpr (requires { v.has_value(); }) {
+    if (v) j[f.key] = encode(*v);
+  } else if (f.keep == Keep::Always || is_set(v, Obj{}.*(f.member))) {
+    j[f.key] = encode(v);
+  }
 }
+
+template <class Obj, class R, class T>
+void take(const json& j, Obj& r, const Field<R, T>& f) {
+  if (!j.is_object()) (void)j.value(f.key, 0);  // throws: a record is an object
+  const auto it = j.find(f.key);
+  if (it == j.end() || (it->is_null() && f.bad == Bad::Defaults)) return;
+  if (f.bad == Bad::Fails) return decode(*it, r.*(f.member));
+  try {
+    T v = r.*(f.member);
+    decode(*it, v);
+    r.*(f.member) = std::move(v);
+  } catch (const json::exception&) {
+  }
+}
+
+template <class Obj, class... F>
+void write(json& j, const Obj& r, const std::tuple<F...>& fields) {
+  j = json::object();
+  std::apply([&](const auto&... f) { (put(j, r, f), ...); }, fields);
+}
+
+template <class Obj, class... F>
+void read(const json& j, Obj& r, const std::tuple<F...>& fields) {
+  std::apply([&](const auto&... f) { (take(j, r, f), ...); }, fields);
+}
+
+// The tables, one per record (a derived record's fields after its base's).
+auto fields(const Campaign*) { return std::tuple{Field{"id", &Campaign::id}, Field{"name", &Campaign::name, Keep::Always, kSoft}}; }
+auto fields(const SubmitIntent*) {
+  using R = SubmitIntent;
+  return std::tuple{Field{"attempt", &R::attempt},           Field{"tag", &R::tag},
+                    Field{"resume_from", &R::resume_from},   Field{"resume_step", &R::resume_step},
+                    Field{"exclude", &R::exclude},           Field{"chain", &R::chain, kWhenSet},
+                    Field{"chain_job", &R::chain_job, kWhenSet}, Field{"in_job", &R::in_job, kWhenSet},
+                    Field{"step_nodes", &R::step_nodes, kWhenSet}};
+}
+auto fields(const Submitted*) {
+  using R = Submitted;
+  return std::tuple{Field{"attempt", &R::attempt}, Field{"job_id", &R::job_id}, Field{"chain", &R::chain},
+                    Field{"held", &R::held}};
+}
+auto fields(const Adopted*) { return fields(static_cast<const Submitted*>(nullptr)); }
+auto fields(const SubmitFailed*) {
+  using R = SubmitFailed;
+  return std::tuple{Field{"attempt", &R::attempt}, Field{"kind", &R::kind}, Field{"code", &R::code, Keep::Always, kSoft},
+                    Field{"message", &R::message}, Field{"outcome", &R::outcome, Keep::Always, kSoft}};
+}
+auto fields(const SbatchStarted*) {
+  using R = SbatchStarted;
+  return std::tuple{Field{"attempt", &R::attempt}, Field{"pid", &R::pid},         Field{"start_ticks", &R::start_ticks},
+                    Field{"host", &R::host},       Field{"boot_id", &R::boot_id}, Field{"server_time", &R::server_time}};
+}
+auto fields(const SbatchAwaited*) {
+  using R = SbatchAwaited;
+  return std::tuple{Field{"attempt", &R::attempt}, Field{"pid", &R::pid}, Field{"host", &R::host, Keep::Always, kSoft}};
+}
+auto fields(const SbatchEnded*) {
+  using R = SbatchEnded;
+  return std::tuple{Field{"attempt", &R::attempt}, Field{"pid", &R::pid, Keep::Always, kSoft},
+                    Field{"killed", &R::killed, Keep::Always, kSoft}};
+}
+auto fields(const SparesDropped*) {
+  using R = SparesDropped;
+  return std::tuple{Field{"attempt", &R::attempt}, Field{"job_id", &R::job_id, Keep::Always, kSoft},
+                    Field{"nodes", &R::nodes, Keep::Always, kSoft}};
+}
+auto fields(const CancelIntent*) {
+  using R = CancelIntent;
+  return std::tuple{Field{"attempt", &R::attempt}, Field{"job_id", &R::job_id, Keep::Always, kSoft}, Field{"class", &R::cls},
+                    Field{"reason", &R::reason, Keep::Always, kSoft}, Field{"steps_only", &R::steps_only, kWhenSet}};
+}
+auto fields(const PendingAlert*) {
+  using R = PendingAlert;
+  return std::tuple{Field{"attempt", &R::attempt}, Field{"job_id", &R::job_id, Keep::Always, kSoft},
+                    Field{"reason", &R::reason, Keep::Always, kSoft}};
+}
+auto fields(const Ended*) {
+  using R = Ended;
+  return std::tuple{Field{"attempt", &R::attempt},
+                    Field{"job_id", &R::job_id, Keep::Always, kSoft},
+                    Field{"class", &R::cls},
+                    Field{"slurm_state", &R::slurm_state, Keep::Always, kSoft},
+                    Field{"exit_code", &R::exit_code, Keep::Always, kSoft},
+                    Field{"signal", &R::signal, Keep::Always, kSoft},
+                    Field{"nodes", &R::nodes},
+                    Field{"step", &R::step},
+                    Field{"checkpoint_step", &R::checkpoint_step, Keep::Always, kSoft},
+                    Field{"resumed_from", &R::resumed_from, Keep::Always, kSoft},
+                    Field{"progressed", &R::progressed},
+                    Field{"action", &R::action},
+                    Field{"delay", &R::delay},
+                    Field{"reason", &R::reason, Keep::Always, kSoft},
+                    Field{"suspects", &R::suspects},
+                    Field{"follows_training", &R::follows_training, kWhenSet},
+                    Field{"new_exclusion", &R::new_exclusion},
+                    Field{"end_source", &R::end_source, kWhenSet, kSoft}};
+}
+auto fields(const Finished*) { return std::tuple{Field{"code", &Finished::code}, Field{"reason", &Finished::reason}}; }
+auto fields(const Relaxed*) {
+  using R = Relaxed;
+  return std::tuple{Field{"attempt", &R::attempt}, Field{"job_id", &R::job_id, Keep::Always, kSoft}, Field{"node", &R::node}};
+}
+auto fields(const Claimed*) {
+  using R = Claimed;
+  return std::tuple{Field{"attempt", &R::attempt}, Field{"job_id", &R::job_id}, Field{"task", &R::task, Keep::Always, kSoft},
+                    Field{"how", &R::how}, Field{"resume_from", &R::resume_from}};
+}
+auto fields(const StepClaimed*) {
+  using R = StepClaimed;
+  return std::tuple{Field{"attempt", &R::attempt}, Field{"job_id", &R::job_id, Keep::Always, kSoft}, Field{"nodes", &R::nodes}};
+}
+auto fields(const ChainExhausted*) {
+  using R = ChainExhausted;
+  return std::tuple{Field{"attempt", &R::attempt}, Field{"job_id", &R::job_id, Keep::Always, kSoft}, Field{"tag", &R::tag}};
+}
+auto asked() {
+  return std::tuple{Field{"request", &Asked::request}, Field{"verb", &Asked::verb, Keep::Always, kSoft},
+                    Field{"by", &Asked::by, Keep::Always, kSoft}};
+}
+auto fields(const Resumed*) {
+  return std::tuple_cat(asked(), std::tuple{Field{"from", &Resumed::from}, Field{"from_step", &Resumed::from_step}});
+}
+auto fields(const Paused*) { return std::tuple_cat(asked(), std::tuple{Field{"now", &Paused::now}}); }
+auto fields(const CancelRequested*) { return asked(); }
+auto fields(const RequestRefused*) {
+  return std::tuple_cat(asked(), std::tuple{Field{"code", &RequestRefused::code, Keep::Always, kSoft},
+                                            Field{"reason", &RequestRefused::reason, Keep::Always, kSoft}});
+}
+auto fields(const Held*) {
+  return std::tuple{Field{"attempt", &Held::attempt}, Field{"job_id", &Held::job_id, Keep::Always, kSoft}, Field{"for", &Held::for_}};
+}
+auto fields(const Released*) {
+  using R = Released;
+  return std::tuple{Field{"attempt", &R::attempt}, Field{"job_id", &R::job_id, Keep::Always, kSoft},
+                    Field{"for", &R::for_, kWhenSet, kSoft}};
+}
+auto fields(const SwitchSet*) { return std::tuple{Field{"attempt", &SwitchSet::attempt}, Field{"for", &SwitchSet::for_}}; }
+auto fields(const SwitchCleared*) {
+  return std::tuple{Field{"attempt", &SwitchCleared::attempt}, Field{"removed", &SwitchCleared::removed, Keep::Always, kSoft}};
+}
+auto fields(const Exclude*) {
+  using R = Exclude;  // attempt: for status only, so one of another type reads as 0
+  return std::tuple{Field{"attempt", &R::attempt, Keep::Always, kSoft}, Field{"node", &R::node},
+                    Field{"reason", &R::reason},   Field{"until", &R::until},
+                    Field{"rule", &R::rule, kWhenSet}, Field{"rank", &R::rank, kWhenSet},
+                    Field{"step", &R::step, kWhenSet}};
+}
+auto fields(const ExclusionLifted*) {
+  using R = ExclusionLifted;
+  return std::tuple{Field{"attempt", &R::attempt, Keep::Always, kSoft}, Field{"lifted", &R::lifted}, Field{"rank", &R::rank},
+                    Field{"step", &R::step}, Field{"tolerance", &R::tolerance}, Field{"reason", &R::reason, Keep::Always, kSoft}};
+}
+auto fields(const DuplicateCancelled*) {
+  using R = DuplicateCancelled;  // no replay reads it
+  return std::tuple{Field{"attempt", &R::attempt, Keep::Always, kSoft}, Field{"job_id", &R::job_id, Keep::Always, kSoft},
+                    Field{"state", &R::state, Keep::Always, kSoft}, Field{"attempt_job", &R::attempt_job, Keep::Always, kSoft},
+                    Field{"revived", &R::revived, Keep::Always, kSoft}};
+}
+
+// What an ending's evidence holds beyond the table's fields, as the event tells it.
+constexpr const char* kEvidence[] = {"first_failure", "first_reported", "victims", "health_failed"};
 
 }  // namespace
 
-void to_json(json& j, const Campaign& r) { j = {{"id", r.id}, {"name", r.name}}; }
-void from_json(const json& j, Campaign& r) {
-  read(j, "id", r.id);
-  soft(j, "name", r.name);
-}
-
-void to_json(json& j, const SubmitIntent& r) {
-  j = {{"attempt", r.attempt}, {"tag", r.tag}, {"resume_from", r.resume_from}, {"resume_step", r.resume_step}, {"exclude", r.exclude}};
-  if (r.chain) j.update({{"chain", true}, {"chain_job", r.chain_job}});
-  if (r.in_job) j.update({{"in_job", r.in_job}, {"step_nodes", r.step_nodes}});
-}
-void from_json(const json& j, SubmitIntent& r) {
-  read(j, "attempt", r.attempt);
-  read(j, "tag", r.tag);
-  read(j, "resume_from", r.resume_from);
-  read(j, "resume_step", r.resume_step);
-  read(j, "exclude", r.exclude);
-  read(j, "chain", r.chain);
-  read(j, "chain_job", r.chain_job);
-  read(j, "in_job", r.in_job);
-  read(j, "step_nodes", r.step_nodes);
-}
-
-void to_json(json& j, const Submitted& r) { submitted_to_json(j, r); }
-void from_json(const json& j, Submitted& r) { submitted_from_json(j, r); }
-void to_json(json& j, const Adopted& r) { submitted_to_json(j, r); }
-void from_json(const json& j, Adopted& r) { submitted_from_json(j, r); }
-
-void to_json(json& j, const SubmitFailed& r) {
-  j = {{"attempt", r.attempt}, {"kind", std::string(slurm::error_kind_name(r.kind))}, {"code", r.code},
-       {"message", r.message}, {"outcome", r.outcome}};
-}
-void from_json(const json& j, SubmitFailed& r) {
-  read(j, "attempt", r.attempt);
-  r.kind = slurm::error_kind_from_name(j.value("kind", ""));
-  soft(j, "code", r.code);
-  read(j, "message", r.message);
-  soft(j, "outcome", r.outcome);
-}
-
-void to_json(json& j, const SbatchStarted& r) {
-  j = {{"attempt", r.attempt}, {"pid", r.pid}, {"start_ticks", r.start_ticks}, {"host", r.host}, {"boot_id", r.boot_id}};
-  if (r.server_time) j["server_time"] = *r.server_time;
-}
-void from_json(const json& j, SbatchStarted& r) {
-  read(j, "attempt", r.attempt);
-  read(j, "pid", r.pid);
-  read(j, "start_ticks", r.start_ticks);
-  read(j, "host", r.host);
-  read(j, "boot_id", r.boot_id);
-  if (j.contains("server_time")) r.server_time = j.value("server_time", 0.0);
-}
-
-void to_json(json& j, const SbatchAwaited& r) { j = {{"attempt", r.attempt}, {"pid", r.pid}, {"host", r.host}}; }
-void from_json(const json& j, SbatchAwaited& r) {
-  read(j, "attempt", r.attempt);
-  read(j, "pid", r.pid);
-  soft(j, "host", r.host);
-}
-
-void to_json(json& j, const SbatchEnded& r) { j = {{"attempt", r.attempt}, {"pid", r.pid}, {"killed", r.killed}}; }
-void from_json(const json& j, SbatchEnded& r) {
-  read(j, "attempt", r.attempt);
-  soft(j, "pid", r.pid);
-  soft(j, "killed", r.killed);
-}
-
-void to_json(json& j, const SparesDropped& r) { j = {{"attempt", r.attempt}, {"job_id", r.job_id}, {"nodes", r.nodes}}; }
-void from_json(const json& j, SparesDropped& r) {
-  read(j, "attempt", r.attempt);
-  soft(j, "job_id", r.job_id);
-  soft(j, "nodes", r.nodes);
-}
-
-void to_json(json& j, const CancelIntent& r) {
-  j = {{"attempt", r.attempt}, {"job_id", r.job_id}, {"class", r.cls ? std::string(decide::class_name(*r.cls)) : ""},
-       {"reason", r.reason}};
-  if (r.steps_only) j["steps_only"] = true;
-}
-void from_json(const json& j, CancelIntent& r) {
-  read(j, "attempt", r.attempt);
-  soft(j, "job_id", r.job_id);
-  r.cls = decide::class_from_name(j.value("class", ""));
-  soft(j, "reason", r.reason);
-  read(j, "steps_only", r.steps_only);
-}
-
-void to_json(json& j, const PendingAlert& r) { j = {{"attempt", r.attempt}, {"job_id", r.job_id}, {"reason", r.reason}}; }
-void from_json(const json& j, PendingAlert& r) {
-  read(j, "attempt", r.attempt);
-  soft(j, "job_id", r.job_id);
-  soft(j, "reason", r.reason);
-}
+#define MLSUP_RECORD_JSON(R)                                                                            \
+  void to_json(json& j, const R& r) { write(j, r, fields(static_cast<const R*>(nullptr))); }            \
+  void from_json(const json& j, R& r) { read(j, r, fields(static_cast<const R*>(nullptr))); }
+MLSUP_RECORD_JSON(Campaign)
+MLSUP_RECORD_JSON(SubmitIntent)
+MLSUP_RECORD_JSON(Submitted)
+MLSUP_RECORD_JSON(Adopted)
+MLSUP_RECORD_JSON(SubmitFailed)
+MLSUP_RECORD_JSON(SbatchStarted)
+MLSUP_RECORD_JSON(SbatchAwaited)
+MLSUP_RECORD_JSON(SbatchEnded)
+MLSUP_RECORD_JSON(SparesDropped)
+MLSUP_RECORD_JSON(CancelIntent)
+MLSUP_RECORD_JSON(PendingAlert)
+MLSUP_RECORD_JSON(Finished)
+MLSUP_RECORD_JSON(Relaxed)
+MLSUP_RECORD_JSON(Claimed)
+MLSUP_RECORD_JSON(StepClaimed)
+MLSUP_RECORD_JSON(ChainExhausted)
+MLSUP_RECORD_JSON(Resumed)
+MLSUP_RECORD_JSON(Paused)
+MLSUP_RECORD_JSON(CancelRequested)
+MLSUP_RECORD_JSON(RequestRefused)
+MLSUP_RECORD_JSON(Held)
+MLSUP_RECORD_JSON(Released)
+MLSUP_RECORD_JSON(SwitchSet)
+MLSUP_RECORD_JSON(SwitchCleared)
+MLSUP_RECORD_JSON(Exclude)
+MLSUP_RECORD_JSON(ExclusionLifted)
+MLSUP_RECORD_JSON(DuplicateCancelled)
+#undef MLSUP_RECORD_JSON
 
 void to_json(json& j, const Ended& r) {
-  j = {{"attempt", r.attempt},
-       {"job_id", r.job_id},
-       {"class", r.cls ? std::string(decide::class_name(*r.cls)) : ""},
-       {"slurm_state", std::string(slurm::state_name(r.slurm_state))},
-       {"exit_code", r.exit_code},
-       {"signal", r.signal},
-       {"nodes", r.nodes},
-       {"step", r.step},
-       {"checkpoint_step", r.checkpoint_step},
-       {"resumed_from", r.resumed_from},
-       {"progressed", r.progressed},
-       {"action", r.action ? std::string(decide::action_name(*r.action)) : ""},
-       {"delay", r.delay},
-       {"reason", r.reason},
-       {"new_exclusion", r.new_exclusion}};
+  write(j, r, fields(static_cast<const Ended*>(nullptr)));
   j.update(r.evidence);
-  if (r.suspects) j["suspects"] = *r.suspects;
-  if (r.follows_training) j["follows_training"] = true;
-  if (!r.end_source.empty()) j["end_source"] = r.end_source;
 }
 void from_json(const json& j, Ended& r) {
-  read(j, "attempt", r.attempt);
-  soft(j, "job_id", r.job_id);
-  r.cls = decide::class_from_name(j.value("class", ""));
-  std::string state;
-  soft(j, "slurm_state", state);
-  r.slurm_state = slurm::state_from_name(state);
-  soft(j, "exit_code", r.exit_code);
-  soft(j, "signal", r.signal);
-  read(j, "nodes", r.nodes);
-  read(j, "step", r.step);
-  soft(j, "checkpoint_step", r.checkpoint_step);
-  soft(j, "resumed_from", r.resumed_from);
-  read(j, "progressed", r.progressed);
-  r.action = action_from_name(j.value("action", ""));
-  read(j, "delay", r.delay);
-  soft(j, "reason", r.reason);
-  read(j, "new_exclusion", r.new_exclusion);
-  if (j.contains("suspects")) r.suspects = j.value("suspects", std::vector<std::string>{});
-  read(j, "follows_training", r.follows_training);
-  soft(j, "end_source", r.end_source);
-  for (const char* key : {"first_failure", "first_reported", "victims", "health_failed"})
+  read(j, r, fields(static_cast<const Ended*>(nullptr)));
+  for (const char* key : kEvidence)
     if (j.contains(key)) r.evidence[key] = j.at(key);
-}
-
-void to_json(json& j, const Finished& r) { j = {{"code", r.code}, {"reason", r.reason}}; }
-void from_json(const json& j, Finished& r) {
-  read(j, "code", r.code);
-  read(j, "reason", r.reason);
-}
-
-void to_json(json& j, const Relaxed& r) { j = {{"attempt", r.attempt}, {"job_id", r.job_id}, {"node", r.node}}; }
-void from_json(const json& j, Relaxed& r) {
-  read(j, "attempt", r.attempt);
-  soft(j, "job_id", r.job_id);
-  read(j, "node", r.node);
-}
-
-void to_json(json& j, const Claimed& r) {
-  j = {{"attempt", r.attempt}, {"job_id", r.job_id}, {"task", r.task}, {"how", r.how}, {"resume_from", r.resume_from.value_or("")}};
-}
-void from_json(const json& j, Claimed& r) {
-  read(j, "attempt", r.attempt);
-  read(j, "job_id", r.job_id);
-  soft(j, "task", r.task);
-  read(j, "how", r.how);
-  if (j.contains("resume_from")) r.resume_from = j.value("resume_from", "");
-}
-
-void to_json(json& j, const StepClaimed& r) { j = {{"attempt", r.attempt}, {"job_id", r.job_id}, {"nodes", r.nodes}}; }
-void from_json(const json& j, StepClaimed& r) {
-  read(j, "attempt", r.attempt);
-  soft(j, "job_id", r.job_id);
-  read(j, "nodes", r.nodes);
-}
-
-void to_json(json& j, const ChainExhausted& r) { j = {{"attempt", r.attempt}, {"job_id", r.job_id}, {"tag", r.tag.value_or("")}}; }
-void from_json(const json& j, ChainExhausted& r) {
-  read(j, "attempt", r.attempt);
-  soft(j, "job_id", r.job_id);
-  if (j.contains("tag")) r.tag = j.value("tag", "");
-}
-
-void to_json(json& j, const Resumed& r) {
-  asked_to_json(j, r);
-  j.update({{"from", r.from}, {"from_step", r.from_step}});
-}
-void from_json(const json& j, Resumed& r) {
-  asked_from_json(j, r);
-  read(j, "from", r.from);
-  read(j, "from_step", r.from_step);
-}
-
-void to_json(json& j, const Paused& r) {
-  asked_to_json(j, r);
-  j["now"] = r.now;
-}
-void from_json(const json& j, Paused& r) {
-  asked_from_json(j, r);
-  read(j, "now", r.now);
-}
-
-void to_json(json& j, const CancelRequested& r) { asked_to_json(j, r); }
-void from_json(const json& j, CancelRequested& r) { asked_from_json(j, r); }
-
-void to_json(json& j, const RequestRefused& r) {
-  asked_to_json(j, r);
-  j.update({{"code", r.code}, {"reason", r.reason}});
-}
-void from_json(const json& j, RequestRefused& r) {
-  asked_from_json(j, r);
-  soft(j, "code", r.code);
-  soft(j, "reason", r.reason);
-}
-
-void to_json(json& j, const Held& r) { j = {{"attempt", r.attempt}, {"job_id", r.job_id}, {"for", r.for_}}; }
-void from_json(const json& j, Held& r) {
-  read(j, "attempt", r.attempt);
-  soft(j, "job_id", r.job_id);
-  r.for_ = j.value("for", "pause");
-}
-
-void to_json(json& j, const Released& r) {
-  j = {{"attempt", r.attempt}, {"job_id", r.job_id}};
-  if (!r.for_.empty()) j["for"] = r.for_;
-}
-void from_json(const json& j, Released& r) {
-  read(j, "attempt", r.attempt);
-  soft(j, "job_id", r.job_id);
-  soft(j, "for", r.for_);
-}
-
-void to_json(json& j, const SwitchSet& r) { j = {{"attempt", r.attempt}, {"for", r.for_}}; }
-void from_json(const json& j, SwitchSet& r) {
-  read(j, "attempt", r.attempt);
-  read(j, "for", r.for_);
-}
-
-void to_json(json& j, const SwitchCleared& r) { j = {{"attempt", r.attempt}, {"removed", r.removed}}; }
-void from_json(const json& j, SwitchCleared& r) {
-  read(j, "attempt", r.attempt);
-  soft(j, "removed", r.removed);
-}
-
-void to_json(json& j, const Exclude& r) {
-  j = {{"attempt", r.attempt}, {"node", r.node}, {"reason", r.reason}, {"until", r.until}};
-  if (r.first_evidence) j.update({{"rule", "first_evidence"}, {"rank", r.rank}, {"step", r.step}});
-}
-void from_json(const json& j, Exclude& r) {
-  const auto at = j.find("attempt");
-  r.attempt = at != j.end() && at->is_number_integer() ? at->get<int>() : 0;
-  read(j, "node", r.node);
-  read(j, "reason", r.reason);
-  read(j, "until", r.until);
-  r.first_evidence = j.value("rule", "") == "first_evidence";
-  read(j, "rank", r.rank);
-  read(j, "step", r.step);
-}
-
-void to_json(json& j, const ExclusionLifted& r) {
-  j = {{"attempt", r.attempt}, {"lifted", r.lifted}, {"rank", r.rank}, {"step", r.step}, {"tolerance", r.tolerance},
-       {"reason", r.reason}};
-}
-void from_json(const json& j, ExclusionLifted& r) {
-  soft(j, "attempt", r.attempt);
-  read(j, "lifted", r.lifted);
-  read(j, "rank", r.rank);
-  read(j, "step", r.step);
-  read(j, "tolerance", r.tolerance);
-  soft(j, "reason", r.reason);
-}
-
-void to_json(json& j, const DuplicateCancelled& r) {
-  j = {{"attempt", r.attempt}, {"job_id", r.job_id}, {"state", r.state}, {"attempt_job", r.attempt_job}, {"revived", r.revived}};
-}
-void from_json(const json& j, DuplicateCancelled& r) {
-  soft(j, "attempt", r.attempt);
-  soft(j, "job_id", r.job_id);
-  soft(j, "state", r.state);
-  soft(j, "attempt_job", r.attempt_job);
-  soft(j, "revived", r.revived);
 }
 
 }  // namespace mlsup::engine::records

@@ -198,7 +198,7 @@ struct Held {
   static constexpr std::string_view kType = "held";
   int attempt = 0;
   slurm::JobId job_id = 0;
-  std::string for_;
+  std::string for_ = "pause";
 };
 struct Released {
   static constexpr std::string_view kType = "released";
@@ -225,9 +225,10 @@ struct Exclude {
   int attempt = 0;  // for status only: one an older journal wrote badly reads as 0
   std::string node, reason;
   double until = 0;
-  bool first_evidence = false;  // written as "rule": "first_evidence"
+  std::string rule;  // "first_evidence" for the first-evidence rule's, with the failure's rank and step
   int rank = -1;
   long long step = 0;
+  bool first_evidence() const { return rule == "first_evidence"; }
 };
 
 // A failure follows the training: the first-evidence rule's exclusions of these nodes end.

@@ -175,7 +175,7 @@ void on_relaxed(CampaignState& s, const rec::Relaxed& d, const JournalRecord& r)
 void on_exclude(CampaignState& s, const rec::Exclude& d, const JournalRecord& r) {
   s.ledger.push_back({d.node, d.reason, r.time, d.until});
   s.ledger_attempts.push_back(d.attempt);
-  if (d.first_evidence) s.rule_exclusions.push_back({s.ledger.size() - 1, {d.node, d.rank, d.step}});
+  if (d.first_evidence()) s.rule_exclusions.push_back({s.ledger.size() - 1, {d.node, d.rank, d.step}});
 }
 
 // A failure found to follow the training: the rule's exclusions of the nodes named end now.

@@ -40,8 +40,8 @@ TEST_CASE("journal records: each struct's JSON reads back into the same JSON") {
   round_trip(rec::Paused{{"r2", "pause", "ann"}, true});
   round_trip(rec::RequestRefused{{"r3", "cancel", "ann"}, 4, "ended already"});
   round_trip(rec::Released{1, 40, ""});
-  round_trip(rec::Exclude{2, "n2", "first to fail", 1e9, true, 1, 35});
-  round_trip(rec::Exclude{2, "n2", "silent", 1e9, false, -1, 0});
+  round_trip(rec::Exclude{2, "n2", "first to fail", 1e9, "first_evidence", 0, 35});
+  round_trip(rec::Exclude{2, "n2", "silent", 1e9, "", -1, 0});
   round_trip(rec::ExclusionLifted{3, {"n2"}, 1, 35, 10, "follows the training"});
 }
 
@@ -51,9 +51,12 @@ TEST_CASE("journal records: written as the journal has always had them, optional
   CHECK_FALSE(intent.contains("in_job"));
   const json released = rec::Released{1, 40, ""};
   CHECK_FALSE(released.contains("for"));
-  const json exclude = rec::Exclude{2, "n2", "silent", 5, false, -1, 0};
+  const json exclude = rec::Exclude{2, "n2", "silent", 5, "", -1, 0};
   CHECK_FALSE(exclude.contains("rule"));
-  CHECK(json(rec::Exclude{2, "n2", "x", 5, true, 1, 35})["rule"] == "first_evidence");
+  CHECK_FALSE(exclude.contains("rank"));
+  const json rule = rec::Exclude{2, "n2", "x", 5, "first_evidence", 0, 35};
+  CHECK(rule["rank"] == 0);  // rank 0 is a rank
+  CHECK(json::parse(rule.dump()).get<rec::Exclude>().first_evidence());
   const json ended = rec::Ended{.attempt = 1, .cls = decide::EndClass::Completed, .action = decide::Action::Finish};
   CHECK(ended["class"] == "completed");
   CHECK(ended["action"] == "finish");
