@@ -234,33 +234,7 @@ constexpr const char* kEvidence[] = {"first_failure", "first_reported", "victims
 #define MLSUP_RECORD_JSON(R)                                                                            \
   void to_json(json& j, const R& r) { write(j, r, fields(static_cast<const R*>(nullptr))); }            \
   void from_json(const json& j, R& r) { read(j, r, fields(static_cast<const R*>(nullptr))); }
-MLSUP_RECORD_JSON(Campaign)
-MLSUP_RECORD_JSON(SubmitIntent)
-MLSUP_RECORD_JSON(Submitted)
-MLSUP_RECORD_JSON(Adopted)
-MLSUP_RECORD_JSON(SubmitFailed)
-MLSUP_RECORD_JSON(SbatchStarted)
-MLSUP_RECORD_JSON(SbatchAwaited)
-MLSUP_RECORD_JSON(SbatchEnded)
-MLSUP_RECORD_JSON(SparesDropped)
-MLSUP_RECORD_JSON(CancelIntent)
-MLSUP_RECORD_JSON(PendingAlert)
-MLSUP_RECORD_JSON(Finished)
-MLSUP_RECORD_JSON(Relaxed)
-MLSUP_RECORD_JSON(Claimed)
-MLSUP_RECORD_JSON(StepClaimed)
-MLSUP_RECORD_JSON(ChainExhausted)
-MLSUP_RECORD_JSON(Resumed)
-MLSUP_RECORD_JSON(Paused)
-MLSUP_RECORD_JSON(CancelRequested)
-MLSUP_RECORD_JSON(RequestRefused)
-MLSUP_RECORD_JSON(Held)
-MLSUP_RECORD_JSON(Released)
-MLSUP_RECORD_JSON(SwitchSet)
-MLSUP_RECORD_JSON(SwitchCleared)
-MLSUP_RECORD_JSON(Exclude)
-MLSUP_RECORD_JSON(ExclusionLifted)
-MLSUP_RECORD_JSON(DuplicateCancelled)
+MLSUP_PLAIN_RECORDS(MLSUP_RECORD_JSON)
 #undef MLSUP_RECORD_JSON
 
 void to_json(json& j, const Ended& r) {

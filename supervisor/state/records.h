@@ -251,37 +251,41 @@ struct DuplicateCancelled {
   bool revived = false;
 };
 
-#define MLSUP_RECORD_JSON(R)                        \
-  void to_json(nlohmann::json& j, const R& r);      \
+// Every record but Ended (whose evidence is JSON of its own), for what is written once per record.
+#define MLSUP_PLAIN_RECORDS(X) \
+  X(Campaign) \
+  X(SubmitIntent) \
+  X(Submitted) \
+  X(Adopted) \
+  X(SubmitFailed) \
+  X(SbatchStarted) \
+  X(SbatchAwaited) \
+  X(SbatchEnded) \
+  X(SparesDropped) \
+  X(CancelIntent) \
+  X(PendingAlert) \
+  X(Finished) \
+  X(Relaxed) \
+  X(Claimed) \
+  X(StepClaimed) \
+  X(ChainExhausted) \
+  X(Resumed) \
+  X(Paused) \
+  X(CancelRequested) \
+  X(RequestRefused) \
+  X(Held) \
+  X(Released) \
+  X(SwitchSet) \
+  X(SwitchCleared) \
+  X(Exclude) \
+  X(ExclusionLifted) \
+  X(DuplicateCancelled)
+
+#define MLSUP_RECORD_JSON(R)                   \
+  void to_json(nlohmann::json& j, const R& r); \
   void from_json(const nlohmann::json& j, R& r);
-MLSUP_RECORD_JSON(Campaign)
-MLSUP_RECORD_JSON(SubmitIntent)
-MLSUP_RECORD_JSON(Submitted)
-MLSUP_RECORD_JSON(Adopted)
-MLSUP_RECORD_JSON(SubmitFailed)
-MLSUP_RECORD_JSON(SbatchStarted)
-MLSUP_RECORD_JSON(SbatchAwaited)
-MLSUP_RECORD_JSON(SbatchEnded)
-MLSUP_RECORD_JSON(SparesDropped)
-MLSUP_RECORD_JSON(CancelIntent)
-MLSUP_RECORD_JSON(PendingAlert)
+MLSUP_PLAIN_RECORDS(MLSUP_RECORD_JSON)
 MLSUP_RECORD_JSON(Ended)
-MLSUP_RECORD_JSON(Finished)
-MLSUP_RECORD_JSON(Relaxed)
-MLSUP_RECORD_JSON(Claimed)
-MLSUP_RECORD_JSON(StepClaimed)
-MLSUP_RECORD_JSON(ChainExhausted)
-MLSUP_RECORD_JSON(Resumed)
-MLSUP_RECORD_JSON(Paused)
-MLSUP_RECORD_JSON(CancelRequested)
-MLSUP_RECORD_JSON(RequestRefused)
-MLSUP_RECORD_JSON(Held)
-MLSUP_RECORD_JSON(Released)
-MLSUP_RECORD_JSON(SwitchSet)
-MLSUP_RECORD_JSON(SwitchCleared)
-MLSUP_RECORD_JSON(Exclude)
-MLSUP_RECORD_JSON(ExclusionLifted)
-MLSUP_RECORD_JSON(DuplicateCancelled)
 #undef MLSUP_RECORD_JSON
 
 }  // namespace mlsup::engine::records
