@@ -1,27 +1,22 @@
 #include "config/validate.h"
 
-#include <filesystem>
 #include <functional>
 #include <optional>
 #include <regex>
-#include <unistd.h>
 
 #include "config/duration.h"
+#include "config/environment_checks.h"
 #include "config/window.h"
-#include "util/zone.h"
-#include "util/files.h"
-#include "util/json.h"
 #include "util/strings.h"
 
 namespace mlsup::config {
-namespace fs = std::filesystem;
 namespace {
 
 // One rule: the key it blames, and a check that returns what is wrong, if anything.
 struct Rule {
   std::string_view key;
   std::function<std::optional<std::string>(const Config&)> check;
-  bool template_file = false;  // looks at files (the template, checkpoint.dir): only with LoadOptions::template_file
+  bool template_file = false;  // looks at files (config/environment_checks.h): only with LoadOptions::template_file
 };
 
 std::string d(Seconds s) { return "\"" + format_duration(s) + "\""; }
@@ -37,26 +32,6 @@ std::optional<std::string> check_name(const Config& c) {
 std::optional<std::string> check_template(const Config& c) {
   if (c.template_path.empty()) return "is required: the sbatch template or script to submit, e.g. `template: train.sbatch`";
   return std::nullopt;
-}
-
-std::optional<std::string> check_template_file(const Config& c) {
-  if (c.template_path.empty()) return std::nullopt;
-  std::error_code ec;
-  if (!fs::exists(c.template_path, ec)) return "\"" + c.template_path + "\" does not exist (relative paths start at the config's folder)";
-  if (!fs::is_regular_file(c.template_path, ec)) return "\"" + c.template_path + "\" is not a regular file";
-  if (::access(c.template_path.c_str(), R_OK) != 0) return "\"" + c.template_path + "\" is not readable";
-  return std::nullopt;
-}
-
-// A checkpoint.dir another campaign has claimed (its .mlsup-campaign names another state folder).
-std::optional<std::string> check_checkpoint_owner(const Config& c) {
-  const auto text = util::read_file(c.checkpoint.dir + "/.mlsup-campaign");
-  if (!text) return std::nullopt;
-  const auto claim = nlohmann::json::parse(*text, nullptr, false);
-  const std::string owner_state = util::string_field(claim, "state_dir");
-  if (owner_state.empty() || owner_state == c.state_dir) return std::nullopt;
-  return "\"" + c.checkpoint.dir + "\" belongs to campaign \"" + util::string_field(claim, "name", "?") + "\" (state in " +
-         owner_state + "); give this campaign a checkpoint directory of its own";
 }
 
 std::optional<std::string> at_least_poll(const Config& c, Seconds value, std::string_view what) {
@@ -141,12 +116,6 @@ std::optional<std::string> check_window(const Config& c, std::string_view part) 
   said.remove_prefix(part.size());
   if (util::starts_with(said, ":")) said.remove_prefix(1);
   return std::string(util::trim(said));
-}
-
-std::optional<std::string> check_window_zone(const Config& c) {
-  if (c.window.hours.empty() && c.window.zone.empty()) return std::nullopt;
-  if (const auto z = util::load_zone(c.window.zone); !z) return z.error().message;
-  return std::nullopt;
 }
 
 std::optional<std::string> check_extra_args(const Config& c) {
