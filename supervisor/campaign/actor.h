@@ -51,6 +51,9 @@ class Actor {
   util::Result<void> take_requests();
   // Alerts go where a reloaded config says.
   void reload();
+  // Looks at the template again (campaign/template_snapshot.h), its problems told as events; false
+  // when none has ever rendered.
+  bool take_template();
 
   // A record of R's type (state/records.h) appended to the journal.
   template <class R>
@@ -131,8 +134,6 @@ class Actor {
   void release_failed(int attempt, slurm::JobId id, const slurm::Error& error, const std::string& decision);
   // Journals a failed sbatch and tells what follows (campaign/act_submit_retry.cpp).
   util::Result<void> submit_failed(const AttemptState& a, const slurm::Error& e);
-  // Looks at the template again (campaign/template_snapshot.h); false when none has ever rendered.
-  bool take_template();
   // Spare nodes (campaign/act_spares.cpp): attempt a's values for the job that runs it on nodes (number 0:
   // none comes, the job ends); the hand-over of a to the running job (its old run's steps killed first).
   void write_spare_values(const AttemptState& a, slurm::JobId job, const std::vector<std::string>& nodes);

@@ -72,7 +72,7 @@ util::Result<std::unique_ptr<Campaign>> Campaign::open(config::Config config, Ed
   c->campaign_id_ = actor.state().campaign_id;
   if (auto ok = claim_checkpoint_dir(c->config_, c->campaign_id_); !ok) return std::unexpected(ok.error());
   c->load_memory();
-  if (!actor.state().finished_code) c->take_template();
+  if (!actor.state().finished_code) actor.take_template();
   return c;
 }
 
@@ -84,11 +84,7 @@ void Campaign::reload(config::Config config) {
                                      {"decision", "the window is read in UTC until its zone can be loaded"}});
   actor_.reload();
   templates_.retell();  // asked for: a template that does not render is told again
-  take_template();
-}
-
-void Campaign::take_template() {
-  templates_.take(config_, actor_.teller());
+  actor_.take_template();
 }
 
 util::Result<void> Campaign::requests() {

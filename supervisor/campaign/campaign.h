@@ -51,8 +51,6 @@ class Campaign {
   // resubmission, or a failed sbatch's last word, is due at once).
   util::Result<void> round(const CampaignState& s);
 
-  // Looks at the template again, its problems told as events.
-  void take_template();
   void load_memory();
   void save_memory();
   // True when the memory is as when it was last saved, or last found to be (by its text), but for

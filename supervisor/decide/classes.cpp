@@ -52,9 +52,14 @@ static_assert(in_enum_order(), "the class table's rows follow EndClass");
 
 }  // namespace
 
-std::string_view action_name(Action a) {
-  static constexpr std::string_view kActions[] = {"finish", "resubmit", "stop", "pause"};  // in Action order
-  return kActions[static_cast<std::size_t>(a)];
+constexpr std::string_view kActions[] = {"finish", "resubmit", "stop", "pause"};  // in Action order
+
+std::string_view action_name(Action a) { return kActions[static_cast<std::size_t>(a)]; }
+
+std::optional<Action> action_from_name(std::string_view name) {
+  for (std::size_t i = 0; i < std::size(kActions); ++i)
+    if (kActions[i] == name) return static_cast<Action>(i);
+  return std::nullopt;
 }
 
 std::span<const ClassRow> class_table() { return kRows; }

@@ -2,6 +2,7 @@
 // Every way an attempt can end and everything that follows from it, one row per class: its name (in
 // events, the journal and the budgets), the policy's action, exit code, budget and backoff, and
 // whether it may blame nodes. classify, policy, blame and replay read this table and nothing else.
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -26,6 +27,8 @@ struct ClassRow {
 
 // An action's name in the journal's `ended` record ("finish", "resubmit", "stop", "pause").
 std::string_view action_name(Action a);
+// The action of such a name; nullopt for any other text.
+std::optional<Action> action_from_name(std::string_view name);
 
 // The table, in EndClass order.
 std::span<const ClassRow> class_table();

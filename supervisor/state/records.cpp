@@ -25,11 +25,6 @@ constexpr Keep kWhenSet = Keep::WhenSet;
 constexpr Bad kSoft = Bad::Defaults;
 
 // The enums a record holds, by their names in the journal ("" reads as none).
-std::optional<decide::Action> action_from_name(std::string_view name) {
-  for (auto a : {decide::Action::Finish, decide::Action::Resubmit, decide::Action::Stop, decide::Action::Pause})
-    if (decide::action_name(a) == name) return a;
-  return std::nullopt;
-}
 json encode(decide::EndClass c) { return std::string(decide::class_name(c)); }
 json encode(decide::Action a) { return std::string(decide::action_name(a)); }
 json encode(slurm::JobState s) { return std::string(slurm::state_name(s)); }
@@ -39,7 +34,7 @@ json encode(const T& v) {
   return v;
 }
 void decode(const json& j, std::optional<decide::EndClass>& c) { c = decide::class_from_name(j.get<std::string>()); }
-void decode(const json& j, std::optional<decide::Action>& a) { a = action_from_name(j.get<std::string>()); }
+void decode(const json& j, std::optional<decide::Action>& a) { a = decide::action_from_name(j.get<std::string>()); }
 void decode(const json& j, slurm::JobState& s) { s = slurm::state_from_name(j.get<std::string>()); }
 void decode(const json& j, slurm::ErrorKind& k) { k = slurm::error_kind_from_name(j.get<std::string>()); }
 template <class T>
@@ -53,26 +48,20 @@ void decode(const json& j, std::optional<T>& v) {
   v = std::move(x);
 }
 
-template <class T>
-bool is_set(const T& v, const T& unset) {
-  return !(v == unset);
-}
-
 template <class Obj, class R, class T>
 void put(json& j, const Obj& r, const Field<R, T>& f) {
   const T& v = r.*(f.member);
   if constexpr (requires { v.has_value(); }) {
     if (v) j[f.key] = encode(*v);
-  } else if (f.keep == Keep::Always || is_set(v, Obj{}.*(f.member))) {
+  } else if (static const Obj unset{}; f.keep == Keep::Always || !(v == unset.*(f.member))) {
     j[f.key] = encode(v);
   }
 }
 
 template <class Obj, class R, class T>
 void take(const json& j, Obj& r, const Field<R, T>& f) {
-  if (!j.is_object()) (void)j.value(f.key, 0);  // throws: a record is an object
   const auto it = j.find(f.key);
-  if (it == j.end() || (it->is_null() && f.bad == Bad::Defaults)) return;
+  if (it == j.end()) return;
   if (f.bad == Bad::Fails) return decode(*it, r.*(f.member));
   try {
     T v = r.*(f.member);
@@ -90,6 +79,7 @@ void write(json& j, const Obj& r, const std::tuple<F...>& fields) {
 
 template <class Obj, class... F>
 void read(const json& j, Obj& r, const std::tuple<F...>& fields) {
+  if (!j.is_object()) (void)j.value("type", "");  // throws: a record is an object
   std::apply([&](const auto&... f) { (take(j, r, f), ...); }, fields);
 }
 
