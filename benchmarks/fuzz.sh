@@ -72,7 +72,7 @@ plugin_works() {
 build_plugin() {
   local gcc_major plugin_dir
   gcc_major=$(gcc -dumpversion | cut -d. -f1)
-  dpkg-query -W -f='${Status}' "gcc-$gcc_major-plugin-dev" 2>/dev/null | grep -q 'ok installed' ||
+  dpkg-query -W -f='${Status}' "gcc-$gcc_major-plugin-dev" 2>/dev/null | grep 'ok installed' >/dev/null ||
     apt_install "gcc-$gcc_major-plugin-dev"
   plugin_dir=$(gcc -print-file-name=plugin)
   mkdir -p "$build/afl"

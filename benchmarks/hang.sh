@@ -60,7 +60,7 @@ runner=$!
 # True once attempt N has a job (as `mlsup status --json` shows it); sets job to it.
 has_job() { job=$(attempt_job "$mlsup" "$conf" "$1"); [ -n "$job" ]; }
 # True while Slurm shows job J running.
-job_running() { scontrol -o show job "$1" 2>/dev/null | grep -q 'JobState=RUNNING'; }
+job_running() { scontrol -o show job "$1" 2>/dev/null | grep 'JobState=RUNNING' >/dev/null; }
 stepping() { local s; s=$(cut -d' ' -f1 "$state/heartbeats/attempt-$1" 2>/dev/null); [ -n "$s" ] && [ "$s" -ge "$2" ] 2>/dev/null; }
 # Waits until a command succeeds (at most 180 s, else the benchmark ends), polling every $poll_s seconds (0.05 unless set).
 wait_for() { local end=$(( $(date +%s) + 180 )); until "$@"; do [ "$(date +%s)" -lt "$end" ] || { echo "timed out: $*" >&2; exit 1; }; sleep "${poll_s:-0.05}"; done; }

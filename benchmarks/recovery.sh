@@ -98,7 +98,7 @@ bad=$(sinfo -h -N -o '%N' | sort -uV | head -1)
 
 # The filler's loop: once an mlsup job is queued or runs, keeps FILLER_QUEUED (2) filler jobs queued.
 filler_loop() {
-  until squeue -h -o '%k' | grep -q 'mlsup:'; do sleep 0.2; done
+  until squeue -h -o '%k' | grep 'mlsup:' >/dev/null; do sleep 0.2; done
   while :; do
     filler_submit $((${FILLER_QUEUED:-2} - $(squeue -h -n "$filler_name" -t PD -o '%i' | wc -l)))
     sleep 0.5

@@ -88,7 +88,7 @@ submit() {
         -o "$work/%j.out" "$@" "$work/batch.sh" "$work" "$n1,$n2") || return 1
   jobs_started+=("$j")
   for ((i = 0; i < 300; i++)); do
-    squeue -h -s -j "$j" -o %i 2>/dev/null | grep -qx "$j\.0" && { sleep 1; echo "$j"; return 0; }
+    squeue -h -s -j "$j" -o %i 2>/dev/null | grep -x "$j\.0" >/dev/null && { sleep 1; echo "$j"; return 0; }
     sleep 0.2
   done
   echo "job $j did not start its step" >&2; return 1
@@ -146,7 +146,7 @@ restore() {
   for ((i = 0; i < 120; i++)); do
     [ "$(sinfo -h -N -o '%T' | sort -u)" = idle ] && return 0
     # A node thawed with a step it could not kill while frozen may come back drained: say so, resume it.
-    if [ -n "$1" ] && sinfo -h -N -n "$1" -o '%T' | grep -q drain; then
+    if [ -n "$1" ] && sinfo -h -N -n "$1" -o '%T' | grep drain >/dev/null; then
       echo "  ($1 came back drained: $(sinfo -h -N -n "$1" -o '%E' | head -1); resumed)"
       scontrol update NodeName="$1" State=RESUME
     fi
@@ -187,8 +187,8 @@ new_step() {
     scancel) scancel "$j.0" ;;
     killtasks)  # SIGKILL of step 0's tasks on the survivor, as a watcher on the node or the rank itself would
       for p in $(pgrep -x sleep); do
-        tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx "SLURM_JOB_ID=$j" &&
-          tr '\0' '\n' < "/proc/$p/environ" | grep -qx "SLURMD_NODENAME=$n1" && kill -KILL "$p"
+        tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -x "SLURM_JOB_ID=$j" >/dev/null &&
+          tr '\0' '\n' < "/proc/$p/environ" | grep -x "SLURMD_NODENAME=$n1" >/dev/null && kill -KILL "$p"
       done ;;
   esac
   echo "$n1,$n3 $lasts $opts" > "$work/$j.go.tmp" && mv "$work/$j.go.tmp" "$work/$j.go"

@@ -356,7 +356,7 @@ start_slurmctld() {
   daemon_env slurmctld -f "$CONF" 9>&- ||
     fail_start "slurmctld did not start" "$DIR/log/slurmctld.log"
   deadline=$((SECONDS + limit))
-  until SL_TIMEOUT=5 sl scontrol ping 2>/dev/null | grep -q 'is UP'; do
+  until SL_TIMEOUT=5 sl scontrol ping 2>/dev/null | grep 'is UP' >/dev/null; do
     [ "$SECONDS" -lt "$deadline" ] || fail_start "slurmctld does not answer within ${limit}s" "$DIR/log/slurmctld.log"
     sleep 0.2
   done
@@ -568,7 +568,7 @@ cmd_stop() {
 cmd_status() {
   parse_dir_args "$@"
   load_info
-  if ! SL_TIMEOUT=10 sl scontrol ping 2>/dev/null | grep -q 'is UP'; then
+  if ! SL_TIMEOUT=10 sl scontrol ping 2>/dev/null | grep 'is UP' >/dev/null; then
     log "slurmctld of $CLUSTER in $DIR does not answer"
     return 1
   fi
@@ -591,7 +591,7 @@ stop_ctld() {
     wait_pids_gone 5 "${pids[@]}" || die "slurmctld ${pids[*]} does not die"
   fi
   local deadline=$((SECONDS + 10))
-  while ss -Htln "sport = :$CTLD_PORT" | grep -q .; do
+  while ss -Htln "sport = :$CTLD_PORT" | grep . >/dev/null; do
     [ "$SECONDS" -lt "$deadline" ] || die "port $CTLD_PORT still listening after slurmctld stopped"
     sleep 0.1
   done

@@ -33,7 +33,7 @@ EOF
 
 # Fails unless $1 is a node of the loaded cluster.
 check_node() {
-  node_names | grep -qxF -- "$1" || die "$1 is not a node of cluster $CLUSTER ($(node_names | tr '\n' ' '))"
+  node_names | grep -xF -- "$1" >/dev/null || die "$1 is not a node of cluster $CLUSTER ($(node_names | tr '\n' ' '))"
 }
 
 # Prints the slurmd port of node $1.
@@ -78,7 +78,7 @@ cmd_crash() {
   n="$(signal_until KILL gone 'slurmd|slurmstepd|helper|task' "$node")"
   port="$(node_port "$node")"
   deadline=$((SECONDS + 10))
-  while ss -Htln "sport = :$port" | grep -q .; do
+  while ss -Htln "sport = :$port" | grep . >/dev/null; do
     [ "$SECONDS" -lt "$deadline" ] || die "port $port of $node still listening after the crash"
     sleep 0.1
   done
@@ -226,7 +226,7 @@ cmd_crash_ctld() {
     wait_pids_gone 10 "${pids[@]}" || die "slurmctld ${pids[*]} does not die"
   fi
   local deadline=$((SECONDS + 10))
-  while ss -Htln "sport = :$CTLD_PORT" | grep -q .; do
+  while ss -Htln "sport = :$CTLD_PORT" | grep . >/dev/null; do
     [ "$SECONDS" -lt "$deadline" ] || die "port $CTLD_PORT still listening after slurmctld was killed"
     sleep 0.1
   done

@@ -18,7 +18,7 @@ bench() {
   echo "-- $name $* : exit $RC after $(( $(date +%s) - t0 ))s"
 }
 # True when the output has a line matching the extended regex.
-has_line() { echo "$OUT" | grep -qE "$1"; }
+has_line() { grep -qE "$1" <<<"$OUT"; }
 num='[0-9]+(\.[0-9]+)?'
 
 bench reaction.sh 150 --endings 3 --steady 5

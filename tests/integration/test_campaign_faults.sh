@@ -114,7 +114,7 @@ wait_until 60 has_event cancelling
 check "hang: found within the calibrated timeout plus a few polls" [ $(( $(date +%s) - hung_at )) -le 15 ]
 echo "hang detected $(( $(date +%s) - hung_at ))s after the tasks stopped (steady timeout 1m calibrated to 5s, poll 1s)"
 check "hang: the event says the timeout was calibrated" has_event hang-detected calibrated=true
-evidence_names_a_node() { sinfo -h -N -o '%N' | grep -qxF "$(head -1 "$STATE/attempts/1/hang-evidence.txt")"; }
+evidence_names_a_node() { sinfo -h -N -o '%N' | grep -xF "$(head -1 "$STATE/attempts/1/hang-evidence.txt")" >/dev/null; }
 check "hang: the hang command ran inside the job and its output was kept" evidence_names_a_node
 wait_campaign 300
 check "hang: campaign completed" [ "$RC" -eq 0 ]

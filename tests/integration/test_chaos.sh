@@ -23,7 +23,7 @@ out=$(MLSUP="$MLSUP" timeout -s KILL 600 bash "$REPO/benchmarks/chaos.sh" --acco
 echo "$out" | tail -n 5
 echo "chaos took $(( $(date +%s) - t0 ))s"
 line=$(echo "$out" | grep '^chaos:' | tail -n 1)
-said() { echo "$line" | grep -qE "$1"; }
+said() { grep -qE "$1" <<<"$line"; }
 check "chaos: the run ended with its summary" [ -n "$line" ]
 check "chaos: the supervisor was SIGKILLed 10 times" said "^chaos: 10 supervisor kills"
 check "chaos: no duplicate ever started" said "duplicates started: 0,"

@@ -189,7 +189,7 @@ step_restart_ctld() {
   timeout 90 "$CLUSTER_SH" restart-ctld --dir "$CLUSTER_DIR"
   job_in_state "$id" RUNNING || fail_check "job $id is $(job_state "$id") after restart-ctld"
   timeout 60 "$CLUSTER_SH" stop-ctld --dir "$CLUSTER_DIR"
-  ! timeout 20 scontrol ping 2>/dev/null | grep -q 'is UP' || fail_check "slurmctld still answers after stop-ctld"
+  ! timeout 20 scontrol ping 2>/dev/null | grep 'is UP' >/dev/null || fail_check "slurmctld still answers after stop-ctld"
   sleep 3
   timeout 60 "$CLUSTER_SH" start-ctld --dir "$CLUSTER_DIR"
   job_in_state "$id" RUNNING || fail_check "job $id is $(job_state "$id") after stop-ctld/start-ctld"

@@ -242,7 +242,7 @@ scenario_chaos() {
     --limit 420 2>&1)
   echo "$out" | tail -n 3
   line=$(echo "$out" | grep '^chaos:' | tail -n 1)
-  said() { echo "$line" | grep -qE "$1"; }
+  said() { grep -qE "$1" <<<"$line"; }
   check "controller chaos: the run ended with its summary" [ -n "$line" ]
   check "controller chaos: 8 supervisor kills" said "^chaos: 8 supervisor kills"
   check "controller chaos: each controller fault happened" said " 1 slurmctld restarts, 1 freezes, 1 crashes,"

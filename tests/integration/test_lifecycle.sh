@@ -125,7 +125,7 @@ ARRAY=$(job_of_attempt 1)
 verb pause "$CONF"
 check "chain pause: pause exits 0" [ "$VRC" -eq 0 ]
 check "chain pause: Slurm holds the queued tasks" wait_until 30 sh -c \
-  "scontrol -o show job $ARRAY | grep 'ArrayTaskId=2-8' | grep -q 'Reason=JobHeld'"
+  "scontrol -o show job $ARRAY | grep 'ArrayTaskId=2-8' | grep 'Reason=JobHeld' >/dev/null"
 check "chain pause: attempt 1's task failed at step 60 and the campaign is paused" wait_until 60 sh -c \
   "[ \"\$('$MLSUP' status '$CONF' --json | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s[\"state\"], s[\"history\"][0][\"ended\"])')\" = 'paused True' ]"
 sleep 4

@@ -34,7 +34,7 @@ fault_and_replace() {
 }
 
 # True when attempt 2's job does not run on NODE.
-replacement_avoids_node() { ! nodes_of "$(job_of_attempt 2)" | grep -qx "$NODE"; }
+replacement_avoids_node() { ! nodes_of "$(job_of_attempt 2)" | grep -x "$NODE" >/dev/null; }
 
 # The checks both faults share: quick replacement, exactly NODE in the ledger, not in the replacement.
 check_replaced() {
@@ -77,15 +77,23 @@ scenario_done
 
 # The partition's nodes in order (Slurm fills the lowest first), one per line.
 all_nodes() { sinfo -h -N -o '%N' | sort -uV; }
-all_idle() { ! sinfo -h -N -o '%T' | grep -qv '^idle$'; }
-fault() { "$REPO/tests/cluster/fault.sh" --dir "$slow" "$@" >/dev/null 2>&1; }
+# True when every node but $1 (if given) is idle.
+all_idle() { ! sinfo -h -N -o '%N %T' | grep -v -e '^[^ ]* idle$' ${1:+-e "^$1 "} >/dev/null; }
+# Injects a fault into the slow cluster; says what fault.sh said when it fails.
+fault() {
+  local said rc=0
+  said=$("$REPO/tests/cluster/fault.sh" --dir "$slow" "$@" 2>&1) || rc=$?
+  [ "$rc" -eq 0 ] || echo "fault $* failed (exit $rc): $said"
+  return "$rc"
+}
 export MLSUP_FAULT_DIR=$slow  # the trainer crashes on nodes marked sticky-bad there
 job_running() { [ "$(job_state "$1")" = RUNNING ]; }
-job_avoids() { ! nodes_of "$1" | grep -qx "$2"; }
+job_avoids() { ! nodes_of "$1" | grep -x "$2" >/dev/null; }
 # True when Slurm's ExcNodeList of job $1 holds node $2.
 job_excludes() {
+  [ -n "$1" ] || return 1
   local exc; exc=$(scontrol -o show job "$1" | grep -o 'ExcNodeList=[^ ]*' | cut -d= -f2)
-  [ "$exc" != "(null)" ] && scontrol show hostnames "$exc" | grep -qx "$2"
+  [ "$exc" != "(null)" ] && scontrol show hostnames "$exc" | grep -x "$2" >/dev/null
 }
 in_range() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
 # A 3-node campaign (of 4 nodes) whose trainer crashes on the lowest node, where Slurm puts it first.
@@ -93,8 +101,8 @@ in_range() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
 # sticky node within that time of seeing the job pend (Slurm may say ReqNodeNotAvail before the drain).
 sticky_campaign() {
   # Slurm puts the job on the lowest nodes only when they are free: a job of the last scenario may
-  # still be completing on one.
-  wait_until 60 all_idle || echo "not every node idle after 60 s: $(sinfo -h -N -o '%N %T' | tr '\n' ' ')"
+  # still be completing on one. A blocker ($2) keeps its node.
+  wait_until 60 all_idle "${2:-}" || echo "not every node idle after 60 s: $(sinfo -h -N -o '%N %T' | tr '\n' ' ')"
   NODE=$(all_nodes | head -1)
   fault sticky-bad "$NODE"
   check "$1: $NODE is marked sticky-bad before the campaign starts" test -e "$slow/sticky-bad/$NODE"
@@ -121,7 +129,7 @@ scenario "exclusions that leave a pending job too few nodes -> the oldest is dro
 blocker_node=$(all_nodes | tail -1)
 blocker=$(sbatch --parsable --exclusive -w "$blocker_node" -N1 -o /dev/null --wrap 'sleep 600')
 wait_until 30 job_running "$blocker"
-sticky_campaign relax
+sticky_campaign relax "$blocker_node"
 start_campaign
 # Attempt 2 excludes the sticky node (named first by attempt 1's failure) and waits for the blocked one.
 attempt2_pending() { local j; j=$(job_of_attempt 2); [ -n "$j" ] && [ "$(job_state "$j")" = PENDING ]; }
@@ -152,7 +160,7 @@ tick_until_done() {
   while [ "$(date +%s)" -lt "$deadline" ]; do
     "$MLSUP" tick "$CONF" > "$CDIR/tick.out" 2>&1; RC=$?
     # A tick that decided nothing prints nothing; one that ended the campaign says why last.
-    tail -n 1 "$CDIR/tick.out" | grep -q "^mlsup: " && ! grep -q "goes on\|nothing done" "$CDIR/tick.out" && return 0
+    tail -n 1 "$CDIR/tick.out" | grep "^mlsup: " >/dev/null && ! grep -q "goes on\|nothing done" "$CDIR/tick.out" && return 0
     sleep 2
   done
   RC=124
@@ -161,7 +169,7 @@ tick_until_done() {
 scenario "the same, driven by cron ticks (a new process every 2 s) -> the same decisions: excluded, pending, relaxed, completed"
 blocker=$(sbatch --parsable --exclusive -w "$blocker_node" -N1 -o /dev/null --wrap 'sleep 600')
 wait_until 30 job_running "$blocker"
-sticky_campaign relax-ticks
+sticky_campaign relax-ticks "$blocker_node"
 tick_until_done 240 &
 ticker=$!
 wait_until 150 attempt2_pending

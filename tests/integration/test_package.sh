@@ -13,7 +13,7 @@ USER_NAME=mlsupuser
 fail_now() { echo "FAILED: $*"; echo "0 passed, 1 failed"; exit 1; }
 [ "$(id -u)" = 0 ] || fail_now "installing the package needs root (dpkg -i); run this suite as root"
 [ -f "$BUILD/CPackConfig.cmake" ] || fail_now "$BUILD/CPackConfig.cmake is missing (configure the build first)"
-if dpkg-query -W -f='${Status}' mlsup 2>/dev/null | grep -q 'ok installed'; then
+if dpkg-query -W -f='${Status}' mlsup 2>/dev/null | grep 'ok installed' >/dev/null; then
   fail_now "the mlsup package is installed on this machine already; this suite would replace and remove it (dpkg -r mlsup first)"
 fi
 id "$USER_NAME" >/dev/null 2>&1 || useradd -m "$USER_NAME" || fail_now "cannot create user $USER_NAME"

@@ -62,7 +62,7 @@ records_of() { echo "$1/nodes/$2"; }
 reader() { "$READER" "$1" "$2"; }
 json_get() { python3 -c 'import json,sys; d=json.loads(sys.argv[1]); exec("print(" + sys.argv[2] + ")")' "$1" "$2"; }
 in_logs() { grep -qF -- "$1" "${LOGS[@]}"; }
-no_node_drained() { ! sinfo -h -N -o '%T' | grep -qiE 'drain|down|fail'; }
+no_node_drained() { ! sinfo -h -N -o '%T' | grep -iE 'drain|down|fail' >/dev/null; }
 step() { echo "--- $* ($(( $(date +%s) - SUITE_STARTED ))s)"; }
 
 step "options"

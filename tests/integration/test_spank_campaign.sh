@@ -41,7 +41,7 @@ echo "cluster up in $(( $(date +%s) - SUITE_STARTED ))s"
 fault() { "$REPO/tests/cluster/fault.sh" --dir "$CLUSTER" "$@" >/dev/null 2>&1; }
 all_nodes() { sinfo -h -N -o '%N' | sort -uV; }
 attempts() { attempt_numbers | tr '\n' ' '; }
-job_avoids() { ! nodes_of "$1" | grep -qx "$2"; }
+job_avoids() { ! nodes_of "$1" | grep -x "$2" >/dev/null; }
 replacement_running() { local j; j=$(job_of_attempt 2); [ -n "$j" ] && [ "$(job_state "$j")" = RUNNING ]; }
 # The highest step in attempt 1's per-task heartbeat files (P.d/<node>.<rank>).
 per_task_step_at_least() {

@@ -10,10 +10,10 @@ source "$(dirname "$0")/campaign_lib.sh"
 
 CLUSTER_DIR=$(dirname "$SLURM_CONF")
 fault() { "$REPO/tests/cluster/fault.sh" --dir "$CLUSTER_DIR" "$@" >/dev/null 2>&1; }
-all_idle() { ! sinfo -h -N -o '%T' | grep -qv '^idle$'; }
+all_idle() { ! sinfo -h -N -o '%T' | grep -v '^idle$' >/dev/null; }
 batch_host_of() { scontrol -o show job "$1" | grep -o ' BatchHost=[^ ]*' | cut -d= -f2; }
 job_running() { local j; j=$(job_of_attempt "$1"); [ -n "$j" ] && [ "$(job_state "$j")" = RUNNING ]; }
-job_avoids() { ! nodes_of "$1" | grep -qx "$2"; }
+job_avoids() { ! nodes_of "$1" | grep -x "$2" >/dev/null; }
 
 scenario "2 nodes + 1 spare, the batch host crashes -> the job (--no-kill, running on without its batch script) is cancelled as a node fault, the host excluded, a new job completes exactly"
 new_campaign spare-batch "--steps 300 --step-seconds 0.1 --ckpt-every 10"

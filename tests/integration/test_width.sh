@@ -23,7 +23,7 @@ batch_host_of() { scontrol -o show job "$1" | grep -o ' BatchHost=[^ ]*' | cut -
 job_running() { local j; j=$(job_of_attempt "$1"); [ -n "$j" ] && [ "$(job_state "$j")" = RUNNING ]; }
 job_pending() { local j; j=$(job_of_attempt "$1"); [ -n "$j" ] && [ "$(job_state "$j")" = PENDING ]; }
 check_critical() { "$MLSUP" check "$CONF" > "$CDIR/check.out" 2>&1; [ $? -eq 2 ] && grep -q "asks $WIDTH nodes" "$CDIR/check.out"; }
-all_usable() { ! sinfo -h -N -o '%T' | grep -qv -e '^idle$' -e '^allocated$' -e '^mixed$'; }
+all_usable() { ! sinfo -h -N -o '%T' | grep -v -e '^idle$' -e '^allocated$' -e '^mixed$' >/dev/null; }
 resume_all() { scontrol update NodeName="$(sinfo -h -N -o %N | sort -uV | paste -sd,)" State=RESUME 2>/dev/null || true; }
 
 wide_campaign() {
