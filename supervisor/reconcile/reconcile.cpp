@@ -57,8 +57,7 @@ std::vector<std::string> exclusions_for(Pass& p) {
   const int cap = decide::exclusion_cap(p.c.policy.exclusion_cap, usable, p.w.template_nodes + p.c.slurm.spare_nodes);
   auto nodes = decide::excluded_nodes(p.s.ledger, p.wall(), cap);
   if (nodes.size() < live)
-    p.report("exclusions-relaxed", {{"kept", nodes}, {"cap", cap},
-                                    {"reason", "excluding every blamed node would leave too few for the job"}});
+    p.report(decide::events::ExclusionsCapped{nodes, cap, "excluding every blamed node would leave too few for the job"});
   return nodes;
 }
 
@@ -78,12 +77,12 @@ bool absence_confirmed(Pass& p, const AttemptState& a) {
 void recover(Pass& p, const AttemptState& a) {
   const auto& found = *p.w.by_tag;
   if (!found) {
-    p.report("slurm-unavailable", {{"attempt", a.number}, {"detail", found.error().message}});
+    p.report(decide::events::SlurmUnavailable{.attempt = a.number, .detail = found.error().message});
     return;
   }
   if (found->empty() && p.w.accounting && !*p.w.accounting) {
-    p.report("accounting-unavailable", {{"attempt", a.number}, {"detail", p.w.accounting->error().message},
-                                        {"decision", "the job may exist: ask accounting again before submitting"}});
+    p.report(decide::events::AccountingUnavailable{.attempt = a.number, .detail = p.w.accounting->error().message,
+                                                   .decision = "the job may exist: ask accounting again before submitting"});
     return;
   }
   if (found->empty() && p.w.accounting && !(*p.w.accounting)->jobs.empty()) {
@@ -120,11 +119,11 @@ void unanswered(Pass& p, const AttemptState& a, const slurm::Error& e) {
   const double failing = p.mono() - p.m.slurm_failing_since;
   if (p.m.slurm_alerted || failing < static_cast<double>(p.c.notify.unreachable_after.count())) return;
   p.m.slurm_alerted = true;
-  p.report("slurm-unreachable",
-           {{"attempt", a.number}, {"job_id", *a.job_id}, {"kind", slurm::error_kind_name(e.kind)}, {"detail", e.message},
-            {"for", static_cast<long long>(failing)},
-            {"reason", "Slurm has not answered the job query for " + std::to_string(static_cast<long long>(failing)) +
-                           "s (" + e.message + "); the job's fate is unknown meanwhile: look at slurmctld"}});
+  const auto seconds = static_cast<long long>(failing);
+  p.report(decide::events::SlurmUnreachable{
+      a.number, *a.job_id, std::string(slurm::error_kind_name(e.kind)), e.message, seconds,
+      "Slurm has not answered the job query for " + std::to_string(seconds) + "s (" + e.message +
+          "); the job's fate is unknown meanwhile: look at slurmctld"});
 }
 
 // A job submitted this recently is looked at every poll_interval even while it pends: on a cluster
@@ -149,11 +148,9 @@ void watch_disk(Pass& p) {
   if (!p.w.disk) return;
   const decide::Severity level = decide::disk_severity(*p.w.disk, decide::DiskLimits{});
   if (static_cast<int>(level) > p.m.disk_level)
-    p.report("disk-nearly-full",
-             {{"path", p.w.disk->path}, {"level", severity_name(level)}, {"used_percent", p.w.disk->bytes_percent},
-              {"inodes_percent", p.w.disk->inodes_percent ? nlohmann::json(*p.w.disk->inodes_percent) : nlohmann::json(nullptr)},
-              {"reason", disk_text(*p.w.disk) + ": checkpoints may soon fail to be written; make room or move "
-                                                "checkpoint.dir"}});
+    p.report(decide::events::DiskNearlyFull{
+        p.w.disk->path, std::string(severity_name(level)), p.w.disk->bytes_percent, p.w.disk->inodes_percent,
+        disk_text(*p.w.disk) + ": checkpoints may soon fail to be written; make room or move checkpoint.dir"});
   p.m.disk_level = static_cast<int>(level);
 }
 
@@ -162,9 +159,8 @@ void watch_submitted(Pass& p, const AttemptState& a) {
   const auto& jobs = *p.w.jobs;
   if (!jobs) {
     if (jobs.error().message != p.m.slurm_error)
-      p.report("slurm-unavailable", {{"attempt", a.number}, {"job_id", *a.job_id},
-                                     {"kind", slurm::error_kind_name(jobs.error().kind)}, {"detail", jobs.error().message},
-                                     {"decision", "wait and ask again; nothing is decided"}});
+      p.report(decide::events::SlurmUnavailable{a.number, *a.job_id, std::string(slurm::error_kind_name(jobs.error().kind)),
+                                                jobs.error().message, "wait and ask again; nothing is decided"});
     p.m.slurm_error = jobs.error().message;
     p.m.duplicates_swept_at = 0;  // once it answers again (a restarted controller), its jobs are looked over at once
     unanswered(p, a, jobs.error());
@@ -182,7 +178,7 @@ void watch_submitted(Pass& p, const AttemptState& a) {
 void submit(Pass& p, int number) {
   const auto* scan = p.w.checkpoints ? &*p.w.checkpoints : nullptr;
   const auto newest = scan ? checkpoint::newest_complete(*scan) : std::nullopt;
-  if (scan && !scan->pointer_problem.empty()) p.report("checkpoint-pointer-ignored", {{"detail", scan->pointer_problem}});
+  if (scan && !scan->pointer_problem.empty()) p.report(decide::events::CheckpointPointerIgnored{scan->pointer_problem});
   const bool named = !p.s.resume_point.empty();  // `mlsup resume --from`
   const std::string resume_from = named ? p.s.resume_point : newest ? newest->path : "";
   const long long resume_step = named ? p.s.resume_point_step : newest ? newest->step : 0;
@@ -193,15 +189,15 @@ void submit(Pass& p, int number) {
   const AttemptState* previous = p.s.current();
   if (previous && previous->chain && previous->job_id && p.w.chain) {
     if (!*p.w.chain) {  // ask again next pass rather than start a second chain
-      p.report("slurm-unavailable", {{"attempt", number}, {"detail", p.w.chain->error().message},
-                                     {"decision", "ask again before submitting anything"}});
+      p.report(decide::events::SlurmUnavailable{
+          .attempt = number, .detail = p.w.chain->error().message, .decision = "ask again before submitting anything"});
       return;
     }
     sub.queued = next_task(**p.w.chain, previous->task_job_id.value_or(0));
   } else if (p.c.slurm.spare_nodes > 0 && previous && previous->job_id && p.w.chain) {
     if (!*p.w.chain) {  // ask again next pass rather than submit beside a job that may run it
-      p.report("slurm-unavailable", {{"attempt", number}, {"detail", p.w.chain->error().message},
-                                     {"decision", "ask again before submitting anything"}});
+      p.report(decide::events::SlurmUnavailable{
+          .attempt = number, .detail = p.w.chain->error().message, .decision = "ask again before submitting anything"});
       return;
     }
     place_in_job(p, *previous, **p.w.chain, sub);

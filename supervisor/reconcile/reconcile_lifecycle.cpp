@@ -134,10 +134,12 @@ void tell_window(Pass& p) {
   if (first && open) return;
   const std::string end = p.c.window.at_end == "pause" ? "a running training is asked to save and exit"
                                                        : "a running job goes on to its end";
-  p.report(open ? decide::EventKind("window-opened") : decide::EventKind("window-closed"),
-           {{"hours", p.c.window.hours}, {"until", p.w.window->changes_at},
-            {"reason", open ? "the campaign's window opened: held jobs are released, the next attempt may start"
-                            : "outside the campaign's window nothing starts: a queued job is held, " + end}});
+  if (open)
+    return p.report(decide::events::WindowOpened{
+        {p.c.window.hours, p.w.window->changes_at,
+         "the campaign's window opened: held jobs are released, the next attempt may start"}});
+  p.report(decide::events::WindowClosed{
+      {p.c.window.hours, p.w.window->changes_at, "outside the campaign's window nothing starts: a queued job is held, " + end}});
 }
 
 // Outside the window: nothing new starts. A queued job is held (in chain mode, the queued tasks); a

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "checkpoint/retention.h"
+#include "decide/events.h"
 #include "decide/recall.h"
 #include "reconcile/reconcile.h"
 
@@ -37,7 +38,11 @@ struct Pass {
   std::vector<Intent> out;
 
   void add(Intent i) { out.push_back(std::move(i)); }
-  void report(decide::EventKind event, nlohmann::json fields) { add(intent::Report{event, std::move(fields)}); }
+  // Tells an event (decide/events.h).
+  template <class E>
+  void report(const E& e) {
+    add(intent::Report{E::kKind, nlohmann::json(e)});
+  }
   double wall() const { return w.now.wall; }
   double mono() const { return w.now.mono; }
 };

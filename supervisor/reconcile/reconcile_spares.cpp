@@ -87,10 +87,9 @@ void place_in_job(Pass& p, const AttemptState& previous, const std::vector<slurm
     nodes = spare_step_nodes(previous.step_nodes, slurm::expand_hostlist(it->nodes), bad, needed);
   if (!nodes) {
     sub.stop_job = it->job_id;
-    p.report("spares-used-up", {{"attempt", sub.attempt}, {"job_id", it->job_id}, {"nodes", it->nodes},
-                                {"batch_host", it->batch_host}, {"unusable", bad},
-                                {"reason", "the job has no spare node left for the failed one (or its batch host is "
-                                           "lost): it ends, and a new job is submitted"}});
+    p.report(decide::events::SparesUsedUp{sub.attempt, it->job_id, it->nodes, it->batch_host, bad,
+                                          "the job has no spare node left for the failed one (or its batch host is "
+                                          "lost): it ends, and a new job is submitted"});
     return;
   }
   sub.in_job = it->job_id;

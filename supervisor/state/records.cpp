@@ -1,87 +1,53 @@
-// Each record's JSON from a table of its fields: key, member, whether it is written only when set (not
-// its default), and whether one of another type makes the record unusable (a field replay uses) or is
+// Each record's JSON from a table of its fields (util/json_fields.h): key, member, whether it is written
+// only when set, and whether one of another type makes the record unusable (a field replay uses) or is
 // left at its default (one it does not, as an older mlsup's journal may have it).
 #include "state/records.h"
 
 #include <tuple>
+
+#include "util/json_fields.h"
+
+// The enums a record holds, by their names in the journal ("" reads as none).
+namespace mlsup::util::fields {
+template <>
+struct Codec<decide::EndClass> {
+  static nlohmann::json encode(decide::EndClass c) { return std::string(decide::class_name(c)); }
+};
+template <>
+struct Codec<std::optional<decide::EndClass>> {
+  static void decode(const nlohmann::json& j, std::optional<decide::EndClass>& c) { c = decide::class_from_name(j.get<std::string>()); }
+};
+template <>
+struct Codec<decide::Action> {
+  static nlohmann::json encode(decide::Action a) { return std::string(decide::action_name(a)); }
+};
+template <>
+struct Codec<std::optional<decide::Action>> {
+  static void decode(const nlohmann::json& j, std::optional<decide::Action>& a) { a = decide::action_from_name(j.get<std::string>()); }
+};
+template <>
+struct Codec<slurm::JobState> {
+  static nlohmann::json encode(slurm::JobState s) { return std::string(slurm::state_name(s)); }
+  static void decode(const nlohmann::json& j, slurm::JobState& s) { s = slurm::state_from_name(j.get<std::string>()); }
+};
+template <>
+struct Codec<slurm::ErrorKind> {
+  static nlohmann::json encode(slurm::ErrorKind k) { return std::string(slurm::error_kind_name(k)); }
+  static void decode(const nlohmann::json& j, slurm::ErrorKind& k) { k = slurm::error_kind_from_name(j.get<std::string>()); }
+};
+}  // namespace mlsup::util::fields
 
 namespace mlsup::engine::records {
 using nlohmann::json;
 
 namespace {
 
-enum class Keep { Always, WhenSet };  // WhenSet: left out while the member has its default
-enum class Bad { Fails, Defaults };    // a value of another type: the record is unusable, or the default stays
-
-template <class R, class T>
-struct Field {
-  const char* key;
-  T R::*member;
-  Keep keep = Keep::Always;
-  Bad bad = Bad::Fails;
-};
-
+using util::fields::Field;
+using util::fields::Keep;
 constexpr Keep kWhenSet = Keep::WhenSet;
-constexpr Bad kSoft = Bad::Defaults;
-
-// The enums a record holds, by their names in the journal ("" reads as none).
-json encode(decide::EndClass c) { return std::string(decide::class_name(c)); }
-json encode(decide::Action a) { return std::string(decide::action_name(a)); }
-json encode(slurm::JobState s) { return std::string(slurm::state_name(s)); }
-json encode(slurm::ErrorKind k) { return std::string(slurm::error_kind_name(k)); }
-template <class T>
-json encode(const T& v) {
-  return v;
-}
-void decode(const json& j, std::optional<decide::EndClass>& c) { c = decide::class_from_name(j.get<std::string>()); }
-void decode(const json& j, std::optional<decide::Action>& a) { a = decide::action_from_name(j.get<std::string>()); }
-void decode(const json& j, slurm::JobState& s) { s = slurm::state_from_name(j.get<std::string>()); }
-void decode(const json& j, slurm::ErrorKind& k) { k = slurm::error_kind_from_name(j.get<std::string>()); }
-template <class T>
-void decode(const json& j, T& v) {
-  v = j.get<T>();
-}
-template <class T>
-void decode(const json& j, std::optional<T>& v) {
-  T x{};
-  decode(j, x);
-  v = std::move(x);
-}
-
-template <class Obj, class R, class T>
-void put(json& j, const Obj& r, const Field<R, T>& f) {
-  const T& v = r.*(f.member);
-  if constexpr (requires { v.has_value(); }) {
-    if (v) j[f.key] = encode(*v);
-  } else if (static const Obj unset{}; f.keep == Keep::Always || !(v == unset.*(f.member))) {
-    j[f.key] = encode(v);
-  }
-}
-
-template <class Obj, class R, class T>
-void take(const json& j, Obj& r, const Field<R, T>& f) {
-  const auto it = j.find(f.key);
-  if (it == j.end()) return;
-  if (f.bad == Bad::Fails) return decode(*it, r.*(f.member));
-  try {
-    T v = r.*(f.member);
-    decode(*it, v);
-    r.*(f.member) = std::move(v);
-  } catch (const json::exception&) {
-  }
-}
-
-template <class Obj, class... F>
-void write(json& j, const Obj& r, const std::tuple<F...>& fields) {
-  j = json::object();
-  std::apply([&](const auto&... f) { (put(j, r, f), ...); }, fields);
-}
-
-template <class Obj, class... F>
-void read(const json& j, Obj& r, const std::tuple<F...>& fields) {
-  if (!j.is_object()) (void)j.value("type", "");  // throws: a record is an object
-  std::apply([&](const auto&... f) { (take(j, r, f), ...); }, fields);
-}
+constexpr util::fields::Bad kSoft = util::fields::Bad::Defaults;
+using util::fields::read;
+using util::fields::write;
 
 // The tables, one per record (a derived record's fields after its base's).
 auto fields(const Campaign*) { return std::tuple{Field{"id", &Campaign::id}, Field{"name", &Campaign::name, Keep::Always, kSoft}}; }

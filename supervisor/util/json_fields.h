@@ -1,0 +1,83 @@
+#pragma once
+// A struct's JSON both ways from a table of its fields: key, member, whether it is written only when set
+// (not its default), and whether a value of another type makes the whole unusable or leaves the default.
+// The journal's records and the events are written and read through it.
+#include <optional>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
+
+namespace mlsup::util::fields {
+
+// Always: written (an empty optional is left out); WhenSet: left out while the member has its default;
+// Null: an optional written as null while empty.
+enum class Keep { Always, WhenSet, Null };
+enum class Bad { Fails, Defaults };    // a value of another type: reading fails, or the default stays
+
+template <class R, class T>
+struct Field {
+  const char* key;
+  T R::*member;
+  Keep keep = Keep::Always;
+  Bad bad = Bad::Fails;
+};
+
+// How a member's type is written and read: as nlohmann's JSON does, unless specialised (an enum by its
+// name, for example) before the first table that uses it.
+template <class T>
+struct Codec {
+  static nlohmann::json encode(const T& v) { return v; }
+  static void decode(const nlohmann::json& j, T& v) { v = j.get<T>(); }
+};
+template <class T>
+struct Codec<std::optional<T>> {
+  static void decode(const nlohmann::json& j, std::optional<T>& v) {
+    T x{};
+    Codec<T>::decode(j, x);
+    v = std::move(x);
+  }
+};
+
+template <class Obj, class R, class T>
+void put(nlohmann::json& j, const Obj& r, const Field<R, T>& f) {
+  const T& v = r.*(f.member);
+  if constexpr (requires { v.has_value(); }) {
+    if (v) j[f.key] = Codec<typename T::value_type>::encode(*v);
+    else if (f.keep == Keep::Null) j[f.key] = nullptr;
+  } else if (static const Obj unset{}; f.keep == Keep::Always || !(v == unset.*(f.member))) {
+    j[f.key] = Codec<T>::encode(v);
+  }
+}
+
+template <class Obj, class R, class T>
+void take(const nlohmann::json& j, Obj& r, const Field<R, T>& f) {
+  const auto it = j.find(f.key);
+  if (it == j.end()) return;
+  if constexpr (requires { r.*(f.member) = std::nullopt; }) {
+    if (f.keep == Keep::Null && it->is_null()) return (void)(r.*(f.member) = std::nullopt);
+  }
+  if (f.bad == Bad::Fails) return Codec<T>::decode(*it, r.*(f.member));
+  try {
+    T v = r.*(f.member);
+    Codec<T>::decode(*it, v);
+    r.*(f.member) = std::move(v);
+  } catch (const nlohmann::json::exception&) {
+  }
+}
+
+// r's fields as a JSON object.
+template <class Obj, class... F>
+void write(nlohmann::json& j, const Obj& r, const std::tuple<F...>& fields) {
+  j = nlohmann::json::object();
+  std::apply([&](const auto&... f) { (put(j, r, f), ...); }, fields);
+}
+
+// r's fields from a JSON object (a key absent: the default stays); throws nlohmann's exception for one
+// that is not an object, or for a field of another type read with Bad::Fails.
+template <class Obj, class... F>
+void read(const nlohmann::json& j, Obj& r, const std::tuple<F...>& fields) {
+  if (!j.is_object()) (void)j.at("");  // throws: only an object has fields
+  std::apply([&](const auto&... f) { (take(j, r, f), ...); }, fields);
+}
+
+}  // namespace mlsup::util::fields

@@ -1,0 +1,77 @@
+#include <doctest/doctest.h>
+
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "decide/events.h"
+
+using namespace mlsup;
+using nlohmann::json;
+namespace ev = decide::events;
+
+namespace {
+
+// The keys of an event's JSON.
+std::set<std::string> keys(const json& j) {
+  std::set<std::string> out;
+  for (const auto& [k, v] : j.items()) out.insert(k);
+  return out;
+}
+
+// An event's JSON read back through its struct and written again is the same JSON.
+template <class E>
+void round_trip(const E& e) {
+  const json once = e;
+  const json again = once.get<E>();
+  CHECK_MESSAGE(again == once, E::kKind.name(), ": ", once.dump());
+}
+
+}  // namespace
+
+TEST_CASE("events: each struct's JSON reads back into the same JSON, its kind beside it") {
+  round_trip(ev::ExclusionsCapped{{"n1", "n2"}, 2, "too few"});
+  round_trip(ev::SlurmUnavailable{3, 40, "Timeout", "timed out", "wait"});
+  round_trip(ev::AccountingUnavailable{3, 40, "no dbd", "ask again"});
+  round_trip(ev::SlurmUnreachable{3, 40, "Timeout", "timed out", 120, "look at slurmctld"});
+  round_trip(ev::DiskNearlyFull{"/ck", "WARNING", 81.5, 12.0, "make room"});
+  round_trip(ev::CheckpointPointerIgnored{"latest names step_9, which is not there"});
+  round_trip(ev::ChainTaskUnclaimed{2, 41, 30.5, "unclaimed"});
+  round_trip(ev::NodeRecordsProblems{40, {"n1:3: not JSON"}, "ignored"});
+  round_trip(ev::BudgetNearlySpent{4, "failed", 4, 5, "1h", "nearly spent"});
+  round_trip(ev::ForgottenWaiting{2, 40, {"a heartbeat"}, "wait"});
+  round_trip(ev::WindowOpened{{"20:00-07:00", 1800000000, "opened"}});
+  round_trip(ev::WindowClosed{{"20:00-07:00", 1800000000, "closed"}});
+  round_trip(ev::SparesUsedUp{2, 40, "n[1-3]", "n1", {"n2"}, "used up"});
+  round_trip(ev::SuspensionEnded{2, 12.5, "suspended"});
+  round_trip(ev::HeartbeatEmptyRead{2, "hb", "empty"});
+  round_trip(ev::Pending{2, 40, "Resources", "waits"});
+  round_trip(ev::CapacityRestored{2, 40, "asks 4 nodes", "back"});
+  round_trip(ev::CapacityShort{2, 40, "asks 4 nodes", true, "short"});
+  CHECK(ev::ExclusionsCapped::kKind == "exclusions-relaxed");
+  CHECK(ev::WindowOpened::kKind == "window-opened");
+  CHECK(ev::WindowClosed::kKind == "window-closed");
+}
+
+TEST_CASE("events: an empty optional is left out, or written as null where the event says so") {
+  CHECK(keys(json(ev::SlurmUnavailable{.attempt = 1, .detail = "x"})) == std::set<std::string>{"attempt", "detail"});
+  CHECK(keys(json(ev::SlurmUnavailable{1, 40, "Timeout", "x", "wait"})) ==
+        std::set<std::string>{"attempt", "job_id", "kind", "detail", "decision"});
+  CHECK(keys(json(ev::AccountingUnavailable{.attempt = 1, .detail = "x", .decision = "y"})) ==
+        std::set<std::string>{"attempt", "detail", "decision"});
+  const json disk = ev::DiskNearlyFull{"/ck", "CRITICAL", 96, std::nullopt, "full"};
+  REQUIRE(disk.contains("inodes_percent"));
+  CHECK(disk["inodes_percent"].is_null());
+  CHECK_FALSE(disk.get<ev::DiskNearlyFull>().inodes_percent.has_value());
+  CHECK(json(ev::SlurmUnreachable{1, 40, "Timeout", "x", 90, "y"})["for"] == 90);
+}
+
+TEST_CASE("events: read leniently, as an older event log may have them: a field of another type keeps its default") {
+  const auto e = json{{"attempt", "two"}, {"job_id", 40}, {"slurm_reason", "Priority"}}.get<ev::Pending>();
+  CHECK(e.attempt == 0);
+  CHECK(e.job_id == 40);
+  CHECK(e.slurm_reason == "Priority");
+  CHECK(e.reason.empty());
+  CHECK_THROWS(json::array().get<ev::Pending>());
+}
