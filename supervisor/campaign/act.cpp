@@ -44,7 +44,7 @@ util::Result<void> Actor::carry_out(const CampaignState& s, const Intent& i) {
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::Report& i) {
-  event(i.event, i.fields);
+  tell(i.event, i.fields);
   return {};
 }
 
@@ -53,9 +53,9 @@ util::Result<void> Actor::act(const CampaignState&, const intent::Prune& i) {
   for (const auto& old : i.old) {
     std::error_code ec;
     fs::remove_all(old.path, ec);
-    event("checkpoint-deleted", {{"path", old.path}, {"step", old.step},
-                                 {"reason", ec ? "could not delete: " + ec.message()
-                                               : "checkpoint.keep is " + std::to_string(config_.checkpoint.keep)}});
+    event(decide::events::CheckpointDeleted{
+        old.path, old.step,
+        ec ? "could not delete: " + ec.message() : "checkpoint.keep is " + std::to_string(config_.checkpoint.keep)});
   }
   return {};
 }
@@ -85,8 +85,8 @@ util::Result<void> Actor::send(const AttemptState& a) {
   if (!templates_.text()) return {};  // no template has rendered yet (told by take_template)
   auto plan = render::plan_submission(config_, *templates_.text(), {a.number, a.resume_from, a.exclude, a.tag, campaign_id_});
   if (!plan) {  // this attempt's values break a template that renders: told, tried again next pass
-    event("template-unusable", {{"attempt", a.number}, {"file", config_.template_path}, {"detail", plan.error().str()},
-                                {"alert", true}, {"decision", "nothing is submitted; tried again next pass"}});
+    event(decide::events::TemplateUnusable{a.number, config_.template_path, plan.error().str(), true,
+                                           "nothing is submitted; tried again next pass"});
     return {};
   }
   std::error_code ec;
@@ -96,8 +96,7 @@ util::Result<void> Actor::send(const AttemptState& a) {
   if (auto ok = journal::write_atomically(script, plan->script, 0644); !ok) return std::unexpected(ok.error());
   if (plan->array) write_chain_values(a, a.resume_from);  // the first task may start the moment sbatch returns
   if (const double waited = edges_.pace_submit ? edges_.pace_submit() : 0; waited >= 1)
-    event("submit-paced", {{"attempt", a.number}, {"waited", waited},
-                           {"reason", "the supervisor spaces its sbatch calls out (run/tick --submit-rate)"}});
+    event(decide::events::SubmitPaced{a.number, waited, "the supervisor spaces its sbatch calls out (run/tick --submit-rate)"});
   if (auto leased = keep_lease(static_cast<double>(slurm::kSbatchTimeout.count())); !leased) return leased;
   // Held until the journal has it: a job no journal names (an sbatch that outlived its supervisor, or
   // one of a supervisor that lost its lease) never starts, and is cancelled as a duplicate.
@@ -129,7 +128,7 @@ void Actor::release_failed(int attempt, slurm::JobId id, const slurm::Error& err
   focus(memory_, attempt);  // a submission's release fails before any pass has looked at its attempt
   if (memory_.release_error == error.message) return;
   memory_.release_error = error.message;
-  event("release-failed", {{"attempt", attempt}, {"job_id", id}, {"detail", error.message}, {"decision", decision}});
+  event(decide::events::ReleaseFailed{{attempt, id, error.message, decision}});
 }
 
 // A submission journaled: its job may start (the pass after releases it when this fails).
@@ -180,10 +179,10 @@ util::Result<void> Actor::act(const CampaignState&, const intent::Finish& i) {
   if (i.cancel_chain && keep_lease(kSlurmCallBound)) {  // without the lease, the supervisor that holds it does this
     const auto [attempt, array] = *i.cancel_chain;
     const auto done = edges_.slurm->cancel(array);
-    event("chain-cancelled", {{"attempt", attempt}, {"job_id", array},
-                              {"detail", !done                          ? done.error().message
+    event(decide::events::ChainCancelled{attempt, array,
+                                         !done                          ? done.error().message
                                          : config_.slurm.spare_nodes > 0 ? "the job, which would run the next attempt, is cancelled"
-                                                                         : "the chain's remaining tasks are cancelled"}});
+                                                                         : "the chain's remaining tasks are cancelled"});
   }
   return fact(records::Finished{i.code, i.reason}, i.code == 0 ? decide::EventKind("completed") : decide::EventKind("stopped"),
               {{"exit_code", i.code}, {"alert", true}});
@@ -192,8 +191,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::Finish& i) {
 util::Result<void> Actor::act(const CampaignState&, const intent::Relax& i) {
   if (auto leased = keep_lease(kSlurmCallBound); !leased) return leased;
   if (auto done = edges_.slurm->set_excluded(i.job.job_id, util::join(i.keep, ",")); !done) {
-    event("relax-failed", {{"attempt", i.attempt.number}, {"job_id", i.job.job_id}, {"node", i.node},
-                           {"detail", done.error().message}, {"decision", "retry next pass"}});
+    event(decide::events::RelaxFailed{i.attempt.number, i.job.job_id, i.node, done.error().message, "retry next pass"});
     return {};
   }
   memory_.unavailable_since = mono();  // the next one only after another full wait

@@ -20,7 +20,7 @@ void Actor::write_chain_values(const AttemptState& a, const std::string& resume_
   std::error_code ec;
   fs::create_directories(dir + "/claims", ec);
   if (auto ok = journal::write_atomically(dir + "/next.env", text, 0644); !ok)
-    event("chain-values-failed", {{"attempt", a.number}, {"detail", ok.error().message}});
+    event(decide::events::ChainValuesFailed{a.number, ok.error().message});
 }
 
 std::optional<std::string> Actor::patch_queued(const AttemptState& a, const slurm::Job& queued,
@@ -43,10 +43,12 @@ std::optional<std::string> Actor::patch_queued(const AttemptState& a, const slur
 
 util::Result<void> Actor::hand_over(const AttemptState& a, const slurm::Job& queued, const std::vector<std::string>& before) {
   write_chain_values(a, a.resume_from);
-  json ev = {{"attempt", a.number}, {"job_id", *a.job_id}, {"resume_from", a.resume_from}, {"exclude", a.exclude},
-             {"reason", "the chain's next queued task runs it, with these values"}};
-  if (const auto list = patch_queued(a, queued, before)) ev["exc_node_list"] = *list;
-  event("handed-over", ev);
+  event(decide::events::HandedOver{.attempt = a.number,
+                                   .job_id = *a.job_id,
+                                   .resume_from = a.resume_from,
+                                   .exclude = a.exclude,
+                                   .exc_node_list = patch_queued(a, queued, before),
+                                   .reason = "the chain's next queued task runs it, with these values"});
   return {};
 }
 
@@ -57,7 +59,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::ChainValues& i
 
 util::Result<void> Actor::act(const CampaignState&, const intent::PatchQueued& i) {
   if (const auto list = patch_queued(i.attempt, i.queued, i.before))
-    event("chain-excluded", {{"attempt", i.attempt.number}, {"job_id", i.queued.job_id}, {"exc_node_list", *list}});
+    event(decide::events::ChainExcluded{i.attempt.number, i.queued.job_id, *list});
   return {};
 }
 

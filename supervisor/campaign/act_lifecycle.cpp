@@ -60,9 +60,8 @@ util::Result<void> Actor::act(const CampaignState& s, const intent::TakeRequest&
     if (r.verb == Verb::Resume && fs::exists(config_.switches.kill)) {  // the resumed campaign is not stopped again
       std::error_code ec;
       if (!fs::remove(config_.switches.kill, ec) && ec) {
-        event("request-failed", {{"request", r.id}, {"verb", "resume"}, {"detail", "cannot remove the kill switch " +
-                                                                        config_.switches.kill + ": " + ec.message()},
-                                 {"decision", "tried again next pass"}});
+        event(decide::events::RequestFailed{r.id, "resume", "cannot remove the kill switch " + config_.switches.kill + ": " + ec.message(),
+                                            "tried again next pass"});
         return {};
       }
     }
@@ -77,8 +76,7 @@ util::Result<void> Actor::act(const CampaignState& s, const intent::TakeRequest&
 util::Result<void> Actor::act(const CampaignState&, const intent::Hold& i) {
   if (auto leased = keep_lease(kSlurmCallBound); !leased) return leased;
   if (auto done = edges_.slurm->hold(i.job_id); !done) {
-    event("hold-failed", {{"attempt", i.attempt.number}, {"job_id", i.job_id}, {"detail", done.error().message},
-                          {"decision", "tried again next pass"}});
+    event(decide::events::HoldFailed{{i.attempt.number, i.job_id, done.error().message, "tried again next pass"}});
     return {};
   }
   const bool window = i.why == "window";
@@ -120,8 +118,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::AskToStop& i) 
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
   if (auto ok = journal::write_atomically(path, i.why + " requested\n"); !ok) {
-    event("switch-failed", {{"attempt", i.attempt.number}, {"switch", path}, {"detail", ok.error().str()},
-                            {"decision", "tried again next pass"}});
+    event(decide::events::SwitchFailed{i.attempt.number, path, ok.error().str(), "tried again next pass"});
     return {};
   }
   return fact(records::SwitchSet{i.attempt.number, i.why}, "kill-switch-set",
@@ -133,8 +130,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::ClearSwitch& i
   const bool ours = util::read_file(path).value_or("").starts_with("window requested");
   std::error_code ec;
   if (ours && !fs::remove(path, ec) && ec) {
-    event("switch-failed", {{"attempt", i.attempt.number}, {"switch", path}, {"detail", "cannot remove it: " + ec.message()},
-                            {"decision", "tried again next pass"}});
+    event(decide::events::SwitchFailed{i.attempt.number, path, "cannot remove it: " + ec.message(), "tried again next pass"});
     return {};
   }
   return fact(records::SwitchCleared{i.attempt.number, ours}, "kill-switch-cleared",

@@ -30,8 +30,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::EndSbatch& i) 
 util::Result<void> Actor::act(const CampaignState&, const intent::CancelDuplicate& i) {
   if (auto leased = keep_lease(kSlurmCallBound); !leased) return leased;
   if (auto done = edges_.slurm->cancel(i.job.job_id); !done && !slurm::already_over(done.error())) {
-    event("duplicate-cancel-failed", {{"attempt", i.attempt}, {"job_id", i.job.job_id}, {"detail", done.error().message},
-                                      {"decision", "tried again next pass"}});
+    event(decide::events::DuplicateCancelFailed{{i.attempt, i.job.job_id, done.error().message, "tried again next pass"}});
     return {};
   }
   const std::string state(slurm::state_name(i.job.state));

@@ -20,16 +20,21 @@ void Actor::write_spare_values(const AttemptState& a, slurm::JobId job, const st
   std::error_code ec;
   fs::create_directories(dir + "/claims", ec);
   if (auto ok = journal::write_atomically(dir + "/next.env", text, 0644); !ok)
-    event("spare-values-failed", {{"attempt", a.number}, {"job_id", job}, {"detail", ok.error().message}});
+    event(decide::events::SpareValuesFailed{a.number, job, ok.error().message});
 }
 
 util::Result<void> Actor::hand_over_in_job(const AttemptState& a, slurm::JobId job, const std::vector<std::string>& nodes) {
   if (auto leased = keep_lease(kSlurmCallBound); !leased) return leased;
   const auto killed = edges_.slurm->kill_steps(job);  // the old run's ranks, on the nodes that still answer
   write_spare_values(a, job, nodes);
-  event("handed-over", {{"attempt", a.number}, {"job_id", job}, {"nodes", nodes}, {"resume_from", a.resume_from},
-                        {"exclude", a.exclude}, {"steps_killed", killed ? "yes" : killed.error().message},
-                        {"reason", "the job runs on with a spare node: it runs this attempt itself, no new submission"}});
+  event(decide::events::HandedOver{
+      .attempt = a.number,
+      .job_id = job,
+      .nodes = nodes,
+      .resume_from = a.resume_from,
+      .exclude = a.exclude,
+      .steps_killed = killed ? "yes" : killed.error().message,
+      .reason = "the job runs on with a spare node: it runs this attempt itself, no new submission"});
   return {};
 }
 
@@ -49,8 +54,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::DropSpares& i)
   const auto& j = i.job;
   const int tasks = j.node_count > 0 && j.num_tasks % j.node_count == 0 ? static_cast<int>(j.num_tasks / j.node_count) * i.nodes : 0;
   if (auto done = edges_.slurm->set_node_count(j.job_id, i.nodes, tasks); !done) {
-    event("spares-drop-failed", {{"attempt", i.attempt.number}, {"job_id", i.job.job_id}, {"detail", done.error().message},
-                                 {"decision", "tried again next pass"}});
+    event(decide::events::SparesDropFailed{{i.attempt.number, i.job.job_id, done.error().message, "tried again next pass"}});
     return {};
   }
   return fact(records::SparesDropped{i.attempt.number, i.job.job_id, i.nodes}, "spares-dropped",

@@ -22,7 +22,7 @@ util::Result<void> Actor::open() {
   journal_ = std::make_unique<journal::Journal>(std::move(*j));
   journal_->set_epoch(edges_.epoch);
   events_ = std::make_unique<journal::EventLog>(config_.dir().events());
-  for (const auto& w : journal_->warnings()) event("journal-repaired", {{"detail", w}});
+  for (const auto& w : journal_->warnings()) event(decide::events::JournalRepaired{w});
   return {};
 }
 
@@ -47,7 +47,7 @@ util::Result<void> Actor::append(const std::string& type, json fields) {
   return {};
 }
 
-void Actor::event(decide::EventKind what, json fields) {
+void Actor::tell(decide::EventKind what, json fields) {
   fields["event"] = what.name();
   fields["time"] = edges_.now();
   fields["campaign"] = config_.name;
@@ -70,7 +70,7 @@ util::Result<void> Actor::append_fact(const std::string& type, const json& field
   if (auto ok = append(type, fields); !ok) return ok;
   json ev = fields;
   ev.update(extra);
-  event(what, std::move(ev));
+  tell(what, std::move(ev));
   return {};
 }
 

@@ -14,6 +14,7 @@
 #include "campaign/template_snapshot.h"
 #include "config/config.h"
 #include "decide/event_kinds.h"
+#include "decide/events_act.h"
 #include "reconcile/intents.h"
 #include "state/memory.h"
 #include "state/records.h"
@@ -65,10 +66,14 @@ class Actor {
   util::Result<void> fact(const R& r, decide::EventKind what, nlohmann::json extra = nlohmann::json::object()) {
     return append_fact(std::string(R::kType), nlohmann::json(r), what, std::move(extra));
   }
-  void event(decide::EventKind what, nlohmann::json fields);
-  // event() as a function, for what tells through the actor (the observer, the template keeper).
+  // An event (decide/events_act.h) told: the event log, the console, and an alert where notify.on asks.
+  template <class E>
+  void event(const E& e) {
+    tell(E::kKind, nlohmann::json(e));
+  }
+  // tell() as a function, for what tells through the actor (the observer, the template keeper).
   Tell teller() {
-    return [this](decide::EventKind what, nlohmann::json fields) { event(what, std::move(fields)); };
+    return [this](decide::EventKind what, nlohmann::json fields) { tell(what, std::move(fields)); };
   }
   // The campaign as its journal tells it now: the records the journal gained since the last call
   // applied to the state kept (a reference to it, which later calls update).
@@ -124,6 +129,8 @@ class Actor {
   util::Result<void> append(const std::string& type, nlohmann::json fields);
   util::Result<void> append_fact(const std::string& type, const nlohmann::json& fields, decide::EventKind what,
                                  nlohmann::json extra);
+  // An event of kind what with these fields told (event() and intent::Report come here).
+  void tell(decide::EventKind what, nlohmann::json fields);
   void emit(const nlohmann::json& e);
   // sbatch for attempt a, whose intent is journaled.
   util::Result<void> send(const AttemptState& a);

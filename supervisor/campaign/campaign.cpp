@@ -77,11 +77,12 @@ util::Result<std::unique_ptr<Campaign>> Campaign::open(config::Config config, Ed
 }
 
 void Campaign::reload(config::Config config) {
-  actor_.event("config-reloaded", {{"file", config.source_file}, {"changed", config::changed_keys(config_, config)}});
+  actor_.event(decide::events::ConfigReloaded{.file = config.source_file, .changed = config::changed_keys(config_, config)});
   config_ = std::move(config);
   if (auto zone = observer_.window_zone(); !zone)
-    actor_.event("config-reloaded", {{"file", config_.source_file}, {"detail", zone.error().str()},
-                                     {"decision", "the window is read in UTC until its zone can be loaded"}});
+    actor_.event(decide::events::ConfigReloaded{.file = config_.source_file,
+                                                .detail = zone.error().str(),
+                                                .decision = "the window is read in UTC until its zone can be loaded"});
   actor_.reload();
   templates_.retell();  // asked for: a template that does not render is told again
   actor_.take_template();

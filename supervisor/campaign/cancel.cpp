@@ -38,8 +38,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::Cancel& i) {
   if (i.steps_only) {  // spare nodes: the attempt's run is killed; the job runs on for the next attempt
     if (auto leased = keep_lease(kSlurmCallBound); !leased) return leased;
     if (auto killed = edges_.slurm->kill_steps(id); !killed)
-      event("steps-kill-failed", {{"attempt", a.number}, {"job_id", id}, {"detail", killed.error().message},
-                                  {"decision", "the next attempt's hand-over kills them again"}});
+      event(decide::events::StepsKillFailed{{a.number, id, killed.error().message, "the next attempt's hand-over kills them again"}});
     return {};
   }
   memory_.cancel = {};
@@ -69,10 +68,9 @@ void Actor::send_cancel(const AttemptState& a, decide::EndClass why) {
   if (!failed && !lingering) return;
   const bool alert = !tries.alerted && (tries.failed >= kAlertAfterFailures || lingering);
   tries.alerted = tries.alerted || alert;
-  event("cancel-failed", {{"attempt", a.number}, {"job_id", id}, {"sent", tries.sent}, {"failed", tries.failed},
-                          {"detail", failed ? done.error().message : "the job is still there after the cancel"},
-                          {"decision", "send it again in " + std::to_string(static_cast<int>(resend_delay(tries.sent))) + "s"},
-                          {"alert", alert}});
+  event(decide::events::CancelFailed{
+      a.number, id, tries.sent, tries.failed, failed ? done.error().message : "the job is still there after the cancel",
+      "send it again in " + std::to_string(static_cast<int>(resend_delay(tries.sent))) + "s", alert});
 }
 
 }  // namespace mlsup::engine

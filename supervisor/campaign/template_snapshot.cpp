@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "decide/events_act.h"
 #include "journal/atomic_file.h"
 #include "render/submission.h"
 #include "util/strings.h"
@@ -70,14 +71,15 @@ bool TemplateKeeper::take(const config::Config& config, const Tell& tell) {
   text_ = look.text;
   nodes_ = look.nodes;
   if (!look.save_problem.empty())
-    tell("template-snapshot-failed", {{"detail", look.save_problem}, {"decision", "the template is used; the stored copy is older"}});
+    told(tell, decide::events::TemplateSnapshotFailed{look.save_problem, "the template is used; the stored copy is older"});
   if (look.problem == problem_) return text_.has_value();  // told already (or nothing to tell)
   problem_ = look.problem;
   if (!look.problem.empty())
-    tell("template-unusable",
-          {{"file", config.template_path}, {"detail", look.problem}, {"alert", true},
-           {"decision", text_ ? "submissions render from the last template that rendered (" + config.dir().template_snapshot() + ")"
-                                  : "nothing is submitted until the template renders; it is read again before each submission"}});
+    told(tell, decide::events::TemplateUnusable{
+                   .file = config.template_path,
+                   .detail = look.problem,
+                   .decision = text_ ? "submissions render from the last template that rendered (" + config.dir().template_snapshot() + ")"
+                                     : "nothing is submitted until the template renders; it is read again before each submission"});
   return text_.has_value();
 }
 

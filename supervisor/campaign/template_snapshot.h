@@ -31,6 +31,11 @@ std::expected<config::Config, config::Errors> load_config_to_supervise(const std
 
 // Tells an event of the campaign (the actor's event()).
 using Tell = std::function<void(decide::EventKind, nlohmann::json)>;
+// Tells event e (decide/events_act.h) through tell.
+template <class E>
+void told(const Tell& tell, const E& e) {
+  tell(E::kKind, nlohmann::json(e));
+}
 
 // The template a campaign's submissions render from, looked at again when asked; a problem told once.
 class TemplateKeeper {

@@ -11,93 +11,86 @@ using nlohmann::json;
 
 namespace {
 
-constexpr auto kSoft = util::fields::Bad::Defaults;
-constexpr auto kAlways = util::fields::Keep::Always;
-
-// A field of an event: written always (an empty optional left out), read leniently.
-template <class E, class T>
-util::fields::Field<E, T> field(const char* key, T E::*member) {
-  return {key, member, kAlways, kSoft};
-}
+using util::fields::lenient;
 
 auto fields(const ExclusionsCapped*) {
   using E = ExclusionsCapped;
-  return std::tuple{field("kept", &E::kept), field("cap", &E::cap), field("reason", &E::reason)};
+  return std::tuple{lenient("kept", &E::kept), lenient("cap", &E::cap), lenient("reason", &E::reason)};
 }
 auto fields(const SlurmUnavailable*) {
   using E = SlurmUnavailable;
-  return std::tuple{field("attempt", &E::attempt), field("job_id", &E::job_id), field("kind", &E::kind),
-                    field("detail", &E::detail), field("decision", &E::decision)};
+  return std::tuple{lenient("attempt", &E::attempt), lenient("job_id", &E::job_id), lenient("kind", &E::kind),
+                    lenient("detail", &E::detail), lenient("decision", &E::decision)};
 }
 auto fields(const AccountingUnavailable*) {
   using E = AccountingUnavailable;
-  return std::tuple{field("attempt", &E::attempt), field("job_id", &E::job_id), field("detail", &E::detail),
-                    field("decision", &E::decision)};
+  return std::tuple{lenient("attempt", &E::attempt), lenient("job_id", &E::job_id), lenient("detail", &E::detail),
+                    lenient("decision", &E::decision)};
 }
 auto fields(const SlurmUnreachable*) {
   using E = SlurmUnreachable;
-  return std::tuple{field("attempt", &E::attempt), field("job_id", &E::job_id), field("kind", &E::kind),
-                    field("detail", &E::detail), field("for", &E::for_), field("reason", &E::reason)};
+  return std::tuple{lenient("attempt", &E::attempt), lenient("job_id", &E::job_id), lenient("kind", &E::kind),
+                    lenient("detail", &E::detail), lenient("for", &E::for_), lenient("reason", &E::reason)};
 }
 auto fields(const DiskNearlyFull*) {
   using E = DiskNearlyFull;
-  return std::tuple{field("path", &E::path), field("level", &E::level), field("used_percent", &E::used_percent),
-                    util::fields::Field{"inodes_percent", &E::inodes_percent, util::fields::Keep::Null, kSoft},
-                    field("reason", &E::reason)};
+  return std::tuple{lenient("path", &E::path), lenient("level", &E::level), lenient("used_percent", &E::used_percent),
+                    util::fields::Field{"inodes_percent", &E::inodes_percent, util::fields::Keep::Null, util::fields::Bad::Defaults},
+                    lenient("reason", &E::reason)};
 }
-auto fields(const CheckpointPointerIgnored*) { return std::tuple{field("detail", &CheckpointPointerIgnored::detail)}; }
+auto fields(const CheckpointPointerIgnored*) { return std::tuple{lenient("detail", &CheckpointPointerIgnored::detail)}; }
 auto fields(const ChainTaskUnclaimed*) {
   using E = ChainTaskUnclaimed;
-  return std::tuple{field("attempt", &E::attempt), field("job_id", &E::job_id), field("running_for", &E::running_for),
-                    field("reason", &E::reason)};
+  return std::tuple{lenient("attempt", &E::attempt), lenient("job_id", &E::job_id), lenient("running_for", &E::running_for),
+                    lenient("reason", &E::reason)};
 }
 auto fields(const NodeRecordsProblems*) {
   using E = NodeRecordsProblems;
-  return std::tuple{field("job_id", &E::job_id), field("problems", &E::problems), field("decision", &E::decision)};
+  return std::tuple{lenient("job_id", &E::job_id), lenient("problems", &E::problems), lenient("decision", &E::decision)};
 }
 auto fields(const BudgetNearlySpent*) {
   using E = BudgetNearlySpent;
-  return std::tuple{field("attempt", &E::attempt), field("budget", &E::budget), field("used", &E::used),
-                    field("count", &E::count),     field("window", &E::window), field("reason", &E::reason)};
+  return std::tuple{lenient("attempt", &E::attempt), lenient("budget", &E::budget), lenient("used", &E::used),
+                    lenient("count", &E::count),     lenient("window", &E::window), lenient("reason", &E::reason)};
 }
 auto fields(const ForgottenWaiting*) {
   using E = ForgottenWaiting;
-  return std::tuple{field("attempt", &E::attempt), field("job_id", &E::job_id), field("signs", &E::signs),
-                    field("decision", &E::decision)};
+  return std::tuple{lenient("attempt", &E::attempt), lenient("job_id", &E::job_id), lenient("signs", &E::signs),
+                    lenient("decision", &E::decision)};
 }
 auto fields(const WindowChange*) {
   using E = WindowChange;
-  return std::tuple{field("hours", &E::hours), field("until", &E::until), field("reason", &E::reason)};
+  return std::tuple{lenient("hours", &E::hours), lenient("until", &E::until), lenient("reason", &E::reason)};
 }
 auto fields(const WindowOpened*) { return fields(static_cast<const WindowChange*>(nullptr)); }
 auto fields(const WindowClosed*) { return fields(static_cast<const WindowChange*>(nullptr)); }
 auto fields(const SparesUsedUp*) {
   using E = SparesUsedUp;
-  return std::tuple{field("attempt", &E::attempt),       field("job_id", &E::job_id),     field("nodes", &E::nodes),
-                    field("batch_host", &E::batch_host), field("unusable", &E::unusable), field("reason", &E::reason)};
+  return std::tuple{lenient("attempt", &E::attempt),       lenient("job_id", &E::job_id),     lenient("nodes", &E::nodes),
+                    lenient("batch_host", &E::batch_host), lenient("unusable", &E::unusable), lenient("reason", &E::reason)};
 }
 auto fields(const SuspensionEnded*) {
   using E = SuspensionEnded;
-  return std::tuple{field("attempt", &E::attempt), field("suspended_for", &E::suspended_for), field("reason", &E::reason)};
+  return std::tuple{lenient("attempt", &E::attempt), lenient("suspended_for", &E::suspended_for), lenient("reason", &E::reason)};
 }
 auto fields(const HeartbeatEmptyRead*) {
   using E = HeartbeatEmptyRead;
-  return std::tuple{field("attempt", &E::attempt), field("file", &E::file), field("detail", &E::detail)};
+  return std::tuple{lenient("attempt", &E::attempt), lenient("file", &E::file), lenient("detail", &E::detail)};
 }
 auto fields(const Pending*) {
   using E = Pending;
-  return std::tuple{field("attempt", &E::attempt), field("job_id", &E::job_id), field("slurm_reason", &E::slurm_reason),
-                    field("reason", &E::reason)};
+  return std::tuple{lenient("attempt", &E::attempt), lenient("job_id", &E::job_id), lenient("slurm_reason", &E::slurm_reason),
+                    lenient("reason", &E::reason)};
 }
 auto fields(const CapacityRestored*) {
   using E = CapacityRestored;
-  return std::tuple{field("attempt", &E::attempt), field("job_id", &E::job_id), field("was", &E::was),
-                    field("reason", &E::reason)};
+  return std::tuple{lenient("attempt", &E::attempt), lenient("job_id", &E::job_id), lenient("was", &E::was),
+                    lenient("reason", &E::reason)};
 }
 auto fields(const CapacityShort*) {
   using E = CapacityShort;
-  return std::tuple{field("attempt", &E::attempt), field("job_id", &E::job_id), field("shortfall", &E::shortfall),
-                    field("alert", &E::alert),     field("reason", &E::reason)};
+  return std::tuple{lenient("attempt", &E::attempt), lenient("job_id", &E::job_id), lenient("shortfall", &E::shortfall),
+                    lenient("alert", &E::alert),     lenient("reason", &E::reason)};
 }
 
 }  // namespace

@@ -22,6 +22,13 @@ struct Field {
   Bad bad = Bad::Fails;
 };
 
+// A field written always (an empty optional left out) and read leniently (a value of another type keeps
+// the default), as events are.
+template <class R, class T>
+constexpr Field<R, T> lenient(const char* key, T R::*member) {
+  return {key, member, Keep::Always, Bad::Defaults};
+}
+
 // How a member's type is written and read: as nlohmann's JSON does, unless specialised (an enum by its
 // name, for example) before the first table that uses it.
 template <class T>

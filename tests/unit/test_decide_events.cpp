@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "decide/events.h"
+#include "decide/events_act.h"
 
 using namespace mlsup;
 using nlohmann::json;
@@ -74,4 +75,52 @@ TEST_CASE("events: read leniently, as an older event log may have them: a field 
   CHECK(e.slurm_reason == "Priority");
   CHECK(e.reason.empty());
   CHECK_THROWS(json::array().get<ev::Pending>());
+}
+
+TEST_CASE("events of the acts: each struct's JSON reads back into the same JSON") {
+  round_trip(ev::ReleaseFailed{{2, 40, "refused", "tried again next pass"}});
+  round_trip(ev::HoldFailed{{2, 40, "refused", "tried again next pass"}});
+  round_trip(ev::DuplicateCancelFailed{{2, 41, "refused", "tried again next pass"}});
+  round_trip(ev::SparesDropFailed{{2, 40, "refused", "tried again next pass"}});
+  round_trip(ev::StepsKillFailed{{2, 40, "refused", "again"}});
+  round_trip(ev::CheckpointDeleted{"/ck/step_10", 10, "checkpoint.keep is 2"});
+  round_trip(ev::TemplateUnusable{3, "t.sbatch", "undefined name", true, "nothing is submitted"});
+  round_trip(ev::TemplateSnapshotFailed{"disk full", "the template is used"});
+  round_trip(ev::SubmitPaced{2, 1.5, "spaced"});
+  round_trip(ev::SubmitFailed{2, "Timeout", "timed out", true, 3, true, "unknown", "look", 1800000000.5, "why"});
+  round_trip(ev::ChainCancelled{4, 40, "cancelled"});
+  round_trip(ev::RelaxFailed{2, 40, "n1", "refused", "retry next pass"});
+  round_trip(ev::ChainValuesFailed{2, "cannot write"});
+  round_trip(ev::SpareValuesFailed{2, 40, "cannot write"});
+  round_trip(ev::ChainExcluded{2, 41, "n[1-2]"});
+  round_trip(ev::HangEvidence{2, 40, "/s/hang.txt", "exit 0"});
+  round_trip(ev::ProbeDoubted{2, 40, {"n1", "n2"}, {"n1"}, "the control node did not answer either"});
+  round_trip(ev::ProbeAnswered{2, 40, {"n1"}, "they answer"});
+  round_trip(ev::HangDetected{2, 40, "no heartbeat", {"n1", "n2"}, "5m", true});
+  round_trip(ev::HeartbeatStaleFirst{2, 40, {{"n2", 31.5}}, 30});
+  round_trip(ev::RequestFailed{"r1", "resume", "cannot remove", "tried again next pass"});
+  round_trip(ev::SwitchFailed{2, "/s/KILL", "read-only", "tried again next pass"});
+  round_trip(ev::CancelFailed{2, 40, 3, 1, "refused", "send it again in 20s", true});
+  round_trip(ev::JournalRepaired{"a torn last line was set aside"});
+}
+
+TEST_CASE("events of the acts: the fields each way of telling them has") {
+  const json chain = ev::HandedOver{.attempt = 2, .job_id = 41, .resume_from = "/ck/step_10", .exclude = {"n1"},
+                                    .exc_node_list = std::nullopt, .reason = "queued task"};
+  CHECK(keys(chain) == std::set<std::string>{"attempt", "job_id", "resume_from", "exclude", "reason"});
+  const json read_back = ev::HandedOver{.attempt = 2, .job_id = 41, .exc_node_list = "n1"};
+  CHECK(read_back["exc_node_list"] == "n1");
+  const json spares = ev::HandedOver{.attempt = 2, .job_id = 40, .nodes = std::vector<std::string>{"n3"},
+                                     .resume_from = "", .exclude = {}, .steps_killed = "yes", .reason = "spare"};
+  CHECK(keys(spares) == std::set<std::string>{"attempt", "job_id", "nodes", "resume_from", "exclude", "steps_killed", "reason"});
+  round_trip(spares.get<ev::HandedOver>());
+  CHECK(keys(json(ev::TemplateUnusable{.file = "t", .detail = "d", .decision = "x"})) ==
+        std::set<std::string>{"file", "detail", "alert", "decision"});
+  CHECK(keys(json(ev::ConfigReloaded{.file = "c.yaml", .changed = std::vector<std::string>{"poll_interval"}})) ==
+        std::set<std::string>{"file", "changed"});
+  CHECK(keys(json(ev::ConfigReloaded{.file = "c.yaml", .detail = "no zone", .decision = "UTC"})) ==
+        std::set<std::string>{"file", "detail", "decision"});
+  const json stale = ev::HeartbeatStaleFirst{2, 40, {{"n2", 31.5}}, 30};
+  CHECK(stale["nodes"] == json::parse(R"([{"node": "n2", "lead": 31.5}])"));
+  CHECK(json(ev::SwitchFailed{2, "/s/KILL", "x", "y"}).contains("switch"));
 }
