@@ -106,9 +106,9 @@ util::Result<void> Actor::send(const AttemptState& a) {
                                   [&](int pid) { (void)sbatch_started(a.number, pid); }});
   crash_point("after-sbatch");
   if (!id) return submit_failed(a, id.error());
-  auto ok = fact(records::Submitted{a.number, *id, plan->array.has_value(), true}, "submitted",
-                 {{"resume_from", a.resume_from}, {"resume_step", a.resume_step}, {"exclude", a.exclude}, {"script", script},
-                  {"reason", a.number == 1 ? "first attempt" : "resubmission"}});
+  auto ok = fact(records::Submitted{a.number, *id, plan->array.has_value(), true},
+                 decide::events::Submitted{a.resume_from, a.resume_step, a.exclude, script,
+                                           a.number == 1 ? "first attempt" : "resubmission"});
   if (!ok) return ok;
   crash_point("after-submitted");
   return release_submission(a.number, *id);
@@ -142,8 +142,8 @@ util::Result<void> Actor::release_submission(int attempt, slurm::JobId id) {
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::Adopt& i) {
-  auto ok = fact(records::Adopted{{i.attempt, i.job_id, i.chain, i.held}}, "adopted",
-                 {{"detail", "a job with this attempt's tag already exists"}});
+  auto ok = fact(records::Adopted{{i.attempt, i.job_id, i.chain, i.held}},
+                 decide::events::Adopted{"a job with this attempt's tag already exists"});
   if (!ok || !i.held) return ok;
   return release_submission(i.attempt, i.job_id);
 }
@@ -155,7 +155,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::Exclude& i) {
     x.rank = i.first_end.rank;
     x.step = i.first_end.step;
   }
-  return fact(x, "excluded", {{"for", config::format_duration(config_.policy.exclusion_ttl)}});
+  return fact(x, decide::events::Excluded{config::format_duration(config_.policy.exclusion_ttl)});
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::Lift& i) {
@@ -165,12 +165,11 @@ util::Result<void> Actor::act(const CampaignState&, const intent::Lift& i) {
                                        rank + " failed first near step " + std::to_string(f.step) + " again, on another node: the "
                                               "failure follows the training, not the node; the first-evidence rule's exclusions "
                                               "for it are lifted and it no longer excludes nodes for this failure"},
-              "exclusion-lifted");
+              decide::events::ExclusionLifted{});
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::End& i) {
-  auto ok = fact(i.ended, "attempt-ended",
-                 {{"output", i.output}, {"output_tail", i.output.empty() ? "" : tail(i.output, 10)}});
+  auto ok = fact(i.ended, decide::events::AttemptEnded{i.output, i.output.empty() ? "" : tail(i.output, 10)});
   if (ok) crash_point("after-ended");
   return ok;
 }
@@ -184,8 +183,9 @@ util::Result<void> Actor::act(const CampaignState&, const intent::Finish& i) {
                                          : config_.slurm.spare_nodes > 0 ? "the job, which would run the next attempt, is cancelled"
                                                                          : "the chain's remaining tasks are cancelled"});
   }
-  return fact(records::Finished{i.code, i.reason}, i.code == 0 ? decide::EventKind("completed") : decide::EventKind("stopped"),
-              {{"exit_code", i.code}, {"alert", true}});
+  const records::Finished finished{i.code, i.reason};
+  if (i.code == 0) return fact(finished, decide::events::Completed{{i.code}});
+  return fact(finished, decide::events::Stopped{{i.code}});
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::Relax& i) {
@@ -196,10 +196,11 @@ util::Result<void> Actor::act(const CampaignState&, const intent::Relax& i) {
   }
   memory_.unavailable_since = mono();  // the next one only after another full wait
   const auto now = edges_.slurm->jobs({i.job.job_id});  // read the change back
-  return fact(records::Relaxed{i.attempt.number, i.job.job_id, i.node}, "exclusions-relaxed",
-              {{"exc_node_list", now && !now->empty() ? now->front().excluded_nodes : "?"},
-               {"reason", "pending for " + i.job.reason + " while mlsup excludes " + util::join(i.attempt.exclude, ",") +
-                              ": the oldest exclusion is dropped so that the job can run"}});
+  return fact(records::Relaxed{i.attempt.number, i.job.job_id, i.node},
+              decide::events::ExclusionsRelaxed{
+                  now && !now->empty() ? now->front().excluded_nodes : "?",
+                  "pending for " + i.job.reason + " while mlsup excludes " + util::join(i.attempt.exclude, ",") +
+                      ": the oldest exclusion is dropped so that the job can run"});
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::PendingAlert& i) {
@@ -209,8 +210,8 @@ util::Result<void> Actor::act(const CampaignState&, const intent::PendingAlert& 
                            "): fix the request (nodes, time, constraints) or the partition, then `mlsup stop` and run again"
                      : job + " has been pending " + std::to_string(static_cast<long long>(i.waited)) + "s for " +
                            i.job.reason + ", which waiting does not end: fix the request or the limit, or `mlsup stop`";
-  return fact(records::PendingAlert{i.attempt, i.job.job_id, i.job.reason}, "pending-stuck",
-              {{"slurm_reason", i.job.reason}, {"alert", true}, {"never_starts", i.never_starts}, {"reason", why}});
+  return fact(records::PendingAlert{i.attempt, i.job.job_id, i.job.reason},
+              decide::events::PendingStuck{i.job.reason, true, i.never_starts, why});
 }
 
 // status.json changes when what it says changes ("updated": since when it says so): an idle pass

@@ -65,7 +65,8 @@ util::Result<void> Actor::act(const CampaignState&, const intent::PatchQueued& i
 
 util::Result<void> Actor::act(const CampaignState&, const intent::Claimed& i) {
   const Claim& c = i.claim;
-  return fact(records::Claimed{i.attempt, c.job_id, c.task, c.how, c.resume_from}, "claimed", {{"array_job_id", i.array}, {"values", c.how}});
+  return fact(records::Claimed{i.attempt, c.job_id, c.task, c.how, c.resume_from},
+              decide::events::Claimed{.array_job_id = i.array, .values = c.how});
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::ChainExhausted& i) {
@@ -74,8 +75,8 @@ util::Result<void> Actor::act(const CampaignState&, const intent::ChainExhausted
   const std::string claim = config_.dir().chain() + "/claims/" + std::to_string(i.attempt);
   fs::remove_all(claim, ec);
   fs::remove_all(claim + ".takeover", ec);  // the new chain's tasks may take a stranded claim over again
-  return fact(records::ChainExhausted{i.attempt, i.array, i.new_tag}, "chain-exhausted",
-              {{"reason", "the chain has no task left to run this attempt: a new chain is submitted"}});
+  return fact(records::ChainExhausted{i.attempt, i.array, i.new_tag},
+              decide::events::ChainExhausted{{"the chain has no task left to run this attempt: a new chain is submitted"}});
 }
 
 }  // namespace mlsup::engine

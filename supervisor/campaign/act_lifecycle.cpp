@@ -41,11 +41,11 @@ util::Result<void> Actor::take_requests() {
   return {};
 }
 
-util::Result<void> Actor::take(const records::Asked& asked, const Request& r, json why) {
+util::Result<void> Actor::take(const records::Asked& asked, const Request& r, const std::string& reason) {
   switch (r.verb) {
-    case Verb::Resume: return fact(records::Resumed{asked, r.from, r.from_step}, "campaign-resumed", std::move(why));
-    case Verb::Pause: return fact(records::Paused{asked, r.now}, "campaign-paused", std::move(why));
-    case Verb::Cancel: return fact(records::CancelRequested{asked}, "cancel-requested", std::move(why));
+    case Verb::Resume: return fact(records::Resumed{asked, r.from, r.from_step}, decide::events::CampaignResumed{{reason}});
+    case Verb::Pause: return fact(records::Paused{asked, r.now}, decide::events::CampaignPaused{{reason}});
+    case Verb::Cancel: return fact(records::CancelRequested{asked}, decide::events::CancelRequested{{reason}});
   }
   return {};
 }
@@ -55,7 +55,7 @@ util::Result<void> Actor::act(const CampaignState& s, const intent::TakeRequest&
   const std::string file = config_.dir().requests() + "/" + r.id + ".json";
   const records::Asked asked{r.id, std::string(verb_name(r.verb)), r.by};
   if (!i.done && i.refused) {
-    if (auto ok = fact(records::RequestRefused{asked, i.refused->code, i.refused->message}, "request-refused"); !ok) return ok;
+    if (auto ok = fact(records::RequestRefused{asked, i.refused->code, i.refused->message}, decide::events::RequestRefused{}); !ok) return ok;
   } else if (!i.done) {
     if (r.verb == Verb::Resume && fs::exists(config_.switches.kill)) {  // the resumed campaign is not stopped again
       std::error_code ec;
@@ -65,7 +65,7 @@ util::Result<void> Actor::act(const CampaignState& s, const intent::TakeRequest&
         return {};
       }
     }
-    if (auto ok = take(asked, r, {{"reason", what_happens(s, r)}}); !ok) return ok;
+    if (auto ok = take(asked, r, what_happens(s, r)); !ok) return ok;
     if (r.verb == Verb::Resume && !templates_.text()) take_template();  // opened while it had ended
   }
   std::error_code ec;
@@ -80,9 +80,9 @@ util::Result<void> Actor::act(const CampaignState&, const intent::Hold& i) {
     return {};
   }
   const bool window = i.why == "window";
-  return fact(records::Held{i.attempt.number, i.job_id, i.why}, "job-held",
-              {{"reason", window ? "outside the campaign's window: its queued job waits for the next opening"
-                                 : "the campaign is paused: its queued job waits until `mlsup resume`"}});
+  return fact(records::Held{i.attempt.number, i.job_id, i.why},
+              decide::events::JobHeld{{window ? "outside the campaign's window: its queued job waits for the next opening"
+                                              : "the campaign is paused: its queued job waits until `mlsup resume`"}});
 }
 
 util::Result<void> Actor::act(const CampaignState& s, const intent::Release& i) {
@@ -97,8 +97,7 @@ util::Result<void> Actor::act(const CampaignState& s, const intent::Release& i) 
   }
   if (i.attempt.held_for == "submission")  // a submission's release, which an earlier pass could not make
     return record(records::Released{i.attempt.number, i.job_id, "submission"});
-  return fact(records::Released{i.attempt.number, i.job_id, ""}, "job-released",
-              {{"reason", "the pause is over: the job may start"}});
+  return fact(records::Released{i.attempt.number, i.job_id, ""}, decide::events::JobReleased{{"the pause is over: the job may start"}});
 }
 
 namespace {
@@ -121,8 +120,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::AskToStop& i) 
     event(decide::events::SwitchFailed{i.attempt.number, path, ok.error().str(), "tried again next pass"});
     return {};
   }
-  return fact(records::SwitchSet{i.attempt.number, i.why}, "kill-switch-set",
-              {{"switch", path}, {"reason", stop_reason(i.why)}});
+  return fact(records::SwitchSet{i.attempt.number, i.why}, decide::events::KillSwitchSet{{path, stop_reason(i.why)}});
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::ClearSwitch& i) {
@@ -133,10 +131,10 @@ util::Result<void> Actor::act(const CampaignState&, const intent::ClearSwitch& i
     event(decide::events::SwitchFailed{i.attempt.number, path, "cannot remove it: " + ec.message(), "tried again next pass"});
     return {};
   }
-  return fact(records::SwitchCleared{i.attempt.number, ours}, "kill-switch-cleared",
-              {{"switch", path},
-               {"reason", ours ? "the window opened: the kill switch set at its end is removed, and the next attempt goes on"
-                               : "the kill switch now holds a person's stop, not the window's: it is left, and followed"}});
+  return fact(records::SwitchCleared{i.attempt.number, ours},
+              decide::events::KillSwitchCleared{
+                  {path, ours ? "the window opened: the kill switch set at its end is removed, and the next attempt goes on"
+                              : "the kill switch now holds a person's stop, not the window's: it is left, and followed"}});
 }
 
 }  // namespace mlsup::engine

@@ -10,8 +10,7 @@ namespace mlsup::engine {
 using nlohmann::json;
 
 util::Result<void> Actor::act(const CampaignState&, const intent::AwaitSbatch& i) {
-  return fact(records::SbatchAwaited{i.attempt, i.run.pid, i.run.host}, "sbatch-awaited",
-              {{"reason", i.reason}});
+  return fact(records::SbatchAwaited{i.attempt, i.run.pid, i.run.host}, decide::events::SbatchAwaited{{i.reason}});
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::EndSbatch& i) {
@@ -23,8 +22,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::EndSbatch& i) 
       ::kill(i.run.pid, SIGKILL);
     }
   }
-  return fact(records::SbatchEnded{i.attempt, i.run.pid, i.kill}, "sbatch-ended",
-              {{"reason", i.reason}});
+  return fact(records::SbatchEnded{i.attempt, i.run.pid, i.kill}, decide::events::SbatchEnded{{i.reason}});
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::CancelDuplicate& i) {
@@ -41,7 +39,8 @@ util::Result<void> Actor::act(const CampaignState&, const intent::CancelDuplicat
                 : job + " carries attempt " + std::to_string(i.attempt) + "'s tag, but the attempt's job is " +
                       std::to_string(i.attempt_job) + ": an sbatch whose answer was lost, or one of a supervisor that " +
                       "had lost the campaign, submitted it; it is cancelled";
-  return fact(records::DuplicateCancelled{i.attempt, i.job.job_id, state, i.attempt_job, i.revived}, "duplicate-cancelled", {{"alert", i.job.state != slurm::JobState::Pending}, {"reason", why}});
+  return fact(records::DuplicateCancelled{i.attempt, i.job.job_id, state, i.attempt_job, i.revived}, 
+              decide::events::DuplicateCancelled{i.job.state != slurm::JobState::Pending, why});
 }
 
 }  // namespace mlsup::engine

@@ -39,8 +39,8 @@ util::Result<void> Actor::hand_over_in_job(const AttemptState& a, slurm::JobId j
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::StepClaimed& i) {
-  return fact(records::StepClaimed{i.attempt, static_cast<slurm::JobId>(i.claim.job_id), i.claim.nodes}, "claimed",
-              {{"reason", "the job runs the attempt on these nodes"}});
+  return fact(records::StepClaimed{i.attempt, static_cast<slurm::JobId>(i.claim.job_id), i.claim.nodes},
+              decide::events::Claimed{.reason = "the job runs the attempt on these nodes"});
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::SpareValues& i) {
@@ -57,11 +57,11 @@ util::Result<void> Actor::act(const CampaignState&, const intent::DropSpares& i)
     event(decide::events::SparesDropFailed{{i.attempt.number, i.job.job_id, done.error().message, "tried again next pass"}});
     return {};
   }
-  return fact(records::SparesDropped{i.attempt.number, i.job.job_id, i.nodes}, "spares-dropped",
-              {{"shortfall", i.shortfall},
-               {"reason", "job " + std::to_string(i.job.job_id) + " cannot get its nodes and spares (" + i.shortfall +
-                              "): it asks for the training's " + std::to_string(i.nodes) + " now; the next job asks for "
-                              "the spares again"}});
+  return fact(records::SparesDropped{i.attempt.number, i.job.job_id, i.nodes},
+              decide::events::SparesDropped{
+                  i.shortfall, "job " + std::to_string(i.job.job_id) + " cannot get its nodes and spares (" + i.shortfall +
+                                   "): it asks for the training's " + std::to_string(i.nodes) + " now; the next job asks for "
+                                   "the spares again"});
 }
 
 }  // namespace mlsup::engine

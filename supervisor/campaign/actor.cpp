@@ -58,7 +58,7 @@ void Actor::tell(decide::EventKind what, json fields) {
   if (!keep_lease(kNotifyBound)) return;  // another supervisor holds the campaign now; it tells people
   const std::string outcome = notifier_.alert(fields, edges_.now());
   if (outcome == "none configured") return;
-  emit({{"event", decide::EventKind("notified").str()}, {"time", edges_.now()}, {"campaign", config_.name}, {"about", what.name()}, {"outcome", outcome}});
+  emit(decide::events::line(decide::events::Notified{std::string(what.name()), outcome}, edges_.now(), config_.name));
 }
 
 void Actor::emit(const json& e) {

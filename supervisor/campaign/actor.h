@@ -15,6 +15,8 @@
 #include "config/config.h"
 #include "decide/event_kinds.h"
 #include "decide/events_act.h"
+#include "decide/events_facts.h"
+#include "decide/events_outside.h"
 #include "reconcile/intents.h"
 #include "state/memory.h"
 #include "state/records.h"
@@ -61,10 +63,10 @@ class Actor {
   util::Result<void> record(const R& r) {
     return append(std::string(R::kType), nlohmann::json(r));
   }
-  // A fact: the record appended, then told as the event (the record's fields and extra).
-  template <class R>
-  util::Result<void> fact(const R& r, decide::EventKind what, nlohmann::json extra = nlohmann::json::object()) {
-    return append_fact(std::string(R::kType), nlohmann::json(r), what, std::move(extra));
+  // A fact: the record appended, then told as event E (decide/events_facts.h: the record's fields and E's).
+  template <class R, class E>
+  util::Result<void> fact(const R& r, const E& told) {
+    return append_fact(std::string(R::kType), nlohmann::json(r), E::kKind, nlohmann::json(told));
   }
   // An event (decide/events_act.h) told: the event log, the console, and an alert where notify.on asks.
   template <class E>
@@ -112,7 +114,7 @@ class Actor {
   util::Result<void> act(const CampaignState& s, const intent::Status& i);
   util::Result<void> act(const CampaignState& s, const intent::TakeRequest& i);
   // A request that goes ahead journaled as its verb's record, told with why.
-  util::Result<void> take(const records::Asked& asked, const Request& r, nlohmann::json why);
+  util::Result<void> take(const records::Asked& asked, const Request& r, const std::string& reason);
   util::Result<void> act(const CampaignState& s, const intent::Hold& i);
   util::Result<void> act(const CampaignState& s, const intent::Release& i);
   util::Result<void> act(const CampaignState& s, const intent::ClearSwitch& i);

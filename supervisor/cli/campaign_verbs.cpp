@@ -16,6 +16,7 @@
 
 #include "checkpoint/checkpoints.h"
 #include "decide/event_kinds.h"
+#include "decide/events_outside.h"
 #include "cli/exit_codes.h"
 #include "cli/metrics_text.h"
 #include "cli/status_text.h"
@@ -224,12 +225,15 @@ util::Result<std::string> set_switch(const config::Config& c, bool kill) {
     return std::unexpected(ok.error());
   // People's acts are in the event log beside the supervisor's decisions (a failed append changes nothing else).
   std::filesystem::create_directories(c.state_dir, ec);
-  const decide::EventKind kind = kill ? decide::EventKind("stop-requested") : decide::EventKind("save-requested");
-  (void)journal::EventLog(c.dir().events())
-      .append({{"event", kind.str()}, {"time", now}, {"campaign", c.name},
-               {"by", journal::requester()}, {"switch", path},
-               {"reason", kill ? "`mlsup stop`: the training saves and exits; nothing more is submitted"
-                               : "`mlsup save`: the training saves a checkpoint and goes on"}});
+  namespace ev = decide::events;
+  journal::EventLog log(c.dir().events());
+  if (kill)
+    (void)log.append(ev::line(ev::StopRequested{{journal::requester(), path,
+                                                 "`mlsup stop`: the training saves and exits; nothing more is submitted"}},
+                              now, c.name));
+  else
+    (void)log.append(ev::line(ev::SaveRequested{{journal::requester(), path, "`mlsup save`: the training saves a checkpoint and goes on"}},
+                              now, c.name));
   return path;
 }
 

@@ -7,6 +7,8 @@
 
 #include "decide/events.h"
 #include "decide/events_act.h"
+#include "decide/events_facts.h"
+#include "decide/events_outside.h"
 
 using namespace mlsup;
 using nlohmann::json;
@@ -123,4 +125,33 @@ TEST_CASE("events of the acts: the fields each way of telling them has") {
   const json stale = ev::HeartbeatStaleFirst{2, 40, {{"n2", 31.5}}, 30};
   CHECK(stale["nodes"] == json::parse(R"([{"node": "n2", "lead": 31.5}])"));
   CHECK(json(ev::SwitchFailed{2, "/s/KILL", "x", "y"}).contains("switch"));
+}
+
+TEST_CASE("events: every kind of the table has its struct, and each struct's kind is one kind") {
+  std::multiset<std::string> with_struct;
+#define MLSUP_KIND_OF(E) with_struct.insert(std::string(ev::E::kKind.name()));
+  MLSUP_EVENTS(MLSUP_KIND_OF)
+  MLSUP_ACT_EVENTS(MLSUP_KIND_OF)
+  MLSUP_FACT_EVENTS(MLSUP_KIND_OF)
+  MLSUP_OUTSIDE_EVENTS(MLSUP_KIND_OF)
+#undef MLSUP_KIND_OF
+  for (const auto& row : decide::kEventKinds) CHECK_MESSAGE(with_struct.count(std::string(row.name)) >= 1, row.name);
+  // Two structs share a kind only where one kind is told two ways.
+  const std::multiset<std::string> shared{"exclusions-relaxed", "exclusions-relaxed"};
+  std::multiset<std::string> twice;
+  for (const auto& k : with_struct)
+    if (with_struct.count(k) > 1) twice.insert(k);
+  CHECK(twice == shared);
+}
+
+TEST_CASE("events: a line of the event log is the struct's fields with its kind, time and campaign") {
+  const json l = ev::line(ev::PassFailed{"disk full"}, 1800000000.5, "pretrain");
+  CHECK(l == json{{"event", "pass-failed"}, {"time", 1800000000.5}, {"campaign", "pretrain"}, {"detail", "disk full"}});
+  CHECK(keys(ev::line(ev::StopRequested{{"ann", "/s/KILL", "stop"}}, 1, "x")) ==
+        std::set<std::string>{"event", "time", "campaign", "by", "switch", "reason"});
+  CHECK(json(ev::Report{.reason = "3 runs"})["alert_kind"] == "report");
+  CHECK(json(ev::Completed{{0}}) == json{{"exit_code", 0}, {"alert", true}});
+  CHECK(json(ev::ExclusionLifted{}) == json::object());
+  CHECK(keys(json(ev::Claimed{.array_job_id = 40, .values = "next.env"})) == std::set<std::string>{"array_job_id", "values"});
+  CHECK(keys(json(ev::Claimed{.reason = "spares"})) == std::set<std::string>{"reason"});
 }

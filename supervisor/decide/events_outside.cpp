@@ -1,0 +1,33 @@
+// Each event's JSON from a table of its fields (util/json_fields.h), read back leniently as events.cpp's.
+#include "decide/events_outside.h"
+
+#include <tuple>
+
+#include "util/json_fields.h"
+
+namespace mlsup::decide::events {
+using nlohmann::json;
+
+namespace {
+
+using util::fields::lenient;
+
+auto fields(const PassFailed*) { return std::tuple{lenient("detail", &PassFailed::detail)}; }
+auto fields(const SwitchAsked*) {
+  using E = SwitchAsked;
+  return std::tuple{lenient("by", &E::by), lenient("switch", &E::switch_), lenient("reason", &E::reason)};
+}
+auto fields(const StopRequested*) { return fields(static_cast<const SwitchAsked*>(nullptr)); }
+auto fields(const SaveRequested*) { return fields(static_cast<const SwitchAsked*>(nullptr)); }
+auto fields(const Notified*) { return std::tuple{lenient("about", &Notified::about), lenient("outcome", &Notified::outcome)}; }
+auto fields(const Report*) { return std::tuple{lenient("alert_kind", &Report::alert_kind), lenient("reason", &Report::reason)}; }
+
+}  // namespace
+
+#define MLSUP_EVENT_JSON(E)                                                                                  \
+  void to_json(json& j, const E& e) { util::fields::write(j, e, fields(static_cast<const E*>(nullptr))); }   \
+  void from_json(const json& j, E& e) { util::fields::read(j, e, fields(static_cast<const E*>(nullptr))); }
+MLSUP_OUTSIDE_EVENTS(MLSUP_EVENT_JSON)
+#undef MLSUP_EVENT_JSON
+
+}  // namespace mlsup::decide::events

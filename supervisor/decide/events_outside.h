@@ -1,0 +1,65 @@
+#pragma once
+// One struct per event told outside a campaign's decisions: by the supervisor's loop, by a verb, or about
+// an alert sent; its kind beside it and its JSON both ways (events_outside.cpp). line() makes any event
+// struct a line of the event log.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "decide/event_kinds.h"
+
+namespace mlsup::decide::events {
+
+// A supervisor's pass failed; the next pass tries again.
+struct PassFailed {
+  static constexpr EventKind kKind{"pass-failed"};
+  std::string detail;
+};
+
+// `mlsup stop` / `mlsup save` set its switch file.
+struct SwitchAsked {
+  std::string by, switch_, reason;
+};
+struct StopRequested : SwitchAsked {
+  static constexpr EventKind kKind{"stop-requested"};
+};
+struct SaveRequested : SwitchAsked {
+  static constexpr EventKind kKind{"save-requested"};
+};
+
+// An alert about an event of kind `about` was sent (outcome: what the channels answered).
+struct Notified {
+  static constexpr EventKind kKind{"notified"};
+  std::string about, outcome;
+};
+
+// The morning report, as it is sent to a channel.
+struct Report {
+  static constexpr EventKind kKind{"report"};
+  std::string alert_kind = "report", reason;
+};
+
+#define MLSUP_OUTSIDE_EVENTS(X) \
+  X(PassFailed)                 \
+  X(StopRequested)              \
+  X(SaveRequested)              \
+  X(Notified)                   \
+  X(Report)
+
+#define MLSUP_EVENT_JSON(E)                    \
+  void to_json(nlohmann::json& j, const E& e); \
+  void from_json(const nlohmann::json& j, E& e);
+MLSUP_OUTSIDE_EVENTS(MLSUP_EVENT_JSON)
+#undef MLSUP_EVENT_JSON
+
+// Event e as a line of campaign's event log at time: its fields, "event", "time" and "campaign".
+template <class E>
+nlohmann::json line(const E& e, double time, const std::string& campaign) {
+  nlohmann::json j = e;
+  j["event"] = E::kKind.name();
+  j["time"] = time;
+  j["campaign"] = campaign;
+  return j;
+}
+
+}  // namespace mlsup::decide::events
