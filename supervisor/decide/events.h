@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "decide/event_kinds.h"
+#include "util/json_fields.h"
 #include "slurm_model/types.h"
 
 namespace mlsup::decide::events {
@@ -184,10 +185,6 @@ struct CapacityShort {
   X(CapacityRestored)           \
   X(CapacityShort)
 
-#define MLSUP_EVENT_JSON(E)                    \
-  void to_json(nlohmann::json& j, const E& e); \
-  void from_json(const nlohmann::json& j, E& e);
-MLSUP_EVENTS(MLSUP_EVENT_JSON)
-#undef MLSUP_EVENT_JSON
+MLSUP_EVENTS(MLSUP_FIELDS_JSON_DECLARE)
 
 }  // namespace mlsup::decide::events

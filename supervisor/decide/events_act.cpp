@@ -3,7 +3,6 @@
 
 #include <tuple>
 
-#include "util/json_fields.h"
 
 namespace mlsup::decide::events {
 using nlohmann::json;
@@ -126,11 +125,7 @@ auto fields(const ConfigReloaded*) {
 
 }  // namespace
 
-#define MLSUP_EVENT_JSON(E)                                                                                  \
-  void to_json(json& j, const E& e) { util::fields::write(j, e, fields(static_cast<const E*>(nullptr))); }   \
-  void from_json(const json& j, E& e) { util::fields::read(j, e, fields(static_cast<const E*>(nullptr))); }
-MLSUP_ACT_EVENTS(MLSUP_EVENT_JSON)
-MLSUP_EVENT_JSON(StaleLead)
-#undef MLSUP_EVENT_JSON
+MLSUP_ACT_EVENTS(MLSUP_FIELDS_JSON_DEFINE)
+MLSUP_FIELDS_JSON_DEFINE(StaleLead)
 
 }  // namespace mlsup::decide::events

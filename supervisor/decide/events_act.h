@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "decide/event_kinds.h"
+#include "util/json_fields.h"
 #include "slurm_model/types.h"
 
 namespace mlsup::decide::events {
@@ -244,11 +245,7 @@ struct ConfigReloaded {
   X(JournalRepaired)          \
   X(ConfigReloaded)
 
-#define MLSUP_EVENT_JSON(E)                    \
-  void to_json(nlohmann::json& j, const E& e); \
-  void from_json(const nlohmann::json& j, E& e);
-MLSUP_ACT_EVENTS(MLSUP_EVENT_JSON)
-MLSUP_EVENT_JSON(StaleLead)
-#undef MLSUP_EVENT_JSON
+MLSUP_ACT_EVENTS(MLSUP_FIELDS_JSON_DECLARE)
+MLSUP_FIELDS_JSON_DECLARE(StaleLead)
 
 }  // namespace mlsup::decide::events

@@ -4,7 +4,6 @@
 
 #include <tuple>
 
-#include "util/json_fields.h"
 
 namespace mlsup::decide::events {
 using nlohmann::json;
@@ -67,10 +66,6 @@ auto fields(const Cancelling*) { return std::tuple{lenient("fenced", &Cancelling
 
 }  // namespace
 
-#define MLSUP_EVENT_JSON(E)                                                                                  \
-  void to_json(json& j, const E& e) { util::fields::write(j, e, fields(static_cast<const E*>(nullptr))); }   \
-  void from_json(const json& j, E& e) { util::fields::read(j, e, fields(static_cast<const E*>(nullptr))); }
-MLSUP_FACT_EVENTS(MLSUP_EVENT_JSON)
-#undef MLSUP_EVENT_JSON
+MLSUP_FACT_EVENTS(MLSUP_FIELDS_JSON_DEFINE)
 
 }  // namespace mlsup::decide::events

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "decide/event_kinds.h"
+#include "util/json_fields.h"
 #include "slurm_model/types.h"
 
 namespace mlsup::decide::events {
@@ -169,10 +170,6 @@ struct Cancelling {
   X(SparesDropped)           \
   X(Cancelling)
 
-#define MLSUP_EVENT_JSON(E)                    \
-  void to_json(nlohmann::json& j, const E& e); \
-  void from_json(const nlohmann::json& j, E& e);
-MLSUP_FACT_EVENTS(MLSUP_EVENT_JSON)
-#undef MLSUP_EVENT_JSON
+MLSUP_FACT_EVENTS(MLSUP_FIELDS_JSON_DECLARE)
 
 }  // namespace mlsup::decide::events

@@ -3,7 +3,6 @@
 
 #include <tuple>
 
-#include "util/json_fields.h"
 
 namespace mlsup::decide::events {
 using nlohmann::json;
@@ -24,10 +23,6 @@ auto fields(const Report*) { return std::tuple{lenient("alert_kind", &Report::al
 
 }  // namespace
 
-#define MLSUP_EVENT_JSON(E)                                                                                  \
-  void to_json(json& j, const E& e) { util::fields::write(j, e, fields(static_cast<const E*>(nullptr))); }   \
-  void from_json(const json& j, E& e) { util::fields::read(j, e, fields(static_cast<const E*>(nullptr))); }
-MLSUP_OUTSIDE_EVENTS(MLSUP_EVENT_JSON)
-#undef MLSUP_EVENT_JSON
+MLSUP_OUTSIDE_EVENTS(MLSUP_FIELDS_JSON_DEFINE)
 
 }  // namespace mlsup::decide::events

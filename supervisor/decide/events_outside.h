@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "decide/event_kinds.h"
+#include "util/json_fields.h"
 
 namespace mlsup::decide::events {
 
@@ -46,11 +47,7 @@ struct Report {
   X(Notified)                   \
   X(Report)
 
-#define MLSUP_EVENT_JSON(E)                    \
-  void to_json(nlohmann::json& j, const E& e); \
-  void from_json(const nlohmann::json& j, E& e);
-MLSUP_OUTSIDE_EVENTS(MLSUP_EVENT_JSON)
-#undef MLSUP_EVENT_JSON
+MLSUP_OUTSIDE_EVENTS(MLSUP_FIELDS_JSON_DECLARE)
 
 // Event e as a line of campaign's event log at time: its fields, "event", "time" and "campaign".
 template <class E>

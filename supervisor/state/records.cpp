@@ -187,11 +187,7 @@ constexpr const char* kEvidence[] = {"first_failure", "first_reported", "victims
 
 }  // namespace
 
-#define MLSUP_RECORD_JSON(R)                                                                            \
-  void to_json(json& j, const R& r) { write(j, r, fields(static_cast<const R*>(nullptr))); }            \
-  void from_json(const json& j, R& r) { read(j, r, fields(static_cast<const R*>(nullptr))); }
-MLSUP_PLAIN_RECORDS(MLSUP_RECORD_JSON)
-#undef MLSUP_RECORD_JSON
+MLSUP_PLAIN_RECORDS(MLSUP_FIELDS_JSON_DEFINE)
 
 void to_json(json& j, const Ended& r) {
   write(j, r, fields(static_cast<const Ended*>(nullptr)));

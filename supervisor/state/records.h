@@ -12,6 +12,7 @@
 #include "decide/classes.h"
 #include "decide/classify.h"
 #include "slurm_model/types.h"
+#include "util/json_fields.h"
 
 namespace mlsup::engine::records {
 
@@ -281,11 +282,7 @@ struct DuplicateCancelled {
   X(ExclusionLifted) \
   X(DuplicateCancelled)
 
-#define MLSUP_RECORD_JSON(R)                   \
-  void to_json(nlohmann::json& j, const R& r); \
-  void from_json(const nlohmann::json& j, R& r);
-MLSUP_PLAIN_RECORDS(MLSUP_RECORD_JSON)
-MLSUP_RECORD_JSON(Ended)
-#undef MLSUP_RECORD_JSON
+MLSUP_PLAIN_RECORDS(MLSUP_FIELDS_JSON_DECLARE)
+MLSUP_FIELDS_JSON_DECLARE(Ended)
 
 }  // namespace mlsup::engine::records

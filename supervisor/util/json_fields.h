@@ -88,3 +88,12 @@ void read(const nlohmann::json& j, Obj& r, const std::tuple<F...>& fields) {
 }
 
 }  // namespace mlsup::util::fields
+
+// Declares a struct's JSON both ways (nlohmann's to_json and from_json); for an X-macro list of structs.
+#define MLSUP_FIELDS_JSON_DECLARE(T)             \
+  void to_json(nlohmann::json& j, const T& v);   \
+  void from_json(const nlohmann::json& j, T& v);
+// Defines them from the table fields(const T*) in scope.
+#define MLSUP_FIELDS_JSON_DEFINE(T)                                                                             \
+  void to_json(nlohmann::json& j, const T& v) { ::mlsup::util::fields::write(j, v, fields(static_cast<const T*>(nullptr))); } \
+  void from_json(const nlohmann::json& j, T& v) { ::mlsup::util::fields::read(j, v, fields(static_cast<const T*>(nullptr))); }
