@@ -53,7 +53,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::Prune& i) {
   for (const auto& old : i.old) {
     std::error_code ec;
     fs::remove_all(old.path, ec);
-    event(decide::events::CheckpointDeleted{
+    event(events::CheckpointDeleted{
         old.path, old.step,
         ec ? "could not delete: " + ec.message() : "checkpoint.keep is " + std::to_string(config_.checkpoint.keep)});
   }
@@ -85,7 +85,7 @@ util::Result<void> Actor::send(const AttemptState& a) {
   if (!templates_.text()) return {};  // no template has rendered yet (told by take_template)
   auto plan = render::plan_submission(config_, *templates_.text(), {a.number, a.resume_from, a.exclude, a.tag, campaign_id_});
   if (!plan) {  // this attempt's values break a template that renders: told, tried again next pass
-    event(decide::events::TemplateUnusable{a.number, config_.template_path, plan.error().str(), true,
+    event(events::TemplateUnusable{a.number, config_.template_path, plan.error().str(), true,
                                            "nothing is submitted; tried again next pass"});
     return {};
   }
@@ -96,7 +96,7 @@ util::Result<void> Actor::send(const AttemptState& a) {
   if (auto ok = journal::write_atomically(script, plan->script, 0644); !ok) return std::unexpected(ok.error());
   if (plan->array) write_chain_values(a, a.resume_from);  // the first task may start the moment sbatch returns
   if (const double waited = edges_.pace_submit ? edges_.pace_submit() : 0; waited >= 1)
-    event(decide::events::SubmitPaced{a.number, waited, "the supervisor spaces its sbatch calls out (run/tick --submit-rate)"});
+    event(events::SubmitPaced{a.number, waited, "the supervisor spaces its sbatch calls out (run/tick --submit-rate)"});
   if (auto leased = keep_lease(static_cast<double>(slurm::kSbatchTimeout.count())); !leased) return leased;
   // Held until the journal has it: a job no journal names (an sbatch that outlived its supervisor, or
   // one of a supervisor that lost its lease) never starts, and is cancelled as a duplicate.
@@ -107,7 +107,7 @@ util::Result<void> Actor::send(const AttemptState& a) {
   crash_point("after-sbatch");
   if (!id) return submit_failed(a, id.error());
   auto ok = fact(records::Submitted{a.number, *id, plan->array.has_value(), true},
-                 decide::events::Submitted{a.resume_from, a.resume_step, a.exclude, script,
+                 events::Submitted{a.resume_from, a.resume_step, a.exclude, script,
                                            a.number == 1 ? "first attempt" : "resubmission"});
   if (!ok) return ok;
   crash_point("after-submitted");
@@ -128,7 +128,7 @@ void Actor::release_failed(int attempt, slurm::JobId id, const slurm::Error& err
   focus(memory_, attempt);  // a submission's release fails before any pass has looked at its attempt
   if (memory_.release_error == error.message) return;
   memory_.release_error = error.message;
-  event(decide::events::ReleaseFailed{{attempt, id, error.message, decision}});
+  event(events::ReleaseFailed{{attempt, id, error.message, decision}});
 }
 
 // A submission journaled: its job may start (the pass after releases it when this fails).
@@ -143,7 +143,7 @@ util::Result<void> Actor::release_submission(int attempt, slurm::JobId id) {
 
 util::Result<void> Actor::act(const CampaignState&, const intent::Adopt& i) {
   auto ok = fact(records::Adopted{{i.attempt, i.job_id, i.chain, i.held}},
-                 decide::events::Adopted{"a job with this attempt's tag already exists"});
+                 events::Adopted{"a job with this attempt's tag already exists"});
   if (!ok || !i.held) return ok;
   return release_submission(i.attempt, i.job_id);
 }
@@ -155,7 +155,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::Exclude& i) {
     x.rank = i.first_end.rank;
     x.step = i.first_end.step;
   }
-  return fact(x, decide::events::Excluded{config::format_duration(config_.policy.exclusion_ttl)});
+  return fact(x, events::Excluded{config::format_duration(config_.policy.exclusion_ttl)});
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::Lift& i) {
@@ -165,11 +165,11 @@ util::Result<void> Actor::act(const CampaignState&, const intent::Lift& i) {
                                        rank + " failed first near step " + std::to_string(f.step) + " again, on another node: the "
                                               "failure follows the training, not the node; the first-evidence rule's exclusions "
                                               "for it are lifted and it no longer excludes nodes for this failure"},
-              decide::events::ExclusionLifted{});
+              events::ExclusionLifted{});
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::End& i) {
-  auto ok = fact(i.ended, decide::events::AttemptEnded{i.output, i.output.empty() ? "" : tail(i.output, 10)});
+  auto ok = fact(i.ended, events::AttemptEnded{i.output, i.output.empty() ? "" : tail(i.output, 10)});
   if (ok) crash_point("after-ended");
   return ok;
 }
@@ -178,26 +178,26 @@ util::Result<void> Actor::act(const CampaignState&, const intent::Finish& i) {
   if (i.cancel_chain && keep_lease(kSlurmCallBound)) {  // without the lease, the supervisor that holds it does this
     const auto [attempt, array] = *i.cancel_chain;
     const auto done = edges_.slurm->cancel(array);
-    event(decide::events::ChainCancelled{attempt, array,
+    event(events::ChainCancelled{attempt, array,
                                          !done                          ? done.error().message
                                          : config_.slurm.spare_nodes > 0 ? "the job, which would run the next attempt, is cancelled"
                                                                          : "the chain's remaining tasks are cancelled"});
   }
   const records::Finished finished{i.code, i.reason};
-  if (i.code == 0) return fact(finished, decide::events::Completed{{i.code}});
-  return fact(finished, decide::events::Stopped{{i.code}});
+  if (i.code == 0) return fact(finished, events::Completed{{i.code}});
+  return fact(finished, events::Stopped{{i.code}});
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::Relax& i) {
   if (auto leased = keep_lease(kSlurmCallBound); !leased) return leased;
   if (auto done = edges_.slurm->set_excluded(i.job.job_id, util::join(i.keep, ",")); !done) {
-    event(decide::events::RelaxFailed{i.attempt.number, i.job.job_id, i.node, done.error().message, "retry next pass"});
+    event(events::RelaxFailed{i.attempt.number, i.job.job_id, i.node, done.error().message, "retry next pass"});
     return {};
   }
   memory_.unavailable_since = mono();  // the next one only after another full wait
   const auto now = edges_.slurm->jobs({i.job.job_id});  // read the change back
   return fact(records::Relaxed{i.attempt.number, i.job.job_id, i.node},
-              decide::events::ExclusionsRelaxed{
+              events::ExclusionsRelaxed{
                   now && !now->empty() ? now->front().excluded_nodes : "?",
                   "pending for " + i.job.reason + " while mlsup excludes " + util::join(i.attempt.exclude, ",") +
                       ": the oldest exclusion is dropped so that the job can run"});
@@ -211,7 +211,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::PendingAlert& 
                      : job + " has been pending " + std::to_string(static_cast<long long>(i.waited)) + "s for " +
                            i.job.reason + ", which waiting does not end: fix the request or the limit, or `mlsup stop`";
   return fact(records::PendingAlert{i.attempt, i.job.job_id, i.job.reason},
-              decide::events::PendingStuck{i.job.reason, true, i.never_starts, why});
+              events::PendingStuck{i.job.reason, true, i.never_starts, why});
 }
 
 // status.json changes when what it says changes ("updated": since when it says so): an idle pass

@@ -20,7 +20,7 @@ void Actor::write_chain_values(const AttemptState& a, const std::string& resume_
   std::error_code ec;
   fs::create_directories(dir + "/claims", ec);
   if (auto ok = journal::write_atomically(dir + "/next.env", text, 0644); !ok)
-    event(decide::events::ChainValuesFailed{a.number, ok.error().message});
+    event(events::ChainValuesFailed{a.number, ok.error().message});
 }
 
 std::optional<std::string> Actor::patch_queued(const AttemptState& a, const slurm::Job& queued,
@@ -43,7 +43,7 @@ std::optional<std::string> Actor::patch_queued(const AttemptState& a, const slur
 
 util::Result<void> Actor::hand_over(const AttemptState& a, const slurm::Job& queued, const std::vector<std::string>& before) {
   write_chain_values(a, a.resume_from);
-  event(decide::events::HandedOver{.attempt = a.number,
+  event(events::HandedOver{.attempt = a.number,
                                    .job_id = *a.job_id,
                                    .resume_from = a.resume_from,
                                    .exclude = a.exclude,
@@ -59,14 +59,14 @@ util::Result<void> Actor::act(const CampaignState&, const intent::ChainValues& i
 
 util::Result<void> Actor::act(const CampaignState&, const intent::PatchQueued& i) {
   if (const auto list = patch_queued(i.attempt, i.queued, i.before))
-    event(decide::events::ChainExcluded{i.attempt.number, i.queued.job_id, *list});
+    event(events::ChainExcluded{i.attempt.number, i.queued.job_id, *list});
   return {};
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::Claimed& i) {
   const Claim& c = i.claim;
   return fact(records::Claimed{i.attempt, c.job_id, c.task, c.how, c.resume_from},
-              decide::events::Claimed{.array_job_id = i.array, .values = c.how});
+              events::Claimed{.array_job_id = i.array, .values = c.how});
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::ChainExhausted& i) {
@@ -76,7 +76,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::ChainExhausted
   fs::remove_all(claim, ec);
   fs::remove_all(claim + ".takeover", ec);  // the new chain's tasks may take a stranded claim over again
   return fact(records::ChainExhausted{i.attempt, i.array, i.new_tag},
-              decide::events::ChainExhausted{{"the chain has no task left to run this attempt: a new chain is submitted"}});
+              events::ChainExhausted{{"the chain has no task left to run this attempt: a new chain is submitted"}});
 }
 
 }  // namespace mlsup::engine

@@ -36,7 +36,7 @@ void Actor::keep_hang_evidence(const AttemptState& a, const slurm::Job& job, con
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
   (void)journal::write_atomically(path, done.out + (done.err.empty() ? "" : "\n--- stderr ---\n" + done.err), 0644);
-  event(decide::events::HangEvidence{a.number, job.job_id, path, outcome});
+  event(events::HangEvidence{a.number, job.job_id, path, outcome});
 }
 
 namespace {
@@ -79,7 +79,7 @@ util::Result<std::vector<std::string>> Actor::proven_silent(const intent::Hang& 
   if (silent->empty()) return silent;
   const auto verdict = decide::judge_probe({nodes, *silent, control, slurm_silent_nodes()});
   if (!verdict.doubt.empty())
-    event(decide::events::ProbeDoubted{i.attempt.number, i.job.job_id, *silent, verdict.silent, verdict.doubt});
+    event(events::ProbeDoubted{i.attempt.number, i.job.job_id, *silent, verdict.silent, verdict.doubt});
   return verdict.silent;
 }
 
@@ -93,7 +93,7 @@ util::Result<void> Actor::act(const CampaignState& s, const intent::Hang& i) {
   auto silent = proven_silent(i, stale_nodes(i), control_node(i));  // only a node proven silent makes it a hang now
   if (!silent) return std::unexpected(silent.error());
   if (silent->empty()) {
-    event(decide::events::ProbeAnswered{i.attempt.number, i.job.job_id, stale_nodes(i),
+    event(events::ProbeAnswered{i.attempt.number, i.job.job_id, stale_nodes(i),
                                         i.reason + "; they answer a probe: the steady timeout decides"});
     return {};
   }
@@ -105,13 +105,13 @@ util::Result<void> Actor::hang(const CampaignState& s, const intent::Hang& i, co
                                   std::optional<std::vector<std::string>> silent) {
   const auto& a = i.attempt;
   const auto nodes = slurm::expand_hostlist(i.job.nodes);
-  event(decide::events::HangDetected{a.number, i.job.job_id, reason, silent ? stale_nodes(i) : nodes,
+  event(events::HangDetected{a.number, i.job.job_id, reason, silent ? stale_nodes(i) : nodes,
                                      config::format_duration(config::Seconds(i.steady_timeout)), i.calibrated});
   keep_hang_evidence(a, i.job, nodes);
   if (!i.stale.empty()) {
-    std::vector<decide::events::StaleLead> named;
+    std::vector<events::StaleLead> named;
     for (const auto& st : i.stale) named.push_back({st.node, st.lead});
-    event(decide::events::HeartbeatStaleFirst{a.number, i.job.job_id, named, stale_margin(config_.heartbeat)});
+    event(events::HeartbeatStaleFirst{a.number, i.job.job_id, named, stale_margin(config_.heartbeat)});
   }
   if (!silent) {  // the other nodes' ranks, when they were waiting, showed life: only a timeout probes them all
     auto probed = proven_silent(i, nodes, std::nullopt);

@@ -43,9 +43,9 @@ util::Result<void> Actor::take_requests() {
 
 util::Result<void> Actor::take(const records::Asked& asked, const Request& r, const std::string& reason) {
   switch (r.verb) {
-    case Verb::Resume: return fact(records::Resumed{asked, r.from, r.from_step}, decide::events::CampaignResumed{{reason}});
-    case Verb::Pause: return fact(records::Paused{asked, r.now}, decide::events::CampaignPaused{{reason}});
-    case Verb::Cancel: return fact(records::CancelRequested{asked}, decide::events::CancelRequested{{reason}});
+    case Verb::Resume: return fact(records::Resumed{asked, r.from, r.from_step}, events::CampaignResumed{{reason}});
+    case Verb::Pause: return fact(records::Paused{asked, r.now}, events::CampaignPaused{{reason}});
+    case Verb::Cancel: return fact(records::CancelRequested{asked}, events::CancelRequested{{reason}});
   }
   return {};
 }
@@ -55,12 +55,12 @@ util::Result<void> Actor::act(const CampaignState& s, const intent::TakeRequest&
   const std::string file = config_.dir().requests() + "/" + r.id + ".json";
   const records::Asked asked{r.id, std::string(verb_name(r.verb)), r.by};
   if (!i.done && i.refused) {
-    if (auto ok = fact(records::RequestRefused{asked, i.refused->code, i.refused->message}, decide::events::RequestRefused{}); !ok) return ok;
+    if (auto ok = fact(records::RequestRefused{asked, i.refused->code, i.refused->message}, events::RequestRefused{}); !ok) return ok;
   } else if (!i.done) {
     if (r.verb == Verb::Resume && fs::exists(config_.switches.kill)) {  // the resumed campaign is not stopped again
       std::error_code ec;
       if (!fs::remove(config_.switches.kill, ec) && ec) {
-        event(decide::events::RequestFailed{r.id, "resume", "cannot remove the kill switch " + config_.switches.kill + ": " + ec.message(),
+        event(events::RequestFailed{r.id, "resume", "cannot remove the kill switch " + config_.switches.kill + ": " + ec.message(),
                                             "tried again next pass"});
         return {};
       }
@@ -76,12 +76,12 @@ util::Result<void> Actor::act(const CampaignState& s, const intent::TakeRequest&
 util::Result<void> Actor::act(const CampaignState&, const intent::Hold& i) {
   if (auto leased = keep_lease(kSlurmCallBound); !leased) return leased;
   if (auto done = edges_.slurm->hold(i.job_id); !done) {
-    event(decide::events::HoldFailed{{i.attempt.number, i.job_id, done.error().message, "tried again next pass"}});
+    event(events::HoldFailed{{i.attempt.number, i.job_id, done.error().message, "tried again next pass"}});
     return {};
   }
   const bool window = i.why == "window";
   return fact(records::Held{i.attempt.number, i.job_id, i.why},
-              decide::events::JobHeld{{window ? "outside the campaign's window: its queued job waits for the next opening"
+              events::JobHeld{{window ? "outside the campaign's window: its queued job waits for the next opening"
                                               : "the campaign is paused: its queued job waits until `mlsup resume`"}});
 }
 
@@ -97,7 +97,7 @@ util::Result<void> Actor::act(const CampaignState& s, const intent::Release& i) 
   }
   if (i.attempt.held_for == "submission")  // a submission's release, which an earlier pass could not make
     return record(records::Released{i.attempt.number, i.job_id, "submission"});
-  return fact(records::Released{i.attempt.number, i.job_id, ""}, decide::events::JobReleased{{"the pause is over: the job may start"}});
+  return fact(records::Released{i.attempt.number, i.job_id, ""}, events::JobReleased{{"the pause is over: the job may start"}});
 }
 
 namespace {
@@ -117,10 +117,10 @@ util::Result<void> Actor::act(const CampaignState&, const intent::AskToStop& i) 
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
   if (auto ok = journal::write_atomically(path, i.why + " requested\n"); !ok) {
-    event(decide::events::SwitchFailed{i.attempt.number, path, ok.error().str(), "tried again next pass"});
+    event(events::SwitchFailed{i.attempt.number, path, ok.error().str(), "tried again next pass"});
     return {};
   }
-  return fact(records::SwitchSet{i.attempt.number, i.why}, decide::events::KillSwitchSet{{path, stop_reason(i.why)}});
+  return fact(records::SwitchSet{i.attempt.number, i.why}, events::KillSwitchSet{{path, stop_reason(i.why)}});
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::ClearSwitch& i) {
@@ -128,11 +128,11 @@ util::Result<void> Actor::act(const CampaignState&, const intent::ClearSwitch& i
   const bool ours = util::read_file(path).value_or("").starts_with("window requested");
   std::error_code ec;
   if (ours && !fs::remove(path, ec) && ec) {
-    event(decide::events::SwitchFailed{i.attempt.number, path, "cannot remove it: " + ec.message(), "tried again next pass"});
+    event(events::SwitchFailed{i.attempt.number, path, "cannot remove it: " + ec.message(), "tried again next pass"});
     return {};
   }
   return fact(records::SwitchCleared{i.attempt.number, ours},
-              decide::events::KillSwitchCleared{
+              events::KillSwitchCleared{
                   {path, ours ? "the window opened: the kill switch set at its end is removed, and the next attempt goes on"
                               : "the kill switch now holds a person's stop, not the window's: it is left, and followed"}});
 }

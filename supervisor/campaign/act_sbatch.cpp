@@ -10,7 +10,7 @@ namespace mlsup::engine {
 using nlohmann::json;
 
 util::Result<void> Actor::act(const CampaignState&, const intent::AwaitSbatch& i) {
-  return fact(records::SbatchAwaited{i.attempt, i.run.pid, i.run.host}, decide::events::SbatchAwaited{{i.reason}});
+  return fact(records::SbatchAwaited{i.attempt, i.run.pid, i.run.host}, events::SbatchAwaited{{i.reason}});
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::EndSbatch& i) {
@@ -22,13 +22,13 @@ util::Result<void> Actor::act(const CampaignState&, const intent::EndSbatch& i) 
       ::kill(i.run.pid, SIGKILL);
     }
   }
-  return fact(records::SbatchEnded{i.attempt, i.run.pid, i.kill}, decide::events::SbatchEnded{{i.reason}});
+  return fact(records::SbatchEnded{i.attempt, i.run.pid, i.kill}, events::SbatchEnded{{i.reason}});
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::CancelDuplicate& i) {
   if (auto leased = keep_lease(kSlurmCallBound); !leased) return leased;
   if (auto done = edges_.slurm->cancel(i.job.job_id); !done && !slurm::already_over(done.error())) {
-    event(decide::events::DuplicateCancelFailed{{i.attempt, i.job.job_id, done.error().message, "tried again next pass"}});
+    event(events::DuplicateCancelFailed{{i.attempt, i.job.job_id, done.error().message, "tried again next pass"}});
     return {};
   }
   const std::string state(slurm::state_name(i.job.state));
@@ -40,7 +40,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::CancelDuplicat
                       std::to_string(i.attempt_job) + ": an sbatch whose answer was lost, or one of a supervisor that " +
                       "had lost the campaign, submitted it; it is cancelled";
   return fact(records::DuplicateCancelled{i.attempt, i.job.job_id, state, i.attempt_job, i.revived}, 
-              decide::events::DuplicateCancelled{i.job.state != slurm::JobState::Pending, why});
+              events::DuplicateCancelled{i.job.state != slurm::JobState::Pending, why});
 }
 
 }  // namespace mlsup::engine

@@ -20,14 +20,14 @@ void Actor::write_spare_values(const AttemptState& a, slurm::JobId job, const st
   std::error_code ec;
   fs::create_directories(dir + "/claims", ec);
   if (auto ok = journal::write_atomically(dir + "/next.env", text, 0644); !ok)
-    event(decide::events::SpareValuesFailed{a.number, job, ok.error().message});
+    event(events::SpareValuesFailed{a.number, job, ok.error().message});
 }
 
 util::Result<void> Actor::hand_over_in_job(const AttemptState& a, slurm::JobId job, const std::vector<std::string>& nodes) {
   if (auto leased = keep_lease(kSlurmCallBound); !leased) return leased;
   const auto killed = edges_.slurm->kill_steps(job);  // the old run's ranks, on the nodes that still answer
   write_spare_values(a, job, nodes);
-  event(decide::events::HandedOver{
+  event(events::HandedOver{
       .attempt = a.number,
       .job_id = job,
       .nodes = nodes,
@@ -40,7 +40,7 @@ util::Result<void> Actor::hand_over_in_job(const AttemptState& a, slurm::JobId j
 
 util::Result<void> Actor::act(const CampaignState&, const intent::StepClaimed& i) {
   return fact(records::StepClaimed{i.attempt, static_cast<slurm::JobId>(i.claim.job_id), i.claim.nodes},
-              decide::events::Claimed{.reason = "the job runs the attempt on these nodes"});
+              events::Claimed{.reason = "the job runs the attempt on these nodes"});
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::SpareValues& i) {
@@ -54,11 +54,11 @@ util::Result<void> Actor::act(const CampaignState&, const intent::DropSpares& i)
   const auto& j = i.job;
   const int tasks = j.node_count > 0 && j.num_tasks % j.node_count == 0 ? static_cast<int>(j.num_tasks / j.node_count) * i.nodes : 0;
   if (auto done = edges_.slurm->set_node_count(j.job_id, i.nodes, tasks); !done) {
-    event(decide::events::SparesDropFailed{{i.attempt.number, i.job.job_id, done.error().message, "tried again next pass"}});
+    event(events::SparesDropFailed{{i.attempt.number, i.job.job_id, done.error().message, "tried again next pass"}});
     return {};
   }
   return fact(records::SparesDropped{i.attempt.number, i.job.job_id, i.nodes},
-              decide::events::SparesDropped{
+              events::SparesDropped{
                   i.shortfall, "job " + std::to_string(i.job.job_id) + " cannot get its nodes and spares (" + i.shortfall +
                                    "): it asks for the training's " + std::to_string(i.nodes) + " now; the next job asks for "
                                    "the spares again"});

@@ -16,7 +16,7 @@ util::Result<void> Actor::submit_failed(const AttemptState& a, const slurm::Erro
   // The delay runs on the monotonic clock from now: a step of the wall clock neither skips nor stretches it.
   start_wait(memory_.sbatch_retry, a.number, static_cast<int>(s.current()->submit_failures.size()),
              retry.next_try - s.current()->submit_failures.back().time, mono());
-  event(decide::events::SubmitFailed{a.number, kind, e.message, e.transient(),
+  event(events::SubmitFailed{a.number, kind, e.message, e.transient(),
                                      static_cast<int>(s.current()->submit_failures.size()), retry.alert,
                                      unknown ? "unknown" : "refused",
                                      stop      ? "stop"

@@ -22,7 +22,7 @@ util::Result<void> Actor::open() {
   journal_ = std::make_unique<journal::Journal>(std::move(*j));
   journal_->set_epoch(edges_.epoch);
   events_ = std::make_unique<journal::EventLog>(config_.dir().events());
-  for (const auto& w : journal_->warnings()) event(decide::events::JournalRepaired{w});
+  for (const auto& w : journal_->warnings()) event(events::JournalRepaired{w});
   return {};
 }
 
@@ -47,7 +47,7 @@ util::Result<void> Actor::append(const std::string& type, json fields) {
   return {};
 }
 
-void Actor::tell(decide::EventKind what, json fields) {
+void Actor::tell(events::EventKind what, json fields) {
   fields["event"] = what.name();
   fields["time"] = edges_.now();
   fields["campaign"] = config_.name;
@@ -58,7 +58,7 @@ void Actor::tell(decide::EventKind what, json fields) {
   if (!keep_lease(kNotifyBound)) return;  // another supervisor holds the campaign now; it tells people
   const std::string outcome = notifier_.alert(fields, edges_.now());
   if (outcome == "none configured") return;
-  emit(decide::events::line(decide::events::Notified{std::string(what.name()), outcome}, edges_.now(), config_.name));
+  emit(events::line(events::Notified{std::string(what.name()), outcome}, edges_.now(), config_.name));
 }
 
 void Actor::emit(const json& e) {
@@ -66,7 +66,7 @@ void Actor::emit(const json& e) {
   if (edges_.on_event) edges_.on_event(e);
 }
 
-util::Result<void> Actor::append_fact(const std::string& type, const json& fields, decide::EventKind what, json extra) {
+util::Result<void> Actor::append_fact(const std::string& type, const json& fields, events::EventKind what, json extra) {
   if (auto ok = append(type, fields); !ok) return ok;
   json ev = fields;
   ev.update(extra);

@@ -13,10 +13,10 @@
 #include "campaign/notify.h"
 #include "campaign/template_snapshot.h"
 #include "config/config.h"
-#include "decide/event_kinds.h"
-#include "decide/events_act.h"
-#include "decide/events_facts.h"
-#include "decide/events_outside.h"
+#include "events/kinds.h"
+#include "events/act.h"
+#include "events/facts.h"
+#include "events/outside.h"
 #include "reconcile/intents.h"
 #include "state/memory.h"
 #include "state/records.h"
@@ -63,19 +63,19 @@ class Actor {
   util::Result<void> record(const R& r) {
     return append(std::string(R::kType), nlohmann::json(r));
   }
-  // A fact: the record appended, then told as event E (decide/events_facts.h: the record's fields and E's).
+  // A fact: the record appended, then told as event E (events/facts.h: the record's fields and E's).
   template <class R, class E>
   util::Result<void> fact(const R& r, const E& told) {
     return append_fact(std::string(R::kType), nlohmann::json(r), E::kKind, nlohmann::json(told));
   }
-  // An event (decide/events_act.h) told: the event log, the console, and an alert where notify.on asks.
+  // An event (events/act.h) told: the event log, the console, and an alert where notify.on asks.
   template <class E>
   void event(const E& e) {
     tell(E::kKind, nlohmann::json(e));
   }
   // tell() as a function, for what tells through the actor (the observer, the template keeper).
   Tell teller() {
-    return [this](decide::EventKind what, nlohmann::json fields) { tell(what, std::move(fields)); };
+    return [this](events::EventKind what, nlohmann::json fields) { tell(what, std::move(fields)); };
   }
   // The campaign as its journal tells it now: the records the journal gained since the last call
   // applied to the state kept (a reference to it, which later calls update).
@@ -129,10 +129,10 @@ class Actor {
   util::Result<void> act(const CampaignState& s, const intent::DropSpares& i);
 
   util::Result<void> append(const std::string& type, nlohmann::json fields);
-  util::Result<void> append_fact(const std::string& type, const nlohmann::json& fields, decide::EventKind what,
+  util::Result<void> append_fact(const std::string& type, const nlohmann::json& fields, events::EventKind what,
                                  nlohmann::json extra);
   // An event of kind what with these fields told (event() and intent::Report come here).
-  void tell(decide::EventKind what, nlohmann::json fields);
+  void tell(events::EventKind what, nlohmann::json fields);
   void emit(const nlohmann::json& e);
   // sbatch for attempt a, whose intent is journaled.
   util::Result<void> send(const AttemptState& a);

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "config/diff.h"
-#include "decide/event_kinds.h"
+#include "events/kinds.h"
 #include "reconcile/reconcile.h"
 #include "journal/atomic_file.h"
 #include "render/submission.h"
@@ -77,10 +77,10 @@ util::Result<std::unique_ptr<Campaign>> Campaign::open(config::Config config, Ed
 }
 
 void Campaign::reload(config::Config config) {
-  actor_.event(decide::events::ConfigReloaded{.file = config.source_file, .changed = config::changed_keys(config_, config)});
+  actor_.event(events::ConfigReloaded{.file = config.source_file, .changed = config::changed_keys(config_, config)});
   config_ = std::move(config);
   if (auto zone = observer_.window_zone(); !zone)
-    actor_.event(decide::events::ConfigReloaded{.file = config_.source_file,
+    actor_.event(events::ConfigReloaded{.file = config_.source_file,
                                                 .detail = zone.error().str(),
                                                 .decision = "the window is read in UTC until its zone can be loaded"});
   actor_.reload();

@@ -33,12 +33,12 @@ util::Result<void> Actor::act(const CampaignState&, const intent::Cancel& i) {
   fs::create_directories(config_.dir().fenced(), ec);
   if (auto ok = journal::write_atomically(config_.dir().fence(a.number), i.reason + "\n"); !ok)
     return ok;
-  auto ok = fact(records::CancelIntent{a.number, id, i.why, i.reason, i.steps_only}, decide::events::Cancelling{});
+  auto ok = fact(records::CancelIntent{a.number, id, i.why, i.reason, i.steps_only}, events::Cancelling{});
   if (!ok) return ok;
   if (i.steps_only) {  // spare nodes: the attempt's run is killed; the job runs on for the next attempt
     if (auto leased = keep_lease(kSlurmCallBound); !leased) return leased;
     if (auto killed = edges_.slurm->kill_steps(id); !killed)
-      event(decide::events::StepsKillFailed{{a.number, id, killed.error().message, "the next attempt's hand-over kills them again"}});
+      event(events::StepsKillFailed{{a.number, id, killed.error().message, "the next attempt's hand-over kills them again"}});
     return {};
   }
   memory_.cancel = {};
@@ -68,7 +68,7 @@ void Actor::send_cancel(const AttemptState& a, decide::EndClass why) {
   if (!failed && !lingering) return;
   const bool alert = !tries.alerted && (tries.failed >= kAlertAfterFailures || lingering);
   tries.alerted = tries.alerted || alert;
-  event(decide::events::CancelFailed{
+  event(events::CancelFailed{
       a.number, id, tries.sent, tries.failed, failed ? done.error().message : "the job is still there after the cancel",
       "send it again in " + std::to_string(static_cast<int>(resend_delay(tries.sent))) + "s", alert});
 }

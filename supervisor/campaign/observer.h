@@ -13,7 +13,7 @@
 #include "campaign/edges.h"
 #include "campaign/template_snapshot.h"
 #include "config/config.h"
-#include "decide/event_kinds.h"
+#include "events/kinds.h"
 #include "reconcile/intents.h"
 #include "reconcile/world.h"
 #include "state/memory.h"

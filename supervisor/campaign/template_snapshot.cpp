@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "decide/events_act.h"
+#include "events/act.h"
 #include "journal/atomic_file.h"
 #include "render/submission.h"
 #include "util/strings.h"
@@ -71,11 +71,11 @@ bool TemplateKeeper::take(const config::Config& config, const Tell& tell) {
   text_ = look.text;
   nodes_ = look.nodes;
   if (!look.save_problem.empty())
-    told(tell, decide::events::TemplateSnapshotFailed{look.save_problem, "the template is used; the stored copy is older"});
+    told(tell, events::TemplateSnapshotFailed{look.save_problem, "the template is used; the stored copy is older"});
   if (look.problem == problem_) return text_.has_value();  // told already (or nothing to tell)
   problem_ = look.problem;
   if (!look.problem.empty())
-    told(tell, decide::events::TemplateUnusable{
+    told(tell, events::TemplateUnusable{
                    .file = config.template_path,
                    .detail = look.problem,
                    .decision = text_ ? "submissions render from the last template that rendered (" + config.dir().template_snapshot() + ")"

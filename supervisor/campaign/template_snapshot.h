@@ -10,7 +10,7 @@
 
 #include "config/config.h"
 #include "config/load.h"
-#include "decide/event_kinds.h"
+#include "events/kinds.h"
 
 namespace mlsup::engine {
 
@@ -30,8 +30,8 @@ TemplateLook look_at_template(const config::Config& config);
 std::expected<config::Config, config::Errors> load_config_to_supervise(const std::string& path);
 
 // Tells an event of the campaign (the actor's event()).
-using Tell = std::function<void(decide::EventKind, nlohmann::json)>;
-// Tells event e (decide/events_act.h) through tell.
+using Tell = std::function<void(events::EventKind, nlohmann::json)>;
+// Tells event e (events/act.h) through tell.
 template <class E>
 void told(const Tell& tell, const E& e) {
   tell(E::kKind, nlohmann::json(e));

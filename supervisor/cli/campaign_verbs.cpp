@@ -15,8 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/checkpoints.h"
-#include "decide/event_kinds.h"
-#include "decide/events_outside.h"
+#include "events/kinds.h"
+#include "events/outside.h"
 #include "cli/exit_codes.h"
 #include "cli/metrics_text.h"
 #include "cli/status_text.h"
@@ -225,7 +225,7 @@ util::Result<std::string> set_switch(const config::Config& c, bool kill) {
     return std::unexpected(ok.error());
   // People's acts are in the event log beside the supervisor's decisions (a failed append changes nothing else).
   std::filesystem::create_directories(c.state_dir, ec);
-  namespace ev = decide::events;
+  namespace ev = events;
   journal::EventLog log(c.dir().events());
   if (kill)
     (void)log.append(ev::line(ev::StopRequested{{journal::requester(), path,

@@ -10,7 +10,7 @@
 #include <iterator>
 
 #include "config/duration.h"
-#include "decide/event_kinds.h"
+#include "events/kinds.h"
 #include "journal/journal.h"
 #include "util/json.h"
 #include "util/strings.h"
@@ -52,16 +52,16 @@ std::string read_from(int fd, long long from, long long size) {
 bool EventFilter::keep(const nlohmann::json& e) const {
   if (since && util::number_field(e, "time", 0) < *since) return false;
   const std::string name = util::string_field(e, "event");
-  const auto kind = decide::current_event_kind(name);  // a view of name, or of the table
+  const auto kind = events::current_event_kind(name);  // a view of name, or of the table
   return kinds.empty() ||
-         std::any_of(kinds.begin(), kinds.end(), [&](const auto& k) { return decide::current_event_kind(k) == kind; });
+         std::any_of(kinds.begin(), kinds.end(), [&](const auto& k) { return events::current_event_kind(k) == kind; });
 }
 
 util::Result<void> check_kinds(const std::vector<std::string>& kinds) {
   for (const auto& k : kinds) {
-    if (decide::is_event_kind(decide::current_event_kind(k))) continue;
+    if (events::is_event_kind(events::current_event_kind(k))) continue;
     std::vector<std::string> names;
-    for (const auto& row : decide::kEventKinds) names.emplace_back(row.name);
+    for (const auto& row : events::kEventKinds) names.emplace_back(row.name);
     const auto near = util::did_you_mean(k, names);
     return std::unexpected(util::Error{.message = "--kind " + k + ": no event has this kind" +
                                                   (near.empty() ? "" : "; did you mean " + near + "?") +

@@ -18,7 +18,7 @@ struct EventFilter {
   bool keep(const nlohmann::json& event) const;
 };
 
-// --kind's names checked against the table of event kinds (decide/event_kinds.h; an older name is
+// --kind's names checked against the table of event kinds (events/kinds.h; an older name is
 // taken): the first unknown one with the nearest known name, or nothing.
 util::Result<void> check_kinds(const std::vector<std::string>& kinds);
 

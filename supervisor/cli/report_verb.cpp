@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/campaign_verbs.h"
-#include "decide/event_kinds.h"
-#include "decide/events_outside.h"
+#include "events/kinds.h"
+#include "events/outside.h"
 #include "cli/events_view.h"
 #include "cli/exit_codes.h"
 #include "config/load.h"
@@ -69,7 +69,7 @@ std::vector<std::string> notify_all(const std::vector<config::Config>& configs, 
     if (std::find(seen.begin(), seen.end(), channel) != seen.end()) continue;
     seen.push_back(channel);
     const std::string name = c.set_file.empty() ? c.name : std::filesystem::path(c.set_file).stem().string();
-    const json event = decide::events::line(decide::events::Report{.reason = line}, now, name);
+    const json event = events::line(events::Report{.reason = line}, now, name);
     out.push_back(c.name + "'s channels: " + engine::Notifier(c.notify, c.state_dir, c.base_dir).alert(event, now));
   }
   if (out.empty()) out.push_back("no run names a notification channel (notify.command, notify.webhook)");

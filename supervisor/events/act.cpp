@@ -1,10 +1,10 @@
-// Each event's JSON from a table of its fields (util/json_fields.h), read back leniently as events.cpp's.
-#include "decide/events_act.h"
+// Each event's JSON from a table of its fields (util/json_fields.h), read back leniently as reconcile.cpp's.
+#include "events/act.h"
 
 #include <tuple>
 
 
-namespace mlsup::decide::events {
+namespace mlsup::events {
 using nlohmann::json;
 
 namespace {
@@ -128,4 +128,4 @@ auto fields(const ConfigReloaded*) {
 MLSUP_ACT_EVENTS(MLSUP_FIELDS_JSON_DEFINE)
 MLSUP_FIELDS_JSON_DEFINE(StaleLead)
 
-}  // namespace mlsup::decide::events
+}  // namespace mlsup::events

@@ -1,17 +1,17 @@
 #pragma once
 // One struct per event that carrying out an intent tells (the actor, the template's keeper, a reload): its
-// kind beside it and its JSON both ways (events_act.cpp). What reconcile tells is in events.h.
+// kind beside it and its JSON both ways (act.cpp). What reconcile tells is in reconcile.h.
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "decide/event_kinds.h"
-#include "util/json_fields.h"
+#include "events/kinds.h"
 #include "slurm_model/types.h"
+#include "util/json_fields.h"
 
-namespace mlsup::decide::events {
+namespace mlsup::events {
 
 // Something failed and is tried again next pass: what, and what is decided.
 struct JobActFailed {
@@ -248,4 +248,4 @@ struct ConfigReloaded {
 MLSUP_ACT_EVENTS(MLSUP_FIELDS_JSON_DECLARE)
 MLSUP_FIELDS_JSON_DECLARE(StaleLead)
 
-}  // namespace mlsup::decide::events
+}  // namespace mlsup::events

@@ -1,11 +1,11 @@
 // What each fact's event adds to its record, from a table of its fields (util/json_fields.h), read back
-// leniently as events.cpp's.
-#include "decide/events_facts.h"
+// leniently as reconcile.cpp's.
+#include "events/facts.h"
 
 #include <tuple>
 
 
-namespace mlsup::decide::events {
+namespace mlsup::events {
 using nlohmann::json;
 
 namespace {
@@ -68,4 +68,4 @@ auto fields(const Cancelling*) { return std::tuple{lenient("fenced", &Cancelling
 
 MLSUP_FACT_EVENTS(MLSUP_FIELDS_JSON_DEFINE)
 
-}  // namespace mlsup::decide::events
+}  // namespace mlsup::events

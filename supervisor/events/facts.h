@@ -1,18 +1,18 @@
 #pragma once
 // The events that tell a journal record (a fact): each struct holds what the event says beyond the record's
 // own fields (state/records.h), its kind beside it; the event is the record's JSON with these fields added
-// (events_facts.cpp: a table of its fields).
+// (facts.cpp: a table of its fields).
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "decide/event_kinds.h"
-#include "util/json_fields.h"
+#include "events/kinds.h"
 #include "slurm_model/types.h"
+#include "util/json_fields.h"
 
-namespace mlsup::decide::events {
+namespace mlsup::events {
 
 // Why, in a sentence.
 struct Reasoned {
@@ -172,4 +172,4 @@ struct Cancelling {
 
 MLSUP_FACT_EVENTS(MLSUP_FIELDS_JSON_DECLARE)
 
-}  // namespace mlsup::decide::events
+}  // namespace mlsup::events

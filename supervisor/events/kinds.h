@@ -7,7 +7,7 @@
 #include <string_view>
 #include <utility>
 
-namespace mlsup::decide {
+namespace mlsup::events {
 
 struct EventKindRow {
   std::string_view name;
@@ -113,7 +113,7 @@ constexpr std::string_view current_event_kind(std::string_view name) {
 class EventKind {
  public:
   consteval EventKind(const char* name) : name_(name) {  // NOLINT: implicit, so event("name", ...) reads as before
-    if (!is_event_kind(name_)) throw "not an event kind: add it to kEventKinds (decide/event_kinds.h)";
+    if (!is_event_kind(name_)) throw "not an event kind: add it to kEventKinds (events/kinds.h)";
   }
   constexpr std::string_view name() const { return name_; }
   std::string str() const { return std::string(name_); }
@@ -123,4 +123,4 @@ class EventKind {
   std::string_view name_;
 };
 
-}  // namespace mlsup::decide
+}  // namespace mlsup::events

@@ -1,10 +1,10 @@
-// Each event's JSON from a table of its fields (util/json_fields.h), read back leniently as events.cpp's.
-#include "decide/events_outside.h"
+// Each event's JSON from a table of its fields (util/json_fields.h), read back leniently as reconcile.cpp's.
+#include "events/outside.h"
 
 #include <tuple>
 
 
-namespace mlsup::decide::events {
+namespace mlsup::events {
 using nlohmann::json;
 
 namespace {
@@ -25,4 +25,4 @@ auto fields(const Report*) { return std::tuple{lenient("alert_kind", &Report::al
 
 MLSUP_OUTSIDE_EVENTS(MLSUP_FIELDS_JSON_DEFINE)
 
-}  // namespace mlsup::decide::events
+}  // namespace mlsup::events

@@ -1,15 +1,15 @@
 #pragma once
 // One struct per event told outside a campaign's decisions: by the supervisor's loop, by a verb, or about
-// an alert sent; its kind beside it and its JSON both ways (events_outside.cpp). line() makes any event
+// an alert sent; its kind beside it and its JSON both ways (outside.cpp). line() makes any event
 // struct a line of the event log.
 #include <string>
 
 #include <nlohmann/json.hpp>
 
-#include "decide/event_kinds.h"
+#include "events/kinds.h"
 #include "util/json_fields.h"
 
-namespace mlsup::decide::events {
+namespace mlsup::events {
 
 // A supervisor's pass failed; the next pass tries again.
 struct PassFailed {
@@ -59,4 +59,4 @@ nlohmann::json line(const E& e, double time, const std::string& campaign) {
   return j;
 }
 
-}  // namespace mlsup::decide::events
+}  // namespace mlsup::events

@@ -1,11 +1,11 @@
 // Each event's JSON from a table of its fields (util/json_fields.h); an event is read back leniently: a
 // field of another type keeps its default, as an older mlsup's event log may have it.
-#include "decide/events.h"
+#include "events/reconcile.h"
 
 #include <tuple>
 
 
-namespace mlsup::decide::events {
+namespace mlsup::events {
 using nlohmann::json;
 
 namespace {
@@ -96,4 +96,4 @@ auto fields(const CapacityShort*) {
 
 MLSUP_EVENTS(MLSUP_FIELDS_JSON_DEFINE)
 
-}  // namespace mlsup::decide::events
+}  // namespace mlsup::events

@@ -1,6 +1,6 @@
 #pragma once
 // One struct per event that reconcile tells, its kind beside it (checked against kEventKinds when the code
-// compiles) and its JSON both ways (events.cpp: a table of its fields). An event log's line is the struct's
+// compiles) and its JSON both ways (reconcile.cpp: a table of its fields). An event log's line is the struct's
 // JSON with "event", "time" and "campaign" added by whoever writes it.
 #include <cstdint>
 #include <optional>
@@ -9,11 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "decide/event_kinds.h"
-#include "util/json_fields.h"
+#include "events/kinds.h"
 #include "slurm_model/types.h"
+#include "util/json_fields.h"
 
-namespace mlsup::decide::events {
+namespace mlsup::events {
 
 // Exclusions left out of a job's ExcNodeList so that enough nodes remain (the cap).
 struct ExclusionsCapped {
@@ -187,4 +187,4 @@ struct CapacityShort {
 
 MLSUP_EVENTS(MLSUP_FIELDS_JSON_DECLARE)
 
-}  // namespace mlsup::decide::events
+}  // namespace mlsup::events

@@ -13,7 +13,7 @@
 #include "decide/blame.h"
 #include "decide/first_evidence.h"
 #include "decide/chain_tasks.h"
-#include "decide/event_kinds.h"
+#include "events/kinds.h"
 #include "state/records.h"
 #include "state/state.h"
 #include "render/spares.h"
@@ -25,7 +25,7 @@ namespace intent {
 
 // Tell people (an event, no record).
 struct Report {
-  decide::EventKind event;
+  events::EventKind event;
   nlohmann::json fields;
 };
 

@@ -57,7 +57,7 @@ std::vector<std::string> exclusions_for(Pass& p) {
   const int cap = decide::exclusion_cap(p.c.policy.exclusion_cap, usable, p.w.template_nodes + p.c.slurm.spare_nodes);
   auto nodes = decide::excluded_nodes(p.s.ledger, p.wall(), cap);
   if (nodes.size() < live)
-    p.report(decide::events::ExclusionsCapped{nodes, cap, "excluding every blamed node would leave too few for the job"});
+    p.report(events::ExclusionsCapped{nodes, cap, "excluding every blamed node would leave too few for the job"});
   return nodes;
 }
 
@@ -77,11 +77,11 @@ bool absence_confirmed(Pass& p, const AttemptState& a) {
 void recover(Pass& p, const AttemptState& a) {
   const auto& found = *p.w.by_tag;
   if (!found) {
-    p.report(decide::events::SlurmUnavailable{.attempt = a.number, .detail = found.error().message});
+    p.report(events::SlurmUnavailable{.attempt = a.number, .detail = found.error().message});
     return;
   }
   if (found->empty() && p.w.accounting && !*p.w.accounting) {
-    p.report(decide::events::AccountingUnavailable{.attempt = a.number, .detail = p.w.accounting->error().message,
+    p.report(events::AccountingUnavailable{.attempt = a.number, .detail = p.w.accounting->error().message,
                                                    .decision = "the job may exist: ask accounting again before submitting"});
     return;
   }
@@ -120,7 +120,7 @@ void unanswered(Pass& p, const AttemptState& a, const slurm::Error& e) {
   if (p.m.slurm_alerted || failing < static_cast<double>(p.c.notify.unreachable_after.count())) return;
   p.m.slurm_alerted = true;
   const auto seconds = static_cast<long long>(failing);
-  p.report(decide::events::SlurmUnreachable{
+  p.report(events::SlurmUnreachable{
       a.number, *a.job_id, std::string(slurm::error_kind_name(e.kind)), e.message, seconds,
       "Slurm has not answered the job query for " + std::to_string(seconds) + "s (" + e.message +
           "); the job's fate is unknown meanwhile: look at slurmctld"});
@@ -148,7 +148,7 @@ void watch_disk(Pass& p) {
   if (!p.w.disk) return;
   const decide::Severity level = decide::disk_severity(*p.w.disk, decide::DiskLimits{});
   if (static_cast<int>(level) > p.m.disk_level)
-    p.report(decide::events::DiskNearlyFull{
+    p.report(events::DiskNearlyFull{
         p.w.disk->path, std::string(severity_name(level)), p.w.disk->bytes_percent, p.w.disk->inodes_percent,
         disk_text(*p.w.disk) + ": checkpoints may soon fail to be written; make room or move checkpoint.dir"});
   p.m.disk_level = static_cast<int>(level);
@@ -159,7 +159,7 @@ void watch_submitted(Pass& p, const AttemptState& a) {
   const auto& jobs = *p.w.jobs;
   if (!jobs) {
     if (jobs.error().message != p.m.slurm_error)
-      p.report(decide::events::SlurmUnavailable{a.number, *a.job_id, std::string(slurm::error_kind_name(jobs.error().kind)),
+      p.report(events::SlurmUnavailable{a.number, *a.job_id, std::string(slurm::error_kind_name(jobs.error().kind)),
                                                 jobs.error().message, "wait and ask again; nothing is decided"});
     p.m.slurm_error = jobs.error().message;
     p.m.duplicates_swept_at = 0;  // once it answers again (a restarted controller), its jobs are looked over at once
@@ -178,7 +178,7 @@ void watch_submitted(Pass& p, const AttemptState& a) {
 void submit(Pass& p, int number) {
   const auto* scan = p.w.checkpoints ? &*p.w.checkpoints : nullptr;
   const auto newest = scan ? checkpoint::newest_complete(*scan) : std::nullopt;
-  if (scan && !scan->pointer_problem.empty()) p.report(decide::events::CheckpointPointerIgnored{scan->pointer_problem});
+  if (scan && !scan->pointer_problem.empty()) p.report(events::CheckpointPointerIgnored{scan->pointer_problem});
   const bool named = !p.s.resume_point.empty();  // `mlsup resume --from`
   const std::string resume_from = named ? p.s.resume_point : newest ? newest->path : "";
   const long long resume_step = named ? p.s.resume_point_step : newest ? newest->step : 0;
@@ -189,14 +189,14 @@ void submit(Pass& p, int number) {
   const AttemptState* previous = p.s.current();
   if (previous && previous->chain && previous->job_id && p.w.chain) {
     if (!*p.w.chain) {  // ask again next pass rather than start a second chain
-      p.report(decide::events::SlurmUnavailable{
+      p.report(events::SlurmUnavailable{
           .attempt = number, .detail = p.w.chain->error().message, .decision = "ask again before submitting anything"});
       return;
     }
     sub.queued = next_task(**p.w.chain, previous->task_job_id.value_or(0));
   } else if (p.c.slurm.spare_nodes > 0 && previous && previous->job_id && p.w.chain) {
     if (!*p.w.chain) {  // ask again next pass rather than submit beside a job that may run it
-      p.report(decide::events::SlurmUnavailable{
+      p.report(events::SlurmUnavailable{
           .attempt = number, .detail = p.w.chain->error().message, .decision = "ask again before submitting anything"});
       return;
     }

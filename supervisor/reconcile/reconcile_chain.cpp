@@ -24,7 +24,7 @@ bool watch_unclaimed(Pass& p, const AttemptState& a, const std::vector<slurm::Jo
   const auto task = unclaimed_task(jobs, known, p.wall(), claim_deadline(p.c));
   if (!task) return false;
   const std::string id = std::to_string(*task->array_task_id);
-  p.report(decide::events::ChainTaskUnclaimed{
+  p.report(events::ChainTaskUnclaimed{
       a.number, task->job_id, p.wall() - static_cast<double>(task->start_time),
       "task " + id + " runs without having claimed an attempt: it is watched as attempt " + std::to_string(a.number) +
           ", and ended as hung unless that attempt's heartbeat moves"});

@@ -67,7 +67,7 @@ std::vector<decide::NodeEvidence> node_evidence(Pass& p, const slurm::Job& job, 
   if (!p.w.ending) return evidence;
   const auto& out = *p.w.ending;
   if (!out.records.problems.empty())
-    p.report(decide::events::NodeRecordsProblems{job.job_id, out.records.problems,
+    p.report(events::NodeRecordsProblems{job.job_id, out.records.problems,
                                                  "the readable records are used; the others are ignored"});
   std::vector<observe::TaskExit> step_exits;  // the batch script and the extern step fail as a consequence
   for (const auto& x : out.records.exits)
@@ -140,7 +140,7 @@ void warn_budget(Pass& p, const AttemptState& a, decide::EndClass cls) {
   const int left = use->count - use->used;
   const std::string then = left == 0 ? "the next such ending stops the campaign"
                                      : std::to_string(left) + " restart" + (left == 1 ? "" : "s") + " left";
-  p.report(decide::events::BudgetNearlySpent{
+  p.report(events::BudgetNearlySpent{
       a.number, use->budget, use->used, use->count, config::format_duration(use->window),
       "the " + use->budget + " budget (" + per + ") is nearly spent: " + std::to_string(use->used) + " used, " + then});
 }
@@ -217,7 +217,7 @@ void unrecalled(Pass& p, const AttemptState& a, slurm::JobId id, const decide::W
                                                silent + "; it is submitted again from the newest complete checkpoint");
   if (p.m.forgotten_told == a.number) return;
   p.m.forgotten_told = a.number;
-  p.report(decide::events::ForgottenWaiting{
+  p.report(events::ForgottenWaiting{
       a.number, id, signs,
       "Slurm forgot job " + std::to_string(id) + ", which ran (" + util::join(signs, "; ") +
           "): nothing is submitted until its heartbeat shows its processes gone"});
@@ -226,7 +226,7 @@ void unrecalled(Pass& p, const AttemptState& a, slurm::JobId id, const decide::W
 void forgotten(Pass& p, const AttemptState& a, slurm::JobId id) {
   if (a.cancel_reason) return end(p, a, slurm::Job{.job_id = id}, true);  // mlsup's own cancel: its reason is the class
   if (p.w.accounting && !*p.w.accounting) {
-    p.report(decide::events::AccountingUnavailable{a.number, id, p.w.accounting->error().message,
+    p.report(events::AccountingUnavailable{a.number, id, p.w.accounting->error().message,
                                                    "Slurm forgot the job: ask accounting again; nothing is decided"});
     return;
   }

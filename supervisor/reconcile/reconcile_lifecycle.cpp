@@ -135,10 +135,10 @@ void tell_window(Pass& p) {
   const std::string end = p.c.window.at_end == "pause" ? "a running training is asked to save and exit"
                                                        : "a running job goes on to its end";
   if (open)
-    return p.report(decide::events::WindowOpened{
+    return p.report(events::WindowOpened{
         {p.c.window.hours, p.w.window->changes_at,
          "the campaign's window opened: held jobs are released, the next attempt may start"}});
-  p.report(decide::events::WindowClosed{
+  p.report(events::WindowClosed{
       {p.c.window.hours, p.w.window->changes_at, "outside the campaign's window nothing starts: a queued job is held, " + end}});
 }
 

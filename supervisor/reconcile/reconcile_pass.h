@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "checkpoint/retention.h"
-#include "decide/events.h"
+#include "events/reconcile.h"
 #include "decide/recall.h"
 #include "reconcile/reconcile.h"
 
@@ -38,7 +38,7 @@ struct Pass {
   std::vector<Intent> out;
 
   void add(Intent i) { out.push_back(std::move(i)); }
-  // Tells an event (decide/events.h).
+  // Tells an event (events/reconcile.h).
   template <class E>
   void report(const E& e) {
     add(intent::Report{E::kKind, nlohmann::json(e)});

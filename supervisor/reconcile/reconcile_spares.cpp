@@ -87,7 +87,7 @@ void place_in_job(Pass& p, const AttemptState& previous, const std::vector<slurm
     nodes = spare_step_nodes(previous.step_nodes, slurm::expand_hostlist(it->nodes), bad, needed);
   if (!nodes) {
     sub.stop_job = it->job_id;
-    p.report(decide::events::SparesUsedUp{sub.attempt, it->job_id, it->nodes, it->batch_host, bad,
+    p.report(events::SparesUsedUp{sub.attempt, it->job_id, it->nodes, it->batch_host, bad,
                                           "the job has no spare node left for the failed one (or its batch host is "
                                           "lost): it ends, and a new job is submitted"});
     return;

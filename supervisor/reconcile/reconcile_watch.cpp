@@ -27,7 +27,7 @@ void note_suspension(Pass& p, slurm::JobState state) {
   if (m.suspended_at > 0) {
     shift(m.heartbeat, now - m.suspended_at);
     for (auto& s : m.steps) s.at += now - m.suspended_at;  // the step rate counts the time it ran
-    p.report(decide::events::SuspensionEnded{m.attempt, now - m.suspended_at,
+    p.report(events::SuspensionEnded{m.attempt, now - m.suspended_at,
                                              "the job was suspended; its heartbeat's silence counts from now on"});
     m.suspended_at = 0;
   }
@@ -39,7 +39,7 @@ void report_empty_reads(Pass& p, const AttemptState& a, const HeartbeatSet& befo
   for (const auto& [name, f] : p.m.heartbeat.files) {
     const auto was = before.files.find(name);
     if (f.empty_reads == 0 || (was != before.files.end() && was->second.empty_reads > 0)) continue;
-    p.report(decide::events::HeartbeatEmptyRead{
+    p.report(events::HeartbeatEmptyRead{
         a.number, name.empty() ? render::heartbeat_file(p.c, a.number) : name,
         "the heartbeat file was empty after it had content (a writer between truncating and writing it); "
         "the read is ignored: write the file atomically (a temporary file, then rename)"});
@@ -110,7 +110,7 @@ void running(Pass& p, const AttemptState& a, const slurm::Job& job) {
 void tell_pending_reason(Pass& p, const AttemptState& a, const slurm::Job& job) {
   if (job.reason == p.m.pending_reason || job.reason.empty() || job.reason == "None") return;
   p.m.pending_reason = job.reason;
-  p.report(decide::events::Pending{a.number, job.job_id, job.reason, "the job waits in Slurm's queue: " + job.reason});
+  p.report(events::Pending{a.number, job.job_id, job.reason, "the job waits in Slurm's queue: " + job.reason});
 }
 
 // A --no-kill job whose batch host failed: Slurm took the node out and killed the batch script, and
@@ -142,7 +142,7 @@ bool short_of_nodes(Pass& p, const AttemptState& a, const slurm::Job& job) {
   const auto cap = decide::capacity(static_cast<int>(job.node_count), **p.w.nodes, job.partition, excluded);
   if (!decide::short_of(cap)) {
     if (!p.m.shortfall.empty())
-      p.report(decide::events::CapacityRestored{
+      p.report(events::CapacityRestored{
           a.number, job.job_id, p.m.shortfall, "the nodes the job asks for are usable again: it waits for Slurm to start it"});
     p.m.shortfall.clear();
     return false;
@@ -162,7 +162,7 @@ bool short_of_nodes(Pass& p, const AttemptState& a, const slurm::Job& job) {
   }
   const std::string text = decide::shortfall_text(cap);
   if (p.m.shortfall != text)
-    p.report(decide::events::CapacityShort{
+    p.report(events::CapacityShort{
         a.number, job.job_id, text, true,
         "job " + std::to_string(job.job_id) + " cannot start: it " + text + "; Slurm waits for nodes "
         "that come back only when a person resumes or replaces them (or lower the job's nodes); the "
@@ -203,7 +203,7 @@ void watch(Pass& p, const AttemptState& a, const std::vector<slurm::Job>& jobs) 
   p.add(intent::Status{*job});
   if (slurm::is_final(job->state)) return end(p, a, *job, false, a.chain && chain_goes_on(jobs, id));
   if (job->state != slurm::JobState::Pending && !p.m.shortfall.empty()) {  // it got its nodes
-    p.report(decide::events::CapacityRestored{a.number, job->job_id, p.m.shortfall,
+    p.report(events::CapacityRestored{a.number, job->job_id, p.m.shortfall,
                                               "the job got the nodes it waited for and started"});
     p.m.shortfall.clear();
   }

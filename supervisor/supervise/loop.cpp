@@ -1,7 +1,7 @@
 #include "supervise/loop.h"
 #include "supervise/loop_parts.h"
-#include "decide/event_kinds.h"
-#include "decide/events_outside.h"
+#include "events/kinds.h"
+#include "events/outside.h"
 
 #include <algorithm>
 #include <atomic>
@@ -197,14 +197,14 @@ std::optional<RunResult> one_pass(Opened& o) {
   const std::string name = o.campaign->config().name;
   if (auto renewed = o.lease->renew(wall_now()); !renewed) {
     if (lease_taken(renewed.error())) return RunResult{kLeaseHeld, "lost the lease: " + renewed.error().message};
-    print_event(decide::events::line(decide::events::PassFailed{"cannot renew the lease: " + renewed.error().str()}, wall_now(), name),
+    print_event(events::line(events::PassFailed{"cannot renew the lease: " + renewed.error().str()}, wall_now(), name),
                 false);
     return std::nullopt;
   }
   auto result = guarded_pass(*o.campaign);
   if (!result && lease_taken(result.error())) return RunResult{kLeaseHeld, "lost the lease: " + result.error().str()};
   if (!result) {
-    print_event(decide::events::line(decide::events::PassFailed{result.error().str()}, wall_now(), name), false);
+    print_event(events::line(events::PassFailed{result.error().str()}, wall_now(), name), false);
     return std::nullopt;
   }
   if (*result) return RunResult{(*result)->exit_code, (*result)->reason};

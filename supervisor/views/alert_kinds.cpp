@@ -6,7 +6,7 @@
 
 #include "decide/classes.h"
 #include "decide/classify.h"
-#include "decide/event_kinds.h"
+#include "events/kinds.h"
 #include "util/json.h"
 
 namespace mlsup::engine {
@@ -15,7 +15,7 @@ namespace {
 using nlohmann::json;
 
 struct AlertRow {
-  decide::EventKind event;      // the event
+  events::EventKind event;      // the event
   std::string_view kind;        // the alert kind it is
   bool (*when)(const json&);    // nullptr = always
 };

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/load.h"
-#include "decide/event_kinds.h"
+#include "events/kinds.h"
 #include "campaign/campaign.h"
 #include "slurm/fake_client.h"
 #include "support.h"
@@ -97,9 +97,9 @@ struct EngineFixture {
   // The campaign's event log.
   std::string events() const;
   // Its events of kind, oldest first (the event log parsed).
-  std::vector<nlohmann::json> events_of(decide::EventKind kind) const;
+  std::vector<nlohmann::json> events_of(events::EventKind kind) const;
   // Whether an event of kind was told whose field key's text contains part (any event of kind: no key).
-  bool told(decide::EventKind kind, const std::string& key = "", const std::string& part = "") const;
+  bool told(events::EventKind kind, const std::string& key = "", const std::string& part = "") const;
 };
 
 // A whole file (a journal, an event log), "" when it is missing.
@@ -110,7 +110,7 @@ inline std::string slurp(const std::string& path) {
 
 inline std::string EngineFixture::events() const { return slurp(config.state_dir + "/events.jsonl"); }
 
-inline std::vector<nlohmann::json> EngineFixture::events_of(decide::EventKind kind) const {
+inline std::vector<nlohmann::json> EngineFixture::events_of(events::EventKind kind) const {
   std::vector<nlohmann::json> out;
   std::istringstream lines(events());
   for (std::string line; std::getline(lines, line);) {
@@ -120,7 +120,7 @@ inline std::vector<nlohmann::json> EngineFixture::events_of(decide::EventKind ki
   return out;
 }
 
-inline bool EngineFixture::told(decide::EventKind kind, const std::string& key, const std::string& part) const {
+inline bool EngineFixture::told(events::EventKind kind, const std::string& key, const std::string& part) const {
   const auto all = events_of(kind);
   return std::any_of(all.begin(), all.end(), [&](const nlohmann::json& e) {
     return key.empty() || (e.contains(key) && util::json_text(e[key]).find(part) != std::string::npos);

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "decide/event_kinds.h"
+#include "events/kinds.h"
 
 using namespace mlsup;
 
@@ -37,22 +37,22 @@ std::vector<std::pair<std::string, std::string>> readme_rows() {
 
 TEST_CASE("event kinds: README lists the table's kinds, in its order and words") {
   std::vector<std::pair<std::string, std::string>> table;
-  for (const auto& k : decide::kEventKinds) table.emplace_back(k.name, k.tells);
+  for (const auto& k : events::kEventKinds) table.emplace_back(k.name, k.tells);
   CHECK(readme_rows() == table);
 }
 
 TEST_CASE("event kinds: each name once, in order; an older name maps to a kind of the table") {
   std::set<std::string_view> seen;
   std::string_view last;
-  for (const auto& k : decide::kEventKinds) {
+  for (const auto& k : events::kEventKinds) {
     CHECK(seen.insert(k.name).second);
     CHECK(last < k.name);
     last = k.name;
   }
-  for (const auto& [old, now] : decide::kEventKindsRenamed) {
-    CHECK(!decide::is_event_kind(old));
-    CHECK(decide::is_event_kind(now));
-    CHECK(decide::current_event_kind(old) == now);
+  for (const auto& [old, now] : events::kEventKindsRenamed) {
+    CHECK(!events::is_event_kind(old));
+    CHECK(events::is_event_kind(now));
+    CHECK(events::current_event_kind(old) == now);
   }
-  CHECK(decide::EventKind("attempt-ended").name() == "attempt-ended");
+  CHECK(events::EventKind("attempt-ended").name() == "attempt-ended");
 }

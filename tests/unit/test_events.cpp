@@ -5,14 +5,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "decide/events.h"
-#include "decide/events_act.h"
-#include "decide/events_facts.h"
-#include "decide/events_outside.h"
+#include "events/reconcile.h"
+#include "events/act.h"
+#include "events/facts.h"
+#include "events/outside.h"
 
 using namespace mlsup;
 using nlohmann::json;
-namespace ev = decide::events;
+namespace ev = events;
 
 namespace {
 
@@ -135,7 +135,7 @@ TEST_CASE("events: every kind of the table has its struct, and each struct's kin
   MLSUP_FACT_EVENTS(MLSUP_KIND_OF)
   MLSUP_OUTSIDE_EVENTS(MLSUP_KIND_OF)
 #undef MLSUP_KIND_OF
-  for (const auto& row : decide::kEventKinds) CHECK_MESSAGE(with_struct.count(std::string(row.name)) >= 1, row.name);
+  for (const auto& row : events::kEventKinds) CHECK_MESSAGE(with_struct.count(std::string(row.name)) >= 1, row.name);
   // Two structs share a kind only where one kind is told two ways.
   const std::multiset<std::string> shared{"exclusions-relaxed", "exclusions-relaxed"};
   std::multiset<std::string> twice;
