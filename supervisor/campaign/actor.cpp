@@ -48,9 +48,7 @@ util::Result<void> Actor::append(const std::string& type, json fields) {
 }
 
 void Actor::tell(events::EventKind what, json fields) {
-  fields["event"] = what.name();
-  fields["time"] = edges_.now();
-  fields["campaign"] = config_.name;
+  fields = events::line(what, std::move(fields), edges_.now(), config_.name);
   const auto kind = chosen_alert(fields, config_.notify.on);
   if (kind) fields["alert_kind"] = std::string(*kind);
   emit(fields);

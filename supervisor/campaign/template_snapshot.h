@@ -29,7 +29,7 @@ TemplateLook look_at_template(const config::Config& config);
 // that a template file that cannot be read now is no error when the campaign has a snapshot.
 std::expected<config::Config, config::Errors> load_config_to_supervise(const std::string& path);
 
-// Tells an event of the campaign (the actor's event()).
+// Tells an event of the campaign (the actor's tell()).
 using Tell = std::function<void(events::EventKind, nlohmann::json)>;
 // Tells event e (events/act.h) through tell.
 template <class E>

@@ -225,15 +225,11 @@ util::Result<std::string> set_switch(const config::Config& c, bool kill) {
     return std::unexpected(ok.error());
   // People's acts are in the event log beside the supervisor's decisions (a failed append changes nothing else).
   std::filesystem::create_directories(c.state_dir, ec);
-  namespace ev = events;
-  journal::EventLog log(c.dir().events());
-  if (kill)
-    (void)log.append(ev::line(ev::StopRequested{{journal::requester(), path,
-                                                 "`mlsup stop`: the training saves and exits; nothing more is submitted"}},
-                              now, c.name));
-  else
-    (void)log.append(ev::line(ev::SaveRequested{{journal::requester(), path, "`mlsup save`: the training saves a checkpoint and goes on"}},
-                              now, c.name));
+  const events::SwitchAsked asked{journal::requester(), path,
+                                  kill ? "`mlsup stop`: the training saves and exits; nothing more is submitted"
+                                       : "`mlsup save`: the training saves a checkpoint and goes on"};
+  (void)journal::EventLog(c.dir().events())
+      .append(kill ? events::line(events::StopRequested{asked}, now, c.name) : events::line(events::SaveRequested{asked}, now, c.name));
   return path;
 }
 

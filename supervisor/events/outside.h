@@ -49,14 +49,18 @@ struct Report {
 
 MLSUP_OUTSIDE_EVENTS(MLSUP_FIELDS_JSON_DECLARE)
 
-// Event e as a line of campaign's event log at time: its fields, "event", "time" and "campaign".
+// An event of kind what with these fields as a line of campaign's event log at time: the fields with
+// "event", "time" and "campaign" added.
+inline nlohmann::json line(EventKind what, nlohmann::json fields, double time, const std::string& campaign) {
+  fields["event"] = what.name();
+  fields["time"] = time;
+  fields["campaign"] = campaign;
+  return fields;
+}
+// Event e (a struct of events/) as such a line.
 template <class E>
 nlohmann::json line(const E& e, double time, const std::string& campaign) {
-  nlohmann::json j = e;
-  j["event"] = E::kKind.name();
-  j["time"] = time;
-  j["campaign"] = campaign;
-  return j;
+  return line(E::kKind, nlohmann::json(e), time, campaign);
 }
 
 }  // namespace mlsup::events

@@ -20,10 +20,9 @@ SKIP_DIRS = {".git", "node_modules"}
 
 def flagged(line):
     """Whether a script line (under pipefail) pipes into grep -q outside sh -c / bash -c text."""
-    code = line.split("#", 1)[0] if line.lstrip().startswith("#") else line
-    if "sh -c" in code:  # also bash -c
+    if line.lstrip().startswith("#") or "sh -c" in line:  # a comment; sh -c or bash -c text
         return False
-    return bool(PIPE_INTO_GREP_Q.search(code))
+    return bool(PIPE_INTO_GREP_Q.search(line))
 
 
 def self_test():
