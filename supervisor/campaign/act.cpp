@@ -86,7 +86,7 @@ util::Result<void> Actor::send(const AttemptState& a) {
   auto plan = render::plan_submission(config_, *templates_.text(), {a.number, a.resume_from, a.exclude, a.tag, campaign_id_});
   if (!plan) {  // this attempt's values break a template that renders: told, tried again next pass
     event(events::TemplateUnusable{a.number, config_.template_path, plan.error().str(), true,
-                                           "nothing is submitted; tried again next pass"});
+                                   "nothing is submitted; tried again next pass"});
     return {};
   }
   std::error_code ec;
@@ -108,7 +108,7 @@ util::Result<void> Actor::send(const AttemptState& a) {
   if (!id) return submit_failed(a, id.error());
   auto ok = fact(records::Submitted{a.number, *id, plan->array.has_value(), true},
                  events::Submitted{a.resume_from, a.resume_step, a.exclude, script,
-                                           a.number == 1 ? "first attempt" : "resubmission"});
+                                   a.number == 1 ? "first attempt" : "resubmission"});
   if (!ok) return ok;
   crash_point("after-submitted");
   return release_submission(a.number, *id);
@@ -179,9 +179,9 @@ util::Result<void> Actor::act(const CampaignState&, const intent::Finish& i) {
     const auto [attempt, array] = *i.cancel_chain;
     const auto done = edges_.slurm->cancel(array);
     event(events::ChainCancelled{attempt, array,
-                                         !done                          ? done.error().message
-                                         : config_.slurm.spare_nodes > 0 ? "the job, which would run the next attempt, is cancelled"
-                                                                         : "the chain's remaining tasks are cancelled"});
+                                 !done                          ? done.error().message
+                                 : config_.slurm.spare_nodes > 0 ? "the job, which would run the next attempt, is cancelled"
+                                                                 : "the chain's remaining tasks are cancelled"});
   }
   const records::Finished finished{i.code, i.reason};
   if (i.code == 0) return fact(finished, events::Completed{{i.code}});

@@ -44,11 +44,11 @@ std::optional<std::string> Actor::patch_queued(const AttemptState& a, const slur
 util::Result<void> Actor::hand_over(const AttemptState& a, const slurm::Job& queued, const std::vector<std::string>& before) {
   write_chain_values(a, a.resume_from);
   event(events::HandedOver{.attempt = a.number,
-                                   .job_id = *a.job_id,
-                                   .resume_from = a.resume_from,
-                                   .exclude = a.exclude,
-                                   .exc_node_list = patch_queued(a, queued, before),
-                                   .reason = "the chain's next queued task runs it, with these values"});
+                           .job_id = *a.job_id,
+                           .resume_from = a.resume_from,
+                           .exclude = a.exclude,
+                           .exc_node_list = patch_queued(a, queued, before),
+                           .reason = "the chain's next queued task runs it, with these values"});
   return {};
 }
 

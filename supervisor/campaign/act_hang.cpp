@@ -94,7 +94,7 @@ util::Result<void> Actor::act(const CampaignState& s, const intent::Hang& i) {
   if (!silent) return std::unexpected(silent.error());
   if (silent->empty()) {
     event(events::ProbeAnswered{i.attempt.number, i.job.job_id, stale_nodes(i),
-                                        i.reason + "; they answer a probe: the steady timeout decides"});
+                                i.reason + "; they answer a probe: the steady timeout decides"});
     return {};
   }
   const auto probe = config::format_duration(config_.heartbeat.probe_timeout);
@@ -106,7 +106,7 @@ util::Result<void> Actor::hang(const CampaignState& s, const intent::Hang& i, co
   const auto& a = i.attempt;
   const auto nodes = slurm::expand_hostlist(i.job.nodes);
   event(events::HangDetected{a.number, i.job.job_id, reason, silent ? stale_nodes(i) : nodes,
-                                     config::format_duration(config::Seconds(i.steady_timeout)), i.calibrated});
+                             config::format_duration(config::Seconds(i.steady_timeout)), i.calibrated});
   keep_hang_evidence(a, i.job, nodes);
   if (!i.stale.empty()) {
     std::vector<events::StaleLead> named;

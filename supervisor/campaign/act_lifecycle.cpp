@@ -61,7 +61,7 @@ util::Result<void> Actor::act(const CampaignState& s, const intent::TakeRequest&
       std::error_code ec;
       if (!fs::remove(config_.switches.kill, ec) && ec) {
         event(events::RequestFailed{r.id, "resume", "cannot remove the kill switch " + config_.switches.kill + ": " + ec.message(),
-                                            "tried again next pass"});
+                                    "tried again next pass"});
         return {};
       }
     }
@@ -82,7 +82,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::Hold& i) {
   const bool window = i.why == "window";
   return fact(records::Held{i.attempt.number, i.job_id, i.why},
               events::JobHeld{{window ? "outside the campaign's window: its queued job waits for the next opening"
-                                              : "the campaign is paused: its queued job waits until `mlsup resume`"}});
+                                      : "the campaign is paused: its queued job waits until `mlsup resume`"}});
 }
 
 util::Result<void> Actor::act(const CampaignState& s, const intent::Release& i) {

@@ -39,7 +39,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::CancelDuplicat
                 : job + " carries attempt " + std::to_string(i.attempt) + "'s tag, but the attempt's job is " +
                       std::to_string(i.attempt_job) + ": an sbatch whose answer was lost, or one of a supervisor that " +
                       "had lost the campaign, submitted it; it is cancelled";
-  return fact(records::DuplicateCancelled{i.attempt, i.job.job_id, state, i.attempt_job, i.revived}, 
+  return fact(records::DuplicateCancelled{i.attempt, i.job.job_id, state, i.attempt_job, i.revived},
               events::DuplicateCancelled{i.job.state != slurm::JobState::Pending, why});
 }
 

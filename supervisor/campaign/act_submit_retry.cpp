@@ -17,13 +17,13 @@ util::Result<void> Actor::submit_failed(const AttemptState& a, const slurm::Erro
   start_wait(memory_.sbatch_retry, a.number, static_cast<int>(s.current()->submit_failures.size()),
              retry.next_try - s.current()->submit_failures.back().time, mono());
   event(events::SubmitFailed{a.number, kind, e.message, e.transient(),
-                                     static_cast<int>(s.current()->submit_failures.size()), retry.alert,
-                                     unknown ? "unknown" : "refused",
-                                     stop      ? "stop"
-                                     : unknown ? "the job may exist: look for its tag until it has stayed absent for "
-                                                 "policy.submit_unknown_grace, then submit again"
-                                               : "look for the job by its tag, then submit again",
-                                     retry.next_try, retry.reason});
+                             static_cast<int>(s.current()->submit_failures.size()), retry.alert,
+                             unknown ? "unknown" : "refused",
+                             stop      ? "stop"
+                             : unknown ? "the job may exist: look for its tag until it has stayed absent for "
+                                         "policy.submit_unknown_grace, then submit again"
+                                       : "look for the job by its tag, then submit again",
+                             retry.next_try, retry.reason});
   return {};  // on stop, the same pass looks the tag up (a job sbatch created though it failed is adopted), then ends
 }
 

@@ -81,8 +81,8 @@ void Campaign::reload(config::Config config) {
   config_ = std::move(config);
   if (auto zone = observer_.window_zone(); !zone)
     actor_.event(events::ConfigReloaded{.file = config_.source_file,
-                                                .detail = zone.error().str(),
-                                                .decision = "the window is read in UTC until its zone can be loaded"});
+                                        .detail = zone.error().str(),
+                                        .decision = "the window is read in UTC until its zone can be loaded"});
   actor_.reload();
   templates_.retell();  // asked for: a template that does not render is told again
   actor_.take_template();

@@ -82,7 +82,7 @@ void recover(Pass& p, const AttemptState& a) {
   }
   if (found->empty() && p.w.accounting && !*p.w.accounting) {
     p.report(events::AccountingUnavailable{.attempt = a.number, .detail = p.w.accounting->error().message,
-                                                   .decision = "the job may exist: ask accounting again before submitting"});
+                                           .decision = "the job may exist: ask accounting again before submitting"});
     return;
   }
   if (found->empty() && p.w.accounting && !(*p.w.accounting)->jobs.empty()) {
@@ -160,7 +160,7 @@ void watch_submitted(Pass& p, const AttemptState& a) {
   if (!jobs) {
     if (jobs.error().message != p.m.slurm_error)
       p.report(events::SlurmUnavailable{a.number, *a.job_id, std::string(slurm::error_kind_name(jobs.error().kind)),
-                                                jobs.error().message, "wait and ask again; nothing is decided"});
+                                        jobs.error().message, "wait and ask again; nothing is decided"});
     p.m.slurm_error = jobs.error().message;
     p.m.duplicates_swept_at = 0;  // once it answers again (a restarted controller), its jobs are looked over at once
     unanswered(p, a, jobs.error());

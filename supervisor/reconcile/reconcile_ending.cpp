@@ -68,7 +68,7 @@ std::vector<decide::NodeEvidence> node_evidence(Pass& p, const slurm::Job& job, 
   const auto& out = *p.w.ending;
   if (!out.records.problems.empty())
     p.report(events::NodeRecordsProblems{job.job_id, out.records.problems,
-                                                 "the readable records are used; the others are ignored"});
+                                         "the readable records are used; the others are ignored"});
   std::vector<observe::TaskExit> step_exits;  // the batch script and the extern step fail as a consequence
   for (const auto& x : out.records.exits)
     if (x.step >= 0) step_exits.push_back(x);
@@ -227,7 +227,7 @@ void forgotten(Pass& p, const AttemptState& a, slurm::JobId id) {
   if (a.cancel_reason) return end(p, a, slurm::Job{.job_id = id}, true);  // mlsup's own cancel: its reason is the class
   if (p.w.accounting && !*p.w.accounting) {
     p.report(events::AccountingUnavailable{a.number, id, p.w.accounting->error().message,
-                                                   "Slurm forgot the job: ask accounting again; nothing is decided"});
+                                           "Slurm forgot the job: ask accounting again; nothing is decided"});
     return;
   }
   decide::Witnesses seen;

@@ -88,8 +88,8 @@ void place_in_job(Pass& p, const AttemptState& previous, const std::vector<slurm
   if (!nodes) {
     sub.stop_job = it->job_id;
     p.report(events::SparesUsedUp{sub.attempt, it->job_id, it->nodes, it->batch_host, bad,
-                                          "the job has no spare node left for the failed one (or its batch host is "
-                                          "lost): it ends, and a new job is submitted"});
+                                  "the job has no spare node left for the failed one (or its batch host is "
+                                  "lost): it ends, and a new job is submitted"});
     return;
   }
   sub.in_job = it->job_id;

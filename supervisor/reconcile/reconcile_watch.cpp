@@ -28,7 +28,7 @@ void note_suspension(Pass& p, slurm::JobState state) {
     shift(m.heartbeat, now - m.suspended_at);
     for (auto& s : m.steps) s.at += now - m.suspended_at;  // the step rate counts the time it ran
     p.report(events::SuspensionEnded{m.attempt, now - m.suspended_at,
-                                             "the job was suspended; its heartbeat's silence counts from now on"});
+                                     "the job was suspended; its heartbeat's silence counts from now on"});
     m.suspended_at = 0;
   }
   m.running_seen_at = now;
@@ -204,7 +204,7 @@ void watch(Pass& p, const AttemptState& a, const std::vector<slurm::Job>& jobs) 
   if (slurm::is_final(job->state)) return end(p, a, *job, false, a.chain && chain_goes_on(jobs, id));
   if (job->state != slurm::JobState::Pending && !p.m.shortfall.empty()) {  // it got its nodes
     p.report(events::CapacityRestored{a.number, job->job_id, p.m.shortfall,
-                                              "the job got the nodes it waited for and started"});
+                                      "the job got the nodes it waited for and started"});
     p.m.shortfall.clear();
   }
   if (p.c.slurm.spare_nodes > 0 && job->state == slurm::JobState::Running && !slurm::batch_host_lost(*job) &&
