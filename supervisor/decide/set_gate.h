@@ -30,6 +30,7 @@ struct GateDecision {
   Gate gate = Gate::Start;
   std::string reason;  // why it waits or is blocked; "" otherwise
   int exit_code = 0;   // Blocked: the exit code of the run that blocks it
+  bool operator==(const GateDecision&) const = default;
 };
 
 // The gate's name as status shows it: "started", "may-start", "waiting", "blocked".

@@ -321,12 +321,15 @@ std::optional<RunResult> held_back(const config::Config& c,
   return std::nullopt;
 }
 
-// One campaign's tick: its gate, its lease, one pass.
+// One campaign's tick: its gate, its lease, one pass. waited: its set's gate held it back for now.
 RunResult tick_one(const std::string& file, const std::map<std::string, std::map<std::string, GateDecision>>& gates,
-                   Clients& clients, bool named, edges::Pacer& submits) {
+                   Clients& clients, bool named, edges::Pacer& submits, bool& waited) {
   const auto c = load(file);
   if (!c) return {kBadInput, "the config has errors (above)"};
-  if (auto r = held_back(*c, gates)) return *r;
+  if (auto r = held_back(*c, gates)) {
+    waited = r->quiet && r->exit_code == 0;
+    return *r;
+  }
   const auto [phase, code] = journal_phase(*c);
   auto opened = open_campaign(*c, clients.get(c->slurm.backend), named, submits);
   if (auto* r = std::get_if<RunResult>(&opened))
@@ -406,27 +409,48 @@ RunResult tick(const Supervise& what) {
   if (files.empty()) return {kBadInput, "no config to tick"};
   const bool named = files.size() > 1;
   const long long printed_before = lines_printed();
-  const auto gates = gates_of(files);  // decided once, before any pass starts a run
+  auto gates = gates_of(files);  // decided before any pass starts a run, and again after each round
   Clients clients;
   std::vector<std::pair<std::string, RunResult>> results(files.size());
   std::vector<double> took(files.size());
+  std::vector<char> waited(files.size(), 0);
   TickSignals signals;
-  std::atomic<std::size_t> next = 0;
-  std::vector<std::thread> passes;
-  for (std::size_t t = 0; t < std::min(files.size(), kTickThreads); ++t) {
-    passes.emplace_back([&] {
-      for (std::size_t i; (i = next++) < files.size();) {
-        if (const auto sig = signals.stopped(); !sig.empty()) {
-          results[i] = {files[i], {decide::kDetached, "tick stopped on " + sig + " before this campaign's pass"}};
-          continue;
+  // One round: the passes of the campaigns `which` names, side by side.
+  const auto round = [&](const std::vector<std::size_t>& which) {
+    std::atomic<std::size_t> next = 0;
+    std::vector<std::thread> passes;
+    for (std::size_t t = 0; t < std::min(which.size(), kTickThreads); ++t) {
+      passes.emplace_back([&] {
+        for (std::size_t k; (k = next++) < which.size();) {
+          const std::size_t i = which[k];
+          if (const auto sig = signals.stopped(); !sig.empty()) {
+            results[i] = {files[i], {decide::kDetached, "tick stopped on " + sig + " before this campaign's pass"}};
+            continue;
+          }
+          const double began = mono_now();
+          bool held = false;
+          results[i] = {files[i], tick_one(files[i], gates, clients, named, *submits, held)};
+          waited[i] = held;
+          took[i] += mono_now() - began;
         }
-        const double began = mono_now();
-        results[i] = {files[i], tick_one(files[i], gates, clients, named, *submits)};
-        took[i] = mono_now() - began;
-      }
-    });
+      });
+    }
+    for (auto& t : passes) t.join();
+  };
+  std::vector<std::size_t> which(files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) which[i] = i;
+  round(which);
+  // A run that completed (or freed a slot) in this tick opens its dependents' gates in this tick too,
+  // not one cron interval later: the runs held back pass again while their gates changed.
+  for (std::size_t rounds = 1; rounds < files.size() && signals.stopped().empty(); ++rounds) {
+    which.clear();
+    for (std::size_t i = 0; i < files.size(); ++i)
+      if (waited[i]) which.push_back(i);
+    auto now = gates_of(files);
+    if (which.empty() || now == gates) break;
+    gates = std::move(now);
+    round(which);
   }
-  for (auto& t : passes) t.join();
   if (what.metrics.text && !what.metrics.textfile.empty()) tick_metrics(what.metrics, files, took, clients);
   for (const auto& p : problems) results.push_back({p, {kBadInput, "not a config"}});
   auto r = combine(results);

@@ -35,6 +35,14 @@ check "set: second waits for first, and status --json says why" \
   [ "$(set_query 'next(x["set"]["gate"] + " " + x["set"]["gate_reason"] for x in r if x["set"]["run"] == "second")')" = "waiting after first (running)" ]
 check "set: one run of the set by SET:RUN" [ "$("$MLSUP" status --json "$SET:third" | python3 -c 'import json,sys; print(json.load(sys.stdin)["set"]["gate"])')" = waiting ]
 t0=$(date +%s)
+first_done() { [ "$(run_state first)" = completed ]; }
+tick_until 120 first_done
+echo "the tick that recorded first's completion (tick $N): second $(run_state second), third $(run_state third)"
+check "set: the tick that records first's completion submits second and third in that same tick" \
+  [ "$(set_query '[x["set"]["run"] for x in r if x["attempts"] > 0]' | sort | tr '\n' ' ')" = "first second third " ]
+"$MLSUP" check "$SET" > "$CDIR/check.out" 2>&1; check_rc=$?
+echo "check right after: exit $check_rc: $(head -c 300 "$CDIR/check.out")"
+check "set: mlsup check right after that tick is OK (no dependent left waiting on a completed run)" [ "$check_rc" -eq 0 ]
 tick_until 150 all_ended 3
 echo "$N ticks in $(( $(date +%s) - t0 ))s; states: $(set_query '[x["set"]["run"] + "=" + x["state"] for x in r]' | tr '\n' ' ')"
 check "set: every run completed" [ "$(set_query '[x["state"] for x in r if x["state"] == "completed"]' | wc -l)" -eq 3 ]
