@@ -147,8 +147,10 @@ void warn_budget(Pass& p, const AttemptState& a, decide::EndClass cls) {
 
 }  // namespace
 
-void end(Pass& p, const AttemptState& a, const slurm::Job& job, bool vanished, bool chain_goes_on,
+void end(Pass& p, const AttemptState& a, const slurm::Job& seen, bool vanished, bool chain_goes_on,
          std::string_view source, std::string_view gone) {
+  slurm::Job job = seen;  // a job Slurm forgot (or shows without nodes) keeps the nodes it was seen running on
+  if (job.nodes.empty() && p.m.attempt == a.number) job.nodes = p.m.running_nodes;
   if (p.w.heartbeat) observe(p.m.heartbeat, *p.w.heartbeat, p.mono());  // its last word
   const auto newest = p.w.checkpoints ? checkpoint::newest_complete(*p.w.checkpoints) : std::nullopt;
   decide::EndingFacts facts{job.state, job.exit_code, job.exit_signal, vanished, a.cancel_reason, p.w.kill_switch,

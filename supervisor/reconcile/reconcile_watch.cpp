@@ -201,6 +201,7 @@ void watch(Pass& p, const AttemptState& a, const std::vector<slurm::Job>& jobs) 
   const slurm::Job* job = watched_job(a, jobs);
   if (!job) return forgotten(p, a, id);
   p.add(intent::Status{*job});
+  if (job->state == slurm::JobState::Running && !job->nodes.empty()) p.m.running_nodes = job->nodes;
   if (slurm::is_final(job->state)) return end(p, a, *job, false, a.chain && chain_goes_on(jobs, id));
   if (job->state != slurm::JobState::Pending && !p.m.shortfall.empty()) {  // it got its nodes
     p.report(events::CapacityRestored{a.number, job->job_id, p.m.shortfall,

@@ -104,6 +104,7 @@ void focus(Memory& m, int attempt) {
   m.heartbeat = fresh.heartbeat;
   m.steps.clear();
   m.running_seen_at = 0;
+  m.running_nodes.clear();
   m.suspended_at = 0;
   m.pending_since = 0;
   m.pending_reason.clear();
@@ -124,6 +125,7 @@ json to_json(const Memory& m) {
           {"heartbeat", heartbeat_json(m.heartbeat)},
           {"steps", steps_json(m.steps)},
           {"running_seen_at", m.running_seen_at},
+          {"running_nodes", m.running_nodes},
           {"suspended_at", m.suspended_at},
           {"pending_since", m.pending_since},
           {"pending_reason", m.pending_reason},
@@ -166,6 +168,7 @@ Memory memory_from_json(const json& j) {
   m.heartbeat = heartbeat_from(j.contains("heartbeat") ? j["heartbeat"] : json::object());
   m.steps = steps_from(j.contains("steps") ? j["steps"] : json());
   m.running_seen_at = get(j, "running_seen_at", 0.0);
+  m.running_nodes = get(j, "running_nodes", std::string());
   m.suspended_at = get(j, "suspended_at", 0.0);
   m.pending_since = get(j, "pending_since", 0.0);
   m.pending_reason = get(j, "pending_reason", std::string());

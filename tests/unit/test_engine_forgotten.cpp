@@ -208,3 +208,22 @@ TEST_CASE("after an sbatch of unknown outcome, a job accounting shows with the t
   REQUIRE(adopted.size() == 1);
   CHECK(adopted[0].value("job_id", 0) == 777);
 }
+
+TEST_CASE("forgotten after it was seen running: the ending names the nodes it ran on, across a new process's pass (tick)") {
+  EngineFixture f;
+  auto c = f.open();
+  f.fake.accounting.available = true;
+  f.pass(*c);
+  const slurm::JobId id = f.fake.table.begin()->first;
+  f.fake.set_state(id, JobState::Running, 0, "n[1-2]");
+  f.pass(*c);
+  c.reset();  // the next pass is another process's, as under cron: what it knows comes from memory.json
+  f.fake.table.clear();
+  f.fake.accounting.jobs = {accounted(id, JobState::Failed, 1)};
+  c = f.open();
+  f.pass(*c);
+  const auto ended = records(f, "ended");
+  REQUIRE(ended.size() == 1);
+  CHECK(ended[0].value("end_source", "") == "accounting");
+  CHECK(ended[0].value("nodes", "") == "n[1-2]");
+}
