@@ -19,6 +19,7 @@
 #include "events/outside.h"
 #include "cli/exit_codes.h"
 #include "cli/metrics_text.h"
+#include "cli/status_now.h"
 #include "cli/status_text.h"
 #include "config/load.h"
 #include "decide/classify.h"
@@ -324,9 +325,9 @@ json status_json(const config::Config& c, const store::StoredCampaign& stored, c
   if (stored.last_pass) j["last_pass"] = *stored.last_pass;
   const double now = clocks.wall;
   j["now"] = now;  // when the ages and figures below were taken
-  j["job_state"] = j.contains("last_pass") ? j["last_pass"].value("job_state", json(nullptr)) : json(nullptr);
-  j["nodes"] = j.contains("last_pass") ? j["last_pass"].value("nodes", json(nullptr)) : json(nullptr);
+  stored_job(j, stored, now);
   j.update(engine::status_figures({c, s, stored.journal.records, stored.memory, newest_checkpoint(c), clocks}));
+  live_step(j, c, stored, now);
   j["history"] = history_json(s);
   j["exclusions"] = exclusions_json(s, now);
   if (!c.set_file.empty()) j["set"] = set_json(c);
@@ -342,7 +343,7 @@ std::string status_line(const json& j) {
   std::string line = util::string_field(j, "campaign", "?") + "  " + util::string_field(j, "state", "?");
   if (j.contains("attempt")) line += "  attempt " + util::json_text(j["attempt"]);
   if (j.contains("job_id") && !j["job_id"].is_null()) line += "  job " + util::json_text(j["job_id"]);
-  if (j.contains("last_pass")) line += " " + util::string_field(j["last_pass"], "job_state");
+  if (j["job_state"].is_string()) line += " " + util::string_field(j, "job_state");
   line += status_brief(j);
   if (j.contains("last_end")) line += "  last end: " + util::string_field(j, "last_end");
   if (j.contains("exit_code")) line += "  exit " + util::json_text(j["exit_code"]);
@@ -357,7 +358,8 @@ int status_verb(const std::string& config_path, bool as_json) {
   if (!c) return kBadInput;
   const auto now = engine::clocks_now();
   const auto stored = store::read_campaign(*c, now, true);
-  const json j = status_json(*c, stored, now);
+  json j = status_json(*c, stored, now);
+  if (const auto id = job_to_ask(stored)) slurm_job(j, *id, ask_jobs(c->slurm.backend, {*id}, kStatusSlurmDeadline), now.wall);
   if (as_json) std::cout << util::dump_json(j, 2) << "\n";
   else print_status(j, stored.journal.state, util::number_field(j, "now", static_cast<double>(std::time(nullptr))));
   return kOk;
@@ -370,6 +372,8 @@ int status_verb(const std::vector<std::string>& sources, bool as_json) {
   json all = json::array();
   int code = problems.empty() ? kOk : kBadInput;
   for (const auto& p : problems) std::cerr << "mlsup: " << p << "\n";
+  std::vector<std::pair<std::size_t, slurm::JobId>> asked;  // (index in all, job): one question to Slurm for all
+  std::string backend = "auto";
   for (const auto& file : files) {
     const auto c = load(file);
     if (!c) {
@@ -378,9 +382,18 @@ int status_verb(const std::vector<std::string>& sources, bool as_json) {
       continue;
     }
     const auto now = engine::clocks_now();
-    json j = status_json(*c, store::read_campaign(*c, now, true), now);
+    const auto stored = store::read_campaign(*c, now, true);
+    json j = status_json(*c, stored, now);
     j["config"] = file;
+    if (const auto id = job_to_ask(stored)) asked.emplace_back(all.size(), *id), backend = c->slurm.backend;
     all.push_back(std::move(j));
+  }
+  if (!asked.empty()) {
+    std::vector<slurm::JobId> ids;
+    for (const auto& [i, id] : asked) ids.push_back(id);
+    const auto answer = ask_jobs(backend, ids, kStatusSlurmDeadline);
+    const double now = engine::clocks_now().wall;
+    for (const auto& [i, id] : asked) slurm_job(all[i], id, answer, now);
   }
   if (as_json) {
     std::cout << util::dump_json(all, 2) << "\n";

@@ -42,12 +42,29 @@ std::string state_line(const json& v) {
   return line;
 }
 
+// Where the job's state was read, and how old it is: " (Slurm, asked now)", " (when it ended, 2m00s ago)".
+std::string job_seen_text(const json& v) {
+  if (!has(v, "job_seen")) return "";
+  const auto& s = v["job_seen"];
+  const auto source = util::string_field(s, "source");
+  const std::string age = has(s, "age") ? human_duration(s["age"].get<double>()) : "?";
+  std::string text;
+  if (source == "slurm") text = util::string_field(v, "job_state") == "gone"
+                                    ? "Slurm no longer shows it: the next pass reads how it ended"
+                                    : "Slurm, asked now";
+  else if (source == "journal") text = "when it ended, " + age + " ago";
+  else if (source == "supervisor") text = "as its supervisor last wrote it, " + age + " ago";
+  if (has(s, "slurm_error")) text += (text.empty() ? "" : "; ") + std::string("Slurm: ") + util::string_field(s, "slurm_error");
+  return text.empty() ? "" : " (" + text + ")";
+}
+
 std::string attempt_line(const json& v) {
   if (!has(v, "attempt")) return "attempt: none yet";
   std::string line = "attempt: " + util::json_text(v["attempt"]);
   line += has(v, "job_id") ? ", job " + util::json_text(v["job_id"]) : std::string(", not submitted");
   if (has(v, "job_state")) line += " " + util::json_text(v["job_state"]);
   if (has(v, "nodes") && !util::string_field(v, "nodes").empty()) line += " on " + util::json_text(v["nodes"]);
+  line += job_seen_text(v);
   if (has(v, "last_end")) line += "; last ending: " + util::json_text(v["last_end"]);
   return line;
 }

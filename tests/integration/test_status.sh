@@ -115,7 +115,18 @@ timeout --preserve-status -s INT 4 "$MLSUP" status --watch "$CONF" > "$CDIR/plai
 head -3 "$CDIR/plain.out" | sed 's/^/  plain: /'
 check "watch, not a terminal: plain lines, each with its time, no escape codes, exit 0 on SIGINT" \
   bash -c "[ $rc -eq 0 ] && grep -qE '^[0-9]{2}:[0-9]{2}:[0-9]{2} state: running' '$CDIR/plain.out' && ! grep -q \$'\\x1b' '$CDIR/plain.out'"
+sq_now() { "$MLSUP" status --json "$CONF" | /usr/bin/python3 -c "import json,sys; s=json.load(sys.stdin); print($1)"; }
+echo "status with no supervisor: $(sq_now '[s["job_state"], s["nodes"], s["job_seen"], s["step"], s["step_source"]]')"
+check "status, no supervisor: the job's state is Slurm's, asked now (not the tick's view)" \
+  [ "$(sq_now 's["job_seen"]["source"] + " " + s["job_state"] + " " + str(bool(s["nodes"]))')" = "slurm RUNNING True" ]
+check "status, no supervisor: the step is read from the heartbeat file, ahead of what the tick saw" \
+  [ "$(sq_now 's["step_source"] + " " + str(s["step"] >= 20)')" = "heartbeat True" ]
+check "status, no supervisor: the text says where the job's state comes from" \
+  grep -qE "^attempt: 1, job $job RUNNING on .* \(Slurm, asked now\)$" <<<"$("$MLSUP" status "$CONF")"
 scancel "$job"
+wait_until 20 bash -c "[ \"\$(scontrol -o show job $job 2>/dev/null | grep -o 'JobState=[A-Z]*')\" = JobState=CANCELLED ]"
+check "status, no supervisor: a job cancelled since the last tick shows CANCELLED at once" \
+  [ "$(sq_now 's["job_seen"]["source"] + " " + s["job_state"]')" = "slurm CANCELLED" ]
 scenario_done
 
 finish

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/campaign_verbs.h"
+#include "cli/status_now.h"
 #include "cli/status_text.h"
 #include "campaign/campaign.h"
 #include "views/status_view.h"
@@ -156,8 +157,10 @@ TEST_CASE("status: step, rate, ETA, checkpoint and heartbeat ages, restarts by c
     for (const auto& l : lines) all += l + "\n";
     return all;
   }();
-  CHECK(text.find("\nattempt: 3, job " + std::to_string(f.last_job()) + " RUNNING on n[3-4]\n") !=
-        std::string::npos);
+  CHECK(s["job_seen"]["source"] == "supervisor");
+  CHECK(s["job_seen"]["age"].get<double>() == doctest::Approx(5));  // status.json changed with step 80, at 1076
+  CHECK(text.find("\nattempt: 3, job " + std::to_string(f.last_job()) +
+                  " RUNNING on n[3-4] (as its supervisor last wrote it, 5s ago)\n") != std::string::npos);
   CHECK(s["hang_timeout"] == json({{"steady", 10}, {"configured", 10}, {"calibrated", false}, {"steps_seen", 5}}));
   CHECK(text.find("\nstep: 80 of 100 (heartbeat 5s ago); a hang after 10s without a step\n") != std::string::npos);
   CHECK(text.find("\nrate: 1.00 steps/s over the last 20s; ETA 20s (") != std::string::npos);
@@ -178,6 +181,10 @@ TEST_CASE("status: a completed campaign stands at its last step, with no rate an
   f.clock = 2000;
   const json s = f.status();
   CHECK(s["state"] == "completed");
+  CHECK(s["job_state"] == "COMPLETED");  // the journal's record of its end, not the last pass's RUNNING
+  CHECK(s["nodes"] == "n[1-2]");
+  CHECK(s["job_seen"]["source"] == "journal");
+  CHECK(s["job_seen"]["age"].get<double>() == doctest::Approx(985));
   CHECK(s["step"] == 100);
   CHECK(s["step_source"] == "ended");
   CHECK(s["step_rate"].is_null());
@@ -268,4 +275,59 @@ TEST_CASE("status: the steady timeout in force, calibrated once 20 steps were se
   for (const auto& l : cli::status_lines(v)) text += l + "\n";
   CHECK(text.find("(heartbeat); a hang after 5s without a step (calibrated from 20 steps; configured 1m00s)\n") !=
         std::string::npos);
+}
+
+TEST_CASE("status after a resubmission no pass has looked at yet: the new job's state is not known, not the old job's") {
+  Figures f;
+  auto c = f.open();
+  f.pass(*c);
+  f.run_steps(*c, 1, "n[1-2]", {10, 20});
+  f.fake.set_state(f.last_job(), JobState::Failed, 1, "n[1-2]");
+  f.pass(*c);  // ended; attempt 2 after the backoff
+  f.clock += 6;
+  f.pass(*c);  // attempt 2 submitted; status.json still tells of attempt 1's job
+  REQUIRE(f.submits() == 2);
+  const json s = f.status();
+  CHECK(s["attempt"] == 2);
+  CHECK(s["job_id"] == f.last_job());
+  CHECK(s["job_state"].is_null());
+  CHECK(s["nodes"].is_null());
+  CHECK(s["job_seen"].is_null());
+  CHECK(cli::status_line(s).find("FAILED") == std::string::npos);
+}
+
+TEST_CASE("status asks Slurm when no supervisor holds the campaign: its answer, a purged job, no answer") {
+  json v = {{"job_state", "RUNNING"}, {"nodes", "n[1-2]"}, {"job_seen", {{"source", "supervisor"}, {"at", 900.0}, {"age", 100.0}}}};
+  const std::vector<slurm::Job> jobs = {{.job_id = 7, .state = JobState::Running, .nodes = "n[1,3]"}};
+  json asked = v;
+  cli::slurm_job(asked, 7, jobs, 1000);
+  CHECK(asked["job_state"] == "RUNNING");
+  CHECK(asked["nodes"] == "n[1,3]");
+  CHECK(asked["job_seen"]["source"] == "slurm");
+  CHECK(asked["job_seen"]["age"] == 0.0);
+  json gone = v;
+  cli::slurm_job(gone, 8, jobs, 1000);
+  CHECK(gone["job_state"] == "gone");
+  json failed = v;
+  cli::slurm_job(failed, 7, std::unexpected(slurm::Error{.message = "Slurm did not answer within 5s"}), 1000);
+  CHECK(failed["job_state"] == "RUNNING");  // what is stored, with its age and why Slurm's word is missing
+  CHECK(failed["job_seen"]["source"] == "supervisor");
+  CHECK(failed["job_seen"]["slurm_error"] == "Slurm did not answer within 5s");
+  json line = failed;
+  line["attempt"] = 2;
+  line["job_id"] = 7;
+  CHECK(cli::status_lines(line).at(2) ==
+        "attempt: 2, job 7 RUNNING on n[1-2] (as its supervisor last wrote it, 1m40s ago; Slurm: Slurm did not answer within 5s)");
+}
+
+TEST_CASE("status reads the heartbeat files when they are ahead of what memory holds (under cron, memory is a tick old)") {
+  Figures f;
+  auto c = f.open();
+  f.pass(*c);
+  f.run_steps(*c, 1, "n[1-2]", {10, 20});
+  f.heartbeat("35\n", 1);  // written after the last pass
+  const json s = f.status();
+  CHECK(s["step"] == 35);
+  CHECK(s["step_source"] == "heartbeat");
+  CHECK(s["heartbeat_age"].is_number());
 }

@@ -1,0 +1,123 @@
+#include "cli/status_now.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "cli/status_watch.h"
+#include "slurm/client.h"
+#include "slurm/config_check.h"
+#include "util/json.h"
+
+namespace mlsup::cli {
+using nlohmann::json;
+
+namespace {
+
+// The job the attempt watches: a chain's task, else the attempt's own.
+std::optional<slurm::JobId> watched(const engine::AttemptState& a) {
+  if (a.task_job_id) return a.task_job_id;
+  return a.job_id;
+}
+
+json seen(const char* source, double at, double now) {
+  return {{"source", source}, {"at", at > 0 ? json(at) : json(nullptr)}, {"age", at > 0 ? json(std::max(0.0, now - at)) : json(nullptr)}};
+}
+
+// The journal's record of the attempt's end; nullptr when it has none.
+const util::JournalRecord* end_record(const store::StoredJournal& journal, int attempt) {
+  for (auto it = journal.records.rbegin(); it != journal.records.rend(); ++it)
+    if (it->type == "ended" && it->data.value("attempt", 0) == attempt) return &*it;
+  return nullptr;
+}
+
+}  // namespace
+
+void stored_job(json& view, const store::StoredCampaign& stored, double now) {
+  view["job_state"] = nullptr;
+  view["nodes"] = nullptr;
+  view["job_seen"] = nullptr;
+  const auto* a = stored.journal.state.current();
+  if (!a) return;
+  if (a->ended) {
+    if (const auto* r = end_record(stored.journal, a->number)) {
+      view["job_state"] = r->data.value("slurm_state", json(nullptr));
+      view["nodes"] = r->data.value("nodes", json(nullptr));
+      view["job_seen"] = seen("journal", r->time, now);
+    }
+    return;
+  }
+  const auto id = watched(*a);
+  if (!id || !stored.last_pass || !stored.last_pass->is_object()) return;
+  const auto& pass = *stored.last_pass;
+  if (!pass.contains("job_id") || !pass["job_id"].is_number() || pass["job_id"].get<long long>() != static_cast<long long>(*id))
+    return;  // the last pass looked at another job (an earlier attempt's)
+  view["job_state"] = pass.value("job_state", json(nullptr));
+  view["nodes"] = pass.value("nodes", json(nullptr));
+  view["job_seen"] = seen("supervisor", util::number_field(pass, "updated", 0), now);
+}
+
+std::optional<slurm::JobId> job_to_ask(const store::StoredCampaign& stored) {
+  const auto* a = stored.journal.state.current();
+  if (!a || a->ended || stored.lease.held()) return std::nullopt;
+  return watched(*a);
+}
+
+slurm::Result<std::vector<slurm::Job>> ask_jobs(const std::string& backend, const std::vector<slurm::JobId>& ids,
+                                               double deadline) {
+  if (const auto problem = slurm::config_problem()) return std::unexpected(slurm::Error{.message = *problem});
+  // The question runs on a thread of its own; one that outlives the deadline is left to finish alone.
+  struct Shared {
+    std::mutex mutex;
+    std::condition_variable done;
+    std::optional<slurm::Result<std::vector<slurm::Job>>> answer;
+  };
+  auto shared = std::make_shared<Shared>();
+  std::thread([shared, backend, ids] {
+    auto client = slurm::make_client(backend);
+    slurm::Result<std::vector<slurm::Job>> answer =
+        client ? client->jobs(ids) : slurm::Result<std::vector<slurm::Job>>(std::unexpected(slurm::Error{.message = "no Slurm backend " + backend}));
+    std::lock_guard lock(shared->mutex);
+    shared->answer = std::move(answer);
+    shared->done.notify_all();
+  }).detach();
+  std::unique_lock lock(shared->mutex);
+  if (!shared->done.wait_for(lock, std::chrono::duration<double>(deadline), [&] { return shared->answer.has_value(); }))
+    return std::unexpected(slurm::Error{.message = "Slurm did not answer within " + std::to_string(static_cast<int>(deadline)) + "s"});
+  return std::move(*shared->answer);
+}
+
+void slurm_job(json& view, slurm::JobId id, const slurm::Result<std::vector<slurm::Job>>& answer, double now) {
+  if (!answer) {
+    if (view["job_seen"].is_null()) view["job_seen"] = seen("none", 0, now);
+    view["job_seen"]["slurm_error"] = answer.error().message;
+    return;
+  }
+  const auto it = std::find_if(answer->begin(), answer->end(), [&](const slurm::Job& j) { return j.job_id == id; });
+  if (it == answer->end()) {
+    view["job_state"] = "gone";
+    view["nodes"] = nullptr;
+  } else {
+    view["job_state"] = std::string(slurm::state_name(it->state));
+    view["nodes"] = it->nodes;
+  }
+  view["job_seen"] = seen("slurm", now, now);
+}
+
+void live_step(json& view, const config::Config& c, const store::StoredCampaign& stored, double now) {
+  const auto* a = stored.journal.state.current();
+  if (!a || a->ended) return;
+  const auto hb = live_heartbeat(c, a->number, now);
+  if (!hb) return;
+  const bool behind = util::string_field(view, "step_source") != "heartbeat" || !view["step"].is_number() ||
+                      view["step"].get<long long>() < hb->step;
+  if (!behind) return;  // memory knows when that step was first seen: its age stays
+  view["step"] = hb->step;
+  view["step_source"] = "heartbeat";
+  view["heartbeat_age"] = hb->age;  // written since the step memory holds: the file's write time
+}
+
+}  // namespace mlsup::cli
