@@ -117,6 +117,24 @@ std::string restarts_line(const json& v) {
   return by.empty() ? line : line + " (" + by + ")";
 }
 
+// Seconds as a pace is told: two decimals below 10 s ("0.25s"), else as a duration ("1m30s").
+std::string pace_seconds(const json& s) { return s.get<double>() < 10 ? fixed(s.get<double>(), 2) + "s" : human_duration(s.get<double>()); }
+
+// "pace: a step 0.25s (p95 0.31s, 40 measured); a save 1m30s (p95 1m32s, 2 measured)", from pace.
+std::string pace_line(const json& v) {
+  if (!has(v, "pace")) return "pace: not measured yet";
+  const auto& p = v["pace"];
+  std::vector<std::string> parts;
+  for (const auto& [kind, key] : {std::pair{"a step ", "step"}, std::pair{"a save ", "save"}}) {
+    const std::string k = key;
+    if (!has(p, (k + "_p50").c_str())) continue;
+    parts.push_back(kind + pace_seconds(p[k + "_p50"]) + " (p95 " + pace_seconds(p[k + "_p95"]) + ", " +
+                    util::json_text(p[k + "s_measured"]) + " measured)");
+  }
+  if (parts.empty()) return "pace: not measured yet (steps and saves are timed from the heartbeat)";
+  return "pace: " + parts.front() + (parts.size() > 1 ? "; " + parts.back() : std::string());
+}
+
 std::string time_line(const json& v) {
   if (!has(v, "time") || !has(v["time"], "elapsed")) return "time: the campaign has not begun";
   const auto& t = v["time"];
@@ -134,7 +152,7 @@ std::vector<std::string> status_lines(const json& v) {
   std::vector<std::string> lines = {"campaign: " + util::string_field(v, "campaign", "?") +
                                         (has(v, "campaign_id") ? " (id " + util::json_text(v["campaign_id"]) + ")" : std::string()) +
                                         ", state in " + util::string_field(v, "state_dir"),
-                                    state_line(v), attempt_line(v), step_line(v), rate_line(v), checkpoint_line(v),
+                                    state_line(v), attempt_line(v), step_line(v), rate_line(v), pace_line(v), checkpoint_line(v),
                                     restarts_line(v), time_line(v)};
   if (has(v, "window")) lines.insert(lines.begin() + 2, window_line(v["window"]));
   if (v.contains("problems"))

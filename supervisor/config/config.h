@@ -75,6 +75,7 @@ struct PolicySettings {
   Seconds exclusion_relax_after{60};  // pending on ReqNodeNotAvail this long: drop the oldest exclusion
   int no_retry_exit_code = 78;
   Seconds pending_alert_after{3600};
+  Seconds stop_grace{60};  // a training asked to stop (cancel, a window's end) has this long to save and exit
 };
 
 // window: when the campaign's jobs may run. decide/window.h reads hours and days; the engine loads the zone.

@@ -126,6 +126,10 @@ const std::vector<KeySpec>& table() {
       {"policy.submit_unknown_grace", Kind::Duration, [](Config& c) -> Field { return &c.policy.submit_unknown_grace; },
        "after an sbatch that may have created the job (timed out, no answer), how long the job's tag must stay "
        "absent from Slurm's queue (and looked for at least 3 times) before the attempt is submitted again"},
+      {"policy.stop_grace", Kind::Duration, [](Config& c) -> Field { return &c.policy.stop_grace; },
+       "how long a training asked through the kill switch to save and exit (`mlsup cancel`, a window's end) has "
+       "before its job is cancelled; longer when its saves were measured to take longer (twice the p95 save), "
+       "and never while its heartbeat says `saving`, up to heartbeat.save_timeout"},
       {"policy.exclusion_ttl", Kind::Duration, [](Config& c) -> Field { return &c.policy.exclusion_ttl; },
        "how long a node blamed for a failure stays excluded"},
       {"policy.exclusion_cap", Kind::Int, [](Config& c) -> Field { return &c.policy.exclusion_cap; },

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "decide/exit_codes.h"
+#include "decide/stop_wait.h"
 #include "reconcile/reconcile_pass.h"
 
 namespace mlsup::engine {
@@ -30,8 +31,28 @@ const slurm::Job* live_job(const Pass& p, const AttemptState& a) {
   return job && !slurm::is_final(job->state) ? job : nullptr;
 }
 
+// The grace after the kill switch: policy.stop_grace, or longer when the saves measured take longer.
+double stop_grace(const Pass& p) {
+  return decide::stop_grace(static_cast<double>(p.c.policy.stop_grace.count()), pace_figures(p.m.pace).save_p95);
+}
+
+// The training asked to stop through the switch is to be cancelled now: its grace is over, and its
+// heartbeat does not say it is saving (or has said so for heartbeat.save_timeout).
+bool stop_overdue(const Pass& p, const AttemptState& a) {
+  const bool saving = p.m.attempt == a.number && p.m.pace.saving_since > 0;
+  return decide::stop_overdue({a.switch_set_at, stop_grace(p), saving ? p.mono() - p.m.pace.saving_since : -1,
+                               static_cast<double>(p.c.heartbeat.save_timeout.count())},
+                              p.wall());
+}
+
+// Why the job is cancelled after the switch.
+std::string not_exited(const Pass& p, const AttemptState& a) {
+  return "the training did not exit within " + std::to_string(static_cast<long long>(p.wall() - a.switch_set_at)) +
+         " s of the kill switch (grace " + std::to_string(static_cast<long long>(stop_grace(p))) + " s, and not saving)";
+}
+
 // `mlsup cancel`: no job, the end now; a queued job, cancelled at once; a running one, asked through
-// the kill switch, and cancelled once it has outlived the grace. Its ending ends the campaign.
+// the kill switch, and cancelled once it has outlived its grace (stop_overdue). Its ending ends the campaign.
 bool cancelling(Pass& p, const AttemptState* a) {
   if (!a || a->ended || !a->job_id) {
     finish(p, decide::kCancelled, std::string("the campaign was ") + kCancelled, a, false);
@@ -48,10 +69,9 @@ bool cancelling(Pass& p, const AttemptState* a) {
     p.add(intent::AskToStop{*a, "cancel"});
     return false;
   }
-  if (p.wall() < a->switch_set_at + kCancelGrace) return false;
+  if (!stop_overdue(p, *a)) return false;
   p.add(intent::Cancel{*a, decide::EndClass::CancelRequested,
-                       "the campaign is " + std::string(kCancelled) + " and the training did not exit within " +
-                           std::to_string(static_cast<int>(kCancelGrace)) + " s of the kill switch"});
+                       "the campaign is " + std::string(kCancelled) + " and " + not_exited(p, *a)});
   return true;
 }
 
@@ -144,7 +164,7 @@ void tell_window(Pass& p) {
 
 // Outside the window: nothing new starts. A queued job is held (in chain mode, the queued tasks); a
 // running training is asked to save and exit (at_end: pause), and its job cancelled as preempted once
-// it outlives kCancelGrace; with at_end: finish it goes on to its end. A person's stop still stops.
+// it outlives its grace (stop_overdue); with at_end: finish it goes on to its end. A person's stop still stops.
 bool outside_window(Pass& p, const AttemptState* a) {
   hold_chain(p, a, "window");
   if (a && !a->ended && a->chain && !a->task_job_id && p.w.jobs && *p.w.jobs && !task_running(**p.w.jobs))
@@ -155,11 +175,9 @@ bool outside_window(Pass& p, const AttemptState* a) {
   if (job->state == slurm::JobState::Pending) return hold_queued(p, *a, *job, "window", "outside its window");
   if (job->state != slurm::JobState::Running || p.c.window.at_end != "pause") return false;
   if (a->switch_set_at <= 0) p.add(intent::AskToStop{*a, "window"});
-  if (!window_switch(a) || p.wall() < a->switch_set_at + kCancelGrace) return false;  // watched as usual meanwhile
+  if (!window_switch(a) || !stop_overdue(p, *a)) return false;  // watched as usual meanwhile
   p.add(intent::Status{*job});
-  p.add(intent::Cancel{*a, decide::EndClass::Preempted,
-                       "the window closed and the training did not exit within " +
-                           std::to_string(static_cast<int>(kCancelGrace)) + " s of the kill switch"});
+  p.add(intent::Cancel{*a, decide::EndClass::Preempted, "the window closed and " + not_exited(p, *a)});
   return true;
 }
 

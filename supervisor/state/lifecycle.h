@@ -21,10 +21,6 @@ enum class Verb { Resume, Pause, Cancel };
 // Where the campaign stands, from its journal; its name (status's "state") only at the JSON edge.
 enum class Lifecycle { NotStarted, Running, Paused, Completed, Stopped, Cancelled };
 
-// `mlsup cancel`: how long a running training has, once asked through the kill switch, to save and
-// exit before its job is cancelled (fixed; a queued job is cancelled at once).
-inline constexpr double kCancelGrace = 60;
-
 struct Request {
   std::string id;          // the request file's name without ".json"; unique, sorts by time
   Verb verb = Verb::Resume;

@@ -59,7 +59,7 @@ constexpr double kEarliest = 1e-6;
 template <typename Fn>
 void each_time(Memory& m, Fn fn) {
   for (double* t : {&m.heartbeat.running_since, &m.running_seen_at, &m.suspended_at, &m.pending_since, &m.unavailable_since, &m.checkpoints_looked_at,
-                    &m.waited_on_probed_at,
+                    &m.waited_on_probed_at, &m.pace.saving_since,
                     &m.cancel.first_at, &m.cancel.next_at, &m.resubmit.at, &m.sbatch_retry.at, &m.slurm_failing_since})
     if (*t > 0) *t = std::max(kEarliest, fn(*t));
   for (auto& s : m.steps)
@@ -69,6 +69,22 @@ void each_time(Memory& m, Fn fn) {
       if (*t > 0) *t = std::max(kEarliest, fn(*t));
     f.running_since = m.heartbeat.running_since;
   }
+}
+
+json pace_json(const Pace& p) { return {{"steps", p.steps}, {"saves", p.saves}, {"saving_since", p.saving_since}}; }
+
+std::vector<double> numbers_from(const json& j) {
+  std::vector<double> out;
+  if (j.is_array())
+    for (const auto& v : j)
+      if (v.is_number() && v.get<double>() >= 0) out.push_back(v.get<double>());
+  if (out.size() > kPaceSamples) out.erase(out.begin(), out.end() - kPaceSamples);
+  return out;
+}
+
+Pace pace_from(const json& j) {
+  if (!j.is_object()) return {};
+  return {numbers_from(j.value("steps", json())), numbers_from(j.value("saves", json())), get(j, "saving_since", 0.0)};
 }
 
 json steps_json(const std::vector<StepSeen>& steps) {
@@ -105,6 +121,7 @@ void focus(Memory& m, int attempt) {
   m.steps.clear();
   m.running_seen_at = 0;
   m.running_nodes.clear();
+  m.pace.saving_since = 0;  // a save the attempt before left unfinished is no measure
   m.suspended_at = 0;
   m.pending_since = 0;
   m.pending_reason.clear();
@@ -121,6 +138,7 @@ json to_json(const Memory& m) {
           {"clock", {{"id", m.clock_id}, {"wall", m.saved_wall}, {"mono", m.saved_mono}}},
           {"calibration", {{"longest", m.calibration.longest}, {"steps", m.calibration.steps},
                            {"doublings", m.calibration.doublings}, {"doubled_in", m.calibration.doubled_in}}},
+          {"pace", pace_json(m.pace)},
           {"attempt", m.attempt},
           {"heartbeat", heartbeat_json(m.heartbeat)},
           {"steps", steps_json(m.steps)},
@@ -164,6 +182,7 @@ Memory memory_from_json(const json& j) {
   m.saved_mono = get(clock, "mono", 0.0);
   const json cal = j.contains("calibration") ? j["calibration"] : json();
   m.calibration = {get(cal, "longest", 0.0), get(cal, "steps", 0), get(cal, "doublings", 0), get(cal, "doubled_in", 0)};
+  m.pace = pace_from(j.contains("pace") ? j["pace"] : json());
   m.attempt = get(j, "attempt", 0);
   m.heartbeat = heartbeat_from(j.contains("heartbeat") ? j["heartbeat"] : json::object());
   m.steps = steps_from(j.contains("steps") ? j["steps"] : json());

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "observe/heartbeat.h"
+#include "observe/pace.h"
 
 namespace mlsup::engine {
 
@@ -62,6 +63,7 @@ struct Memory {
   double saved_wall = 0;       // wall time of the last save, for re-basing
   double saved_mono = 0;       // mono time of the last save
   Calibration calibration;     // the campaign's pace, over all attempts
+  Pace pace;                   // its measured step and save times, over all attempts (the newest kept)
 
   int attempt = 0;             // the attempt the fields below are about
   HeartbeatSet heartbeat;      // its heartbeat files as seen (mono times)

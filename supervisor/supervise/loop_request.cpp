@@ -18,11 +18,11 @@ constexpr double kCancelPassEvery = 2;  // seconds between a cancel's passes whi
 
 // The passes a verb runs after journaling its request (each asks Slurm afresh); the campaign's
 // outcome when it ended.
-std::optional<RunResult> carry_on(Opened& o, Clients& clients, Verb verb) {
+std::optional<RunResult> carry_on(Opened& o, Clients& clients, Verb verb, double grace) {
   if (verb == Verb::Resume) return std::nullopt;  // the next run or tick carries the campaign on
   clients.new_pass();
   if (verb == Verb::Pause) return one_pass(o);
-  const double until = wall_now() + kCancelGrace + 60;  // the grace, then the cancel's resends
+  const double until = wall_now() + grace + 60;  // the grace, then the cancel's resends
   while (wall_now() < until) {
     if (auto ended = one_pass(o)) return ended;
     std::this_thread::sleep_for(std::chrono::duration<double>(kCancelPassEvery));
@@ -46,7 +46,7 @@ RunResult carry_out(const config::Config& c, const Request& r) {
   auto taken = o.campaign->requests();
   std::optional<RunResult> outcome;
   if (!taken) outcome = RunResult{decide::kRuntimeFailure, taken.error().str()};
-  else outcome = carry_on(o, clients, r.verb);
+  else outcome = carry_on(o, clients, r.verb, static_cast<double>(c.policy.stop_grace.count()));
   o.lease->release();
   return outcome.value_or(RunResult{decide::kCompleted, ""});
 }

@@ -149,6 +149,9 @@ json status_figures(const StatusInputs& in) {
                        {"configured", in.config.heartbeat.steady_timeout.count()},
                        {"calibrated", is_calibrated(in_force, in.config.heartbeat)},
                        {"steps_seen", cal.steps}};
+  const auto pace = pace_figures(in.memory.pace);
+  j["pace"] = {{"step_p50", or_null(pace.step_p50)}, {"step_p95", or_null(pace.step_p95)}, {"steps_measured", pace.steps},
+               {"save_p50", or_null(pace.save_p50)}, {"save_p95", or_null(pace.save_p95)}, {"saves_measured", pace.saves}};
   j["restarts"] = s.restarts.size();
   j["restarts_by_class"] = json::object();
   for (const auto& r : s.restarts) {

@@ -155,6 +155,28 @@ check "cancel: status says cancelled" state_is cancelled
 check "cancel: the training saved on the kill switch" sh -c "ls '$STATE/checkpoints' | grep -q step_"
 scenario_done
 
+scenario "cancel while a save outlasts policy.stop_grace (3 s grace, 6 s saves): the save completes, then the job ends; status shows the saves measured"
+new_campaign cancelsave "--steps 100000 --step-seconds 0.05 --ckpt-every 100 --slow-save-seconds 6"
+sed -i 's/^  backoff_max: 2s$/  backoff_max: 2s\n  stop_grace: 3s/' "$CONF"
+start_campaign
+saves_measured() { [ "$(status_query 's["pace"]["saves_measured"] >= 1')" = True ]; }
+wait_until 90 saves_measured
+echo "pace before the cancel: $(status_query 's["pace"]')"
+check "cancel, slow save: status measured a save of about 6 s (p50 within 5-9 s)" \
+  [ "$(status_query '5 <= s["pace"]["save_p50"] <= 9')" = True ]
+ck_before=$(status_query 's["checkpoint"]["step"]')
+verb cancel "$CONF"
+wait_campaign 120
+ck_after=$(status_query 's["checkpoint"]["step"]')
+events_cancelling=$("$MLSUP" events --json "$CONF" 2>/dev/null | /usr/bin/python3 -c '
+import json, sys
+print(sum(1 for l in sys.stdin if l.strip() and json.loads(l).get("event") == "cancelling"))')
+echo "run exited $RC; cancelling events: $events_cancelling; newest complete checkpoint: step $ck_before before the cancel, $ck_after after"
+check "cancel, slow save: the run ends with exit 16" [ "$RC" -eq 16 ]
+check "cancel, slow save: mlsup never cancelled the job while it saved (no cancelling event)" [ "$events_cancelling" -eq 0 ]
+check "cancel, slow save: the save the switch asked for completed (a newer complete checkpoint)" [ "$ck_after" -gt "$ck_before" ]
+scenario_done
+
 scenario "cancel with no supervisor: the verb takes the lease and ends the job itself"
 new_campaign cancelalone "--steps 100000 --step-seconds 0.05 --ckpt-every 0"
 timeout -s KILL 60 "$MLSUP" tick "$CONF" > "$CDIR/tick.out" 2>&1

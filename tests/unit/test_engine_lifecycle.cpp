@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "decide/exit_codes.h"
+#include "decide/stop_wait.h"
 #include "state/lifecycle.h"
 #include "reconcile/reconcile.h"
 #include "engine_fixture.h"
@@ -118,7 +119,7 @@ TEST_CASE("lifecycle: what a pause or a cancel calls for in each phase") {
   auto asked = attempt();
   asked.switch_set_at = 990;  // 10 s before the world's wall time
   auto asked_long_ago = attempt();
-  asked_long_ago.switch_set_at = 1000 - engine::kCancelGrace;
+  asked_long_ago.switch_set_at = 1000 - 60.0;
   auto ended = attempt(true);
   auto awaiting = campaign({ended});
   awaiting.awaiting_submit = true;
@@ -363,7 +364,7 @@ TEST_CASE("lifecycle: cancel asks the training through the kill switch, cancels 
   CHECK_FALSE(f.pass(*c));
   CHECK(std::filesystem::exists(f.config.switches.kill));
   CHECK(f.calls("cancel") == 0);
-  f.clock += engine::kCancelGrace - 1;
+  f.clock += 60.0 - 1;
   CHECK_FALSE(f.pass(*c));
   CHECK(f.calls("cancel") == 0);
   f.clock += 2;
@@ -415,6 +416,39 @@ TEST_CASE("lifecycle: a person's `mlsup stop` after pause --now set the switch s
   REQUIRE(out.has_value());
   CHECK(out->exit_code == decide::kStoppedBySwitch);
   CHECK(engine::state_name(journaled(f)) == "stopped");
+}
+
+
+TEST_CASE("lifecycle: cancel never cuts off a save the heartbeat tells of, up to heartbeat.save_timeout") {
+  EngineFixture f;
+  f.config.heartbeat.save_timeout = config::Seconds(300);
+  auto c = f.open();
+  f.pass(*c);
+  const auto id = f.last_job();
+  f.fake.table[id].state = slurm::JobState::Running;
+  f.heartbeat("5\n", 1);
+  f.pass(*c);
+  ask(f, "100-1", {.verb = Verb::Cancel});
+  CHECK_FALSE(f.pass(*c));  // the switch is set: the training saves, then exits
+  f.clock += 1;
+  f.heartbeat("6 saving\n", 1);
+  CHECK_FALSE(f.pass(*c));
+  f.clock += 100;  // past the grace (60 s), the save still under way
+  CHECK_FALSE(f.pass(*c));
+  CHECK(f.calls("cancel") == 0);
+  f.clock += 200;  // saving for 300 s: the save timeout
+  CHECK_FALSE(f.pass(*c));
+  CHECK(f.calls("cancel " + std::to_string(id)) == 1);
+}
+
+TEST_CASE("lifecycle: the grace after the switch grows to twice the slowest save measured") {
+  CHECK(decide::stop_grace(60, std::nullopt) == 60);
+  CHECK(decide::stop_grace(60, 20.0) == 60);
+  CHECK(decide::stop_grace(60, 90.0) == 180);
+  CHECK_FALSE(decide::stop_overdue({.switch_set_at = 1000, .grace = 60, .saving_for = -1, .save_timeout = 300}, 1059));
+  CHECK(decide::stop_overdue({.switch_set_at = 1000, .grace = 60, .saving_for = -1, .save_timeout = 300}, 1060));
+  CHECK_FALSE(decide::stop_overdue({.switch_set_at = 1000, .grace = 60, .saving_for = 299, .save_timeout = 300}, 1500));
+  CHECK(decide::stop_overdue({.switch_set_at = 1000, .grace = 60, .saving_for = 300, .save_timeout = 300}, 1500));
 }
 
 }  // namespace mlsup::test

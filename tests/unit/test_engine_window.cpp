@@ -64,7 +64,7 @@ TEST_CASE("window: what a closed window, and its opening, call for in each phase
   asked.switch_set_at = 990;
   asked.switch_for = "window";
   auto asked_long_ago = asked;
-  asked_long_ago.switch_set_at = 1000 - engine::kCancelGrace;
+  asked_long_ago.switch_set_at = 1000 - 60.0;
   auto saved = attempt(true);  // ended on the window's switch
   saved.switch_set_at = 990;
   saved.switch_for = "window";

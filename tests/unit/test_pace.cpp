@@ -1,0 +1,68 @@
+// The training's measured pace from its heartbeat: step times between steps outside any phase, save
+// times from the "saving" phase, their quantiles, and memory.json keeping them.
+#include <doctest/doctest.h>
+
+#include "observe/pace.h"
+#include "state/memory.h"
+
+using namespace mlsup::engine;
+
+namespace {
+
+// The combined heartbeat as a pass saw it: content first seen at `at`, progress at `at` unless waiting.
+HeartbeatSeen seen(const std::string& content, double at) {
+  auto h = parse_heartbeat(content);
+  h.changed_at = at;
+  h.progress_at = h.waiting ? 0 : at;
+  return h;
+}
+
+}  // namespace
+
+TEST_CASE("pace: a step's time is the time between two changes seen over the steps between them") {
+  Pace p;
+  learn_pace(p, HeartbeatSeen{}, seen("10", 100));  // the attempt's first step: start-up, no measure
+  CHECK(p.steps.empty());
+  learn_pace(p, seen("10", 100), seen("14", 102));
+  learn_pace(p, seen("14", 102), seen("15", 102.5));
+  CHECK(p.steps == std::vector<double>{0.5, 0.5});
+  learn_pace(p, seen("15", 102.5), seen("15", 103));  // no new step
+  CHECK(p.steps.size() == 2);
+}
+
+TEST_CASE("pace: a save lasts from the first pass that saw \"saving\" to the first that saw it over; steps around it do not count") {
+  Pace p;
+  learn_pace(p, seen("20", 100), seen("20 saving", 101));
+  CHECK(p.saving_since == 101);
+  learn_pace(p, seen("20 saving", 101), seen("20 saving", 101));  // read again, unchanged
+  learn_pace(p, seen("20 saving", 101), seen("21", 191));
+  CHECK(p.saves == std::vector<double>{90});
+  CHECK(p.saving_since == 0);
+  CHECK(p.steps.empty());  // the step after the save is not the pace
+  learn_pace(p, seen("21", 191), seen("23", 192));
+  CHECK(p.steps == std::vector<double>{0.5});
+  learn_pace(p, seen("23", 192), seen("23 saving waiting", 193));  // blocked on peers: not saving
+  CHECK(p.saving_since == 0);
+}
+
+TEST_CASE("pace: quantiles by nearest rank, the newest 64 samples kept, and memory.json keeps them") {
+  Pace p;
+  for (int i = 1; i <= 100; ++i) learn_pace(p, seen(std::to_string(i), i), seen(std::to_string(i + 1), i + i / 100.0 + 1));
+  CHECK(p.steps.size() == kPaceSamples);
+  CHECK(quantile({}, 0.5) == std::nullopt);
+  CHECK(quantile({3, 1, 2, 4}, 0.5) == 2);
+  CHECK(quantile({3, 1, 2, 4}, 0.95) == 4);
+  CHECK(quantile({7}, 0.95) == 7);
+  p.saves = {10, 12, 30};
+  const auto f = pace_figures(p);
+  CHECK(f.save_p50 == 12);
+  CHECK(f.save_p95 == 30);
+  CHECK(f.saves == 3);
+  Memory m;
+  m.pace = p;
+  m.pace.saving_since = 55;
+  CHECK(memory_from_json(to_json(m)).pace == m.pace);
+  focus(m, 2);  // a save the attempt before left unfinished is no measure
+  CHECK(m.pace.saving_since == 0);
+  CHECK(m.pace.saves == p.saves);
+}
