@@ -331,3 +331,21 @@ TEST_CASE("status reads the heartbeat files when they are ahead of what memory h
   CHECK(s["step_source"] == "heartbeat");
   CHECK(s["heartbeat_age"].is_number());
 }
+
+TEST_CASE("status of a run whose end was read after Slurm forgot its job: the end's state and nodes, not the last RUNNING seen") {
+  Figures f;
+  f.fake.accounting.available = true;
+  auto c = f.open();
+  f.pass(*c);
+  f.run_steps(*c, 1, "n[1-2]", {50, 100});
+  const auto id = f.last_job();
+  f.fake.table.clear();  // purged (MinJobAge) before the next pass, as between two ticks
+  f.fake.accounting.jobs = {{.job_id = id, .state = JobState::Completed}};
+  f.clock += 60;
+  REQUIRE(f.pass(*c));
+  const json s = f.status();
+  CHECK(s["state"] == "completed");
+  CHECK(s["job_state"] == "COMPLETED");
+  CHECK(s["nodes"] == "n[1-2]");
+  CHECK(cli::status_line(s).find("RUNNING") == std::string::npos);
+}
