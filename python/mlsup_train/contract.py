@@ -27,6 +27,8 @@ class Contract:
     heartbeat_file: str = ""
     exclude: str = ""
     no_retry_exit_code: int = DEFAULT_NO_RETRY_EXIT_CODE
+    signal: str = ""
+    signal_lead: int = 0
     node: str = ""
     attempt_heartbeat_file: str = ""
 
@@ -39,6 +41,13 @@ class Contract:
     def heartbeat_per_task(self):
         """Tells whether every task has a heartbeat file of its own (the SPANK plugin gave one)."""
         return bool(self.attempt_heartbeat_file) and self.attempt_heartbeat_file != self.heartbeat_file
+
+    @property
+    def pre_timeout_signal(self):
+        """The signal Slurm sends before the time limit (MLSUP_SIGNAL, "USR2" -> signal.SIGUSR2); SIGUSR1 when not given."""
+        import signal as signals
+
+        return getattr(signals, "SIG" + self.signal, None) if self.signal else signals.SIGUSR1
 
     @property
     def fence_file(self):
@@ -60,6 +69,8 @@ _ENVIRONMENT = (
     ("heartbeat_file", "MLSUP_HEARTBEAT_FILE", str),
     ("exclude", "MLSUP_EXCLUDE", str),
     ("no_retry_exit_code", "MLSUP_NO_RETRY_EXIT_CODE", int),
+    ("signal", "MLSUP_SIGNAL", str),
+    ("signal_lead", "MLSUP_SIGNAL_LEAD", int),
     ("node", "MLSUP_NODE", str),
     ("attempt_heartbeat_file", "MLSUP_ATTEMPT_HEARTBEAT_FILE", str),
 )

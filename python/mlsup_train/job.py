@@ -44,7 +44,7 @@ class Job:
     """
 
     def __init__(self, *, layout="glob", complete_marker=checkpoints.DEFAULT_MARKER, checkpoint_dir=None,
-                 signals=(signal.SIGUSR1,), memory_limit=None, memory_floor=None, keepalive_seconds=1.0,
+                 signals=None, memory_limit=None, memory_floor=None, keepalive_seconds=1.0,
                  environ=None, reduce=None):
         self.contract = contract.from_environment(environ)
         self._environ = os.environ if environ is None else environ
@@ -53,6 +53,11 @@ class Job:
         self.checkpoint_dir = checkpoint_dir or self.contract.checkpoint_dir
         self.memory = memory.Thresholds.parse(memory_limit, memory_floor)
         self._reduce = reduce or ranks.all_reduce_max
+        if signals is None:  # the signal the campaign's config names (slurm.signal), handed as MLSUP_SIGNAL
+            wanted = self.contract.pre_timeout_signal
+            if wanted is None:
+                say(f"MLSUP_SIGNAL={self.contract.signal} names no signal of this system: SIGUSR1 is caught instead")
+            signals = (wanted or signal.SIGUSR1,)
         self._signal = _SignalFlag(signals)
         writes = self.contract.heartbeat_per_task or ranks.rank(self._environ) == 0
         self.heartbeat_writer = Heartbeat(self.contract.heartbeat_file, writes, keepalive_seconds)

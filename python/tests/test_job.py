@@ -111,6 +111,17 @@ class JobTest(unittest.TestCase):
         self.assertEqual(job.stop_reasons, ("signal",))
         self.assertTrue(job.should_stop(), "the signal stays caught")
 
+    def test_the_signal_the_config_names_is_caught(self):
+        previous = signal.getsignal(signal.SIGUSR2)
+        try:
+            job = self.job(dict(self.campaign.env, MLSUP_SIGNAL="USR2", MLSUP_SIGNAL_LEAD="90"))
+            self.assertEqual(job.contract.signal_lead, 90)
+            os.kill(os.getpid(), signal.SIGUSR2)  # the default action would end this process
+            self.assertEqual((job.should_save(), job.should_stop()), (True, True))
+            self.assertEqual(job.stop_reasons, ("signal",))
+        finally:
+            signal.signal(signal.SIGUSR2, previous)
+
     def test_an_earlier_handler_still_runs(self):
         seen = []
         signal.signal(signal.SIGUSR1, lambda s, f: seen.append(s))

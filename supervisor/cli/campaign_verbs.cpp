@@ -86,7 +86,7 @@ json attempt_json(const engine::AttemptState& a) {
           {"class", class_or_null(a.end_class)},
           {"end_step", a.ended && a.end_step >= 0 ? json(a.end_step) : json(nullptr)},
           {"submit_failures", a.failed_submissions}, {"submissions", a.submissions}, {"in_job", a.in_job},
-          {"step_nodes", a.step_nodes}};
+          {"step_nodes", a.step_nodes}, {"signal_lead", a.signal_lead > 0 ? json(a.signal_lead) : json(nullptr)}};
 }
 
 // Every attempt, oldest first.

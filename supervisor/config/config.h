@@ -13,13 +13,20 @@
 
 namespace mlsup::config {
 
+// A duration, or "auto": mlsup sizes it from what it measured, and `value` holds until it has.
+struct AutoSeconds {
+  Seconds value{0};
+  bool automatic = false;
+  bool operator==(const AutoSeconds&) const = default;
+};
+
 struct SlurmSettings {
   std::string partition;  // "" when the config leaves it to the script or the cluster
   std::optional<int> nodes, ntasks_per_node, gpus_per_node, cpus_per_task;
   std::string time;                   // Slurm time text as written; "" when not set
   std::optional<Seconds> time_limit;  // parsed time; nullopt when unset or unlimited
   std::string signal = "USR1";        // pre-timeout signal sent to the batch shell
-  Seconds signal_lead{300};           // how long before the time limit it is sent
+  AutoSeconds signal_lead{Seconds{300}};  // how long before the time limit it is sent (auto: from the measured pace)
   std::string array;                  // array spec text; "" for one job per attempt
   std::optional<ArraySpec> array_spec;
   Seconds chain_start_wait{60};         // a chain task waits this long at its start for its attempt's values

@@ -191,6 +191,17 @@ Converted convert(const KeySpec& spec, const YAML::Node& value, Config& config) 
       return store(boolean(value), std::get<bool*>(field));
     case Kind::Duration:
       return store(duration(value), std::get<Seconds*>(field));
+    case Kind::DurationOrAuto: {
+      auto* target = std::get<AutoSeconds*>(field);
+      if (value.IsScalar() && value.Scalar() == "auto") {
+        target->automatic = true;
+        return {};
+      }
+      target->automatic = false;
+      auto seconds = duration(value);
+      if (!seconds) return std::unexpected(seconds.error() + ", or \"auto\"");
+      return store(std::move(seconds), &target->value);
+    }
     case Kind::Interval:
       return store(interval(value), std::get<Millis*>(field));
     case Kind::SlurmTime:

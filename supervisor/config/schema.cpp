@@ -47,8 +47,9 @@ const std::vector<KeySpec>& table() {
       {"slurm.signal", Kind::Choice, [](Config& c) -> Field { return &c.slurm.signal; },
        "pre-timeout signal sent to the batch shell (--signal=B:SIG@LEAD)", 0,
        {"USR1", "USR2", "TERM", "INT", "HUP", "URG"}},
-      {"slurm.signal_lead", Kind::Duration, [](Config& c) -> Field { return &c.slurm.signal_lead; },
-       "how long before the time limit the signal comes"},
+      {"slurm.signal_lead", Kind::DurationOrAuto, [](Config& c) -> Field { return &c.slurm.signal_lead; },
+       "how long before the time limit the signal comes; auto: a save and a step as measured (p95), with a margin "
+       "(5m until a save was measured)"},
       {"slurm.array", Kind::ArraySpec, [](Config& c) -> Field { return &c.slurm.array; },
        "sbatch --array, e.g. \"1-10%1\" to chain ten jobs; \"\" = one job per attempt"},
       {"slurm.chain_start_wait", Kind::Duration, [](Config& c) -> Field { return &c.slurm.chain_start_wait; },

@@ -19,6 +19,7 @@ enum class Kind {
   Long,        // 64-bit integer >= min
   Bool,
   Duration,    // "90s", "5m", "2h", "1d"
+  DurationOrAuto,  // a Duration, or "auto"
   Interval,    // a Duration that may have milliseconds: "500ms"
   SlurmTime,   // "20:00:00", "1-00:00:00", "90"
   ArraySpec,   // "1-10%1"
@@ -30,7 +31,7 @@ enum class Kind {
 };
 
 using Field = std::variant<std::string*, int*, std::optional<int>*, long long*, bool*, Seconds*, Millis*,
-                           std::vector<std::string>*, std::map<std::string, std::string>*, Budget*>;
+                           std::vector<std::string>*, std::map<std::string, std::string>*, Budget*, AutoSeconds*>;
 
 struct KeySpec {
   std::string_view path;                   // "slurm.signal_lead"

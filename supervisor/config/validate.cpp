@@ -41,8 +41,8 @@ std::optional<std::string> at_least_poll(const Config& c, Seconds value, std::st
 }
 
 std::optional<std::string> check_signal_lead(const Config& c) {
-  if (!c.slurm.time_limit || c.slurm.signal_lead < *c.slurm.time_limit) return std::nullopt;
-  return d(c.slurm.signal_lead) + " is not shorter than the time limit \"" + c.slurm.time +
+  if (!c.slurm.time_limit || c.slurm.signal_lead.automatic || c.slurm.signal_lead.value < *c.slurm.time_limit) return std::nullopt;
+  return d(c.slurm.signal_lead.value) + " is not shorter than the time limit \"" + c.slurm.time +
          "\": the signal would come before the job starts";
 }
 

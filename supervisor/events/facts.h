@@ -26,6 +26,7 @@ struct Submitted {
   long long resume_step = 0;
   std::vector<std::string> exclude;
   std::string script, reason;
+  long long signal_lead = 0;  // seconds, sized from the measured pace (signal_lead: auto); 0 = the config's, not written
 };
 
 // A job found by its tag taken as the attempt's (records::Adopted).

@@ -47,6 +47,7 @@ struct Submit {
   std::optional<slurm::JobId> in_job;       // spare nodes: the running job that runs it, on step_nodes
   std::vector<std::string> step_nodes;
   std::optional<slurm::JobId> stop_job;     // spare nodes: the previous job, which cannot run it, ends
+  long long signal_lead = 0;                // seconds, sized from the measured pace (signal_lead: auto); 0 = the config's
 };
 
 // sbatch for an attempt whose intent is journaled and that no job carries yet.

@@ -8,6 +8,7 @@
 #include "decide/disk.h"
 #include "decide/exit_codes.h"
 #include "decide/ledger.h"
+#include "decide/signal_lead.h"
 #include "decide/submit_retry.h"
 #include "reconcile/reconcile_pass.h"
 #include "render/submission.h"
@@ -173,6 +174,16 @@ void watch_submitted(Pass& p, const AttemptState& a) {
   watch(p, a, *jobs);
 }
 
+// slurm.signal_lead: auto: the lead sized from the pace measured so far; until a save was measured, the
+// configured one, at most half of slurm.time. 0 (the config's) without auto.
+long long sized_lead(const Pass& p) {
+  if (!p.c.slurm.signal_lead.automatic) return 0;
+  const auto pace = pace_figures(p.m.pace);
+  const long long limit = p.c.slurm.time_limit ? p.c.slurm.time_limit->count() : 0;
+  const long long configured = p.c.slurm.signal_lead.value.count();
+  return decide::auto_lead(pace.save_p95, pace.step_p95, limit).value_or(limit > 0 ? std::min(configured, limit / 2) : configured);
+}
+
 }  // namespace
 
 void submit(Pass& p, int number) {
@@ -185,6 +196,7 @@ void submit(Pass& p, int number) {
   prune(p, {.resumed_from = resume_from});
   intent::Submit sub{number, tag(p, number), resume_from, resume_step, exclusions_for(p),
                      std::nullopt, std::nullopt, {}};
+  sub.signal_lead = sized_lead(p);
   // Chain mode: a task already queued runs this attempt; nothing is submitted.
   const AttemptState* previous = p.s.current();
   if (previous && previous->chain && previous->job_id && p.w.chain) {

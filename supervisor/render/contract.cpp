@@ -30,11 +30,18 @@ const ContractValue kContract[] = {
     {"exclude", "MLSUP_EXCLUDE", [](const config::Config&, const Attempt& a) { return util::join(a.exclude, ","); }, true},
     {"no_retry_exit_code", "MLSUP_NO_RETRY_EXIT_CODE",
      [](const config::Config& c, const Attempt&) { return std::to_string(c.policy.no_retry_exit_code); }},
+    {"signal", "MLSUP_SIGNAL", [](const config::Config& c, const Attempt&) { return c.slurm.signal; }},
+    // The lead of the job's own --signal: a chain's tasks keep the one their array was submitted with.
+    {"signal_lead", "MLSUP_SIGNAL_LEAD", [](const config::Config& c, const Attempt& a) { return std::to_string(signal_lead(c, a)); }},
 };
 
 std::string optional_int(const std::optional<int>& v) { return v ? std::to_string(*v) : ""; }
 
 }  // namespace
+
+long long signal_lead(const config::Config& config, const Attempt& attempt) {
+  return attempt.signal_lead > 0 ? attempt.signal_lead : config.slurm.signal_lead.value.count();
+}
 
 std::string heartbeat_file(const config::Config& config, int attempt) {
   return config.heartbeat.dir + "/attempt-" + std::to_string(attempt);
@@ -69,7 +76,7 @@ Variables template_variables(const config::Config& config, const Attempt& attemp
   vars["slurm.cpus_per_task"] = optional_int(s.cpus_per_task);
   vars["slurm.time"] = s.time;
   vars["slurm.signal"] = s.signal;
-  vars["slurm.signal_lead"] = std::to_string(s.signal_lead.count());
+  vars["slurm.signal_lead"] = std::to_string(signal_lead(config, attempt));
   vars["slurm.array"] = s.array;
   for (const auto& [key, value] : config.vars) vars["vars." + key] = value;
   return vars;

@@ -18,7 +18,11 @@ struct Attempt {
   std::vector<std::string> exclude;  // nodes kept out of this attempt
   std::string tag;                   // the job's tag; "" = job_tag(name, kUnstarted, number)
   std::string campaign_id;           // the journal's campaign id, the same for every attempt; "" = kUnstarted
+  long long signal_lead = 0;         // seconds: the lead sized for this attempt (slurm.signal_lead: auto); 0 = the config's
 };
+
+// The pre-timeout signal's lead for the attempt, in seconds: the one sized for it, else the config's.
+long long signal_lead(const config::Config& config, const Attempt& attempt);
 
 // The heartbeat file of one attempt.
 std::string heartbeat_file(const config::Config& config, int attempt);

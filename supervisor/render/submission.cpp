@@ -59,10 +59,10 @@ util::Result<void> effective_shape(const Config& c, const Directives& d, Submiss
     auto limit = config::parse_slurm_time(t->value);
     if (!limit) return std::unexpected(script_error(c, t->line, "--time", limit.error()));
     s.time_limit = *limit;
-    if (s.time_limit && c.slurm.signal_lead >= *s.time_limit)
+    if (s.time_limit && !c.slurm.signal_lead.automatic && c.slurm.signal_lead.value >= *s.time_limit)
       return std::unexpected(script_error(c, t->line, "--time",
                                           "the time limit \"" + t->value + "\" is not longer than slurm.signal_lead \"" +
-                                              config::format_duration(c.slurm.signal_lead) + "\" in the config"));
+                                              config::format_duration(c.slurm.signal_lead.value) + "\" in the config"));
   }
   if (c.slurm.array_spec) {
     s.array = c.slurm.array_spec;
@@ -162,7 +162,7 @@ void control_options(const Config& c, const Directives& d, const Attempt& attemp
   out.push_back("--comment=" + s.tag);
   const bool signal_in_config = c.is_set("slurm.signal") || c.is_set("slurm.signal_lead");
   if (signal_in_config || !d.find("signal"))
-    out.push_back("--signal=B:" + c.slurm.signal + "@" + std::to_string(c.slurm.signal_lead.count()));
+    out.push_back("--signal=B:" + c.slurm.signal + "@" + std::to_string(render::signal_lead(c, attempt)));
   out.push_back("--no-requeue");
   if (s.spare_nodes > 0) {  // the training's nodes and the spares, in a job that outlives a node
     std::erase_if(out, [](const std::string& o) { return util::starts_with(o, "--nodes="); });

@@ -33,6 +33,7 @@ struct SubmitIntent {
   slurm::JobId chain_job = 0;           // that task's array (0: sbatch)
   slurm::JobId in_job = 0;              // spare nodes: the running job that runs it (0: sbatch)
   std::vector<std::string> step_nodes;  // spare nodes: the nodes it runs on there
+  long long signal_lead = 0;            // seconds, sized from the measured pace (signal_lead: auto); 0 = the config's
 };
 
 // sbatch gave the attempt a job (submitted), or a job with its tag was found (adopted).

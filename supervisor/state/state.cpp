@@ -29,6 +29,7 @@ void on_submit_intent(CampaignState& s, const rec::SubmitIntent& i, const Journa
   a.resume_from = i.resume_from;
   a.resume_step = i.resume_step;
   a.exclude = i.exclude;
+  a.signal_lead = i.signal_lead;
   a.intent_time = r.time;
   a.chain = i.chain;
   if (i.chain_job) a.job_id = i.chain_job;  // the next task of a queued chain

@@ -37,6 +37,7 @@ struct AttemptState {
   std::string resume_from;              // the checkpoint it was given; "" = fresh start
   long long resume_step = 0;            // that checkpoint's step
   std::vector<std::string> exclude;     // mlsup's exclusions for it, newest first (relaxed ones removed)
+  long long signal_lead = 0;            // seconds, sized for it from the measured pace; 0 = the config's
   double relaxed_at = 0;                // when one of them was last dropped while it was pending
   int relaxed = 0;                      // how many of them were dropped while it was pending
   double intent_time = 0;               // when the submission was decided

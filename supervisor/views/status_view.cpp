@@ -5,6 +5,7 @@
 #include <map>
 
 #include "decide/classes.h"
+#include "decide/signal_lead.h"
 #include "observe/heartbeat.h"
 
 namespace mlsup::engine {
@@ -90,6 +91,22 @@ json time_json(const std::vector<AttemptSpan>& spans, const RecordTimes& t, doub
           {"goodput", t.began > 0 && elapsed > 0 ? json(useful / elapsed) : json(nullptr)}};
 }
 
+// The pre-timeout signal's lead: configured, in force for the current attempt, what the next would get,
+// what a save and a step need as measured, and whether a fixed lead is shorter than that.
+json signal_lead_json(const config::Config& c, const CampaignState& s, const PaceFigures& pace) {
+  const long long configured = c.slurm.signal_lead.value.count();
+  const long long limit = c.slurm.time_limit ? c.slurm.time_limit->count() : 0;
+  const auto needed = decide::needed_lead(pace.save_p95, pace.step_p95);
+  const auto sized = c.slurm.signal_lead.automatic ? decide::auto_lead(pace.save_p95, pace.step_p95, limit) : std::nullopt;
+  const auto* a = s.current();
+  return {{"configured", configured},
+          {"auto", c.slurm.signal_lead.automatic},
+          {"current", a ? json(a->signal_lead > 0 ? a->signal_lead : configured) : json(nullptr)},
+          {"next", sized.value_or(c.slurm.signal_lead.automatic && limit > 0 ? std::min(configured, limit / 2) : configured)},
+          {"needed", or_null(needed)},
+          {"short", !c.slurm.signal_lead.automatic && needed && static_cast<double>(configured) < *needed}};
+}
+
 }  // namespace
 
 std::vector<AttemptSpan> attempt_spans(const CampaignState& s, const std::vector<JournalRecord>& records,
@@ -152,6 +169,7 @@ json status_figures(const StatusInputs& in) {
   const auto pace = pace_figures(in.memory.pace);
   j["pace"] = {{"step_p50", or_null(pace.step_p50)}, {"step_p95", or_null(pace.step_p95)}, {"steps_measured", pace.steps},
                {"save_p50", or_null(pace.save_p50)}, {"save_p95", or_null(pace.save_p95)}, {"saves_measured", pace.saves}};
+  j["signal_lead"] = signal_lead_json(in.config, s, pace);
   j["restarts"] = s.restarts.size();
   j["restarts_by_class"] = json::object();
   for (const auto& r : s.restarts) {

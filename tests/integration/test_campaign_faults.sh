@@ -150,6 +150,28 @@ check "time limit: result equals a failure-free run's" result_is_exact
 check "time limit: every attempt resumed from what mlsup recorded" resumes_match
 scenario_done
 
+scenario "signal_lead: auto (3-minute limit, 2 s saves) -> attempt 2 gets the lead sized from attempt 1's measured saves, and its time limit ends in a saved checkpoint"
+new_campaign leadauto "--steps 100000 --step-seconds 0.05 --ckpt-every 40 --slow-save-seconds 2 --fail-at-step 130 --fail-attempts 1"
+sed -i 's/time: "00:10:00"/time: "00:03:00"/; s/signal_lead: 60s/signal_lead: auto/' "$CONF"
+start_campaign
+second_running() { [ "$(status_query 'len(s["history"]) >= 2 and s["job_state"] == "RUNNING"')" = True ]; }
+wait_until 90 second_running
+echo "attempt 1: lead $(attempt_field 1 signal_lead), class $(attempt_field 1 class); attempt 2: lead $(attempt_field 2 signal_lead); pace $(status_query 's["pace"]'); signal_lead $(status_query 's["signal_lead"]')"
+check "lead auto: attempt 1 (nothing measured) had the configured lead, at most half the 3-minute limit: 90 s" [ "$(attempt_field 1 signal_lead)" = 90 ]
+check "lead auto: saves were measured before attempt 2 (about 2 s each)" [ "$(status_query '1.5 <= s["pace"]["save_p95"] <= 4')" = True ]
+check "lead auto: attempt 2's lead is the one sized from them (status's signal_lead.next), 1.5 x (save + step) + 60 s, not 90" \
+  bash -c "[ '$(attempt_field 2 signal_lead)' = '$(status_query 's["signal_lead"]["next"]')' ] && [ '$(attempt_field 2 signal_lead)' -ge 62 ] && [ '$(attempt_field 2 signal_lead)' -le 70 ]"
+ck_before=$(status_query 's["checkpoint"]["step"]')
+attempt2_ended() { [ "$(attempt_field 2 ended)" = True ]; }
+wait_until 200 attempt2_ended
+echo "attempt 2 ended: class $(attempt_field 2 class) at step $(attempt_field 2 end_step); newest checkpoint step $(status_query 's["checkpoint"]["step"]') (was $ck_before)"
+check "lead auto: attempt 2 ended on the pre-timeout signal, not killed by the limit" [ "$(attempt_field 2 class)" != timeout ]
+check "lead auto: ... in a saved checkpoint at the step it ended" \
+  [ "$(status_query 's["checkpoint"]["step"]')" = "$(attempt_field 2 end_step)" ]
+"$MLSUP" cancel "$CONF" > /dev/null 2>&1  # ends the run should it go on (it completes: no target.steps)
+wait_campaign 120
+scenario_done
+
 scenario "a request Slurm can never meet (more nodes than the partition has) -> refused, never the training's failure: no restart budget spent, stop (exit 14) once policy.submit_retry_for has passed"
 new_campaign refused "--steps 20 --step-seconds 0.05"
 sed -i "s/^  nodes: 1\$/  nodes: $(( $(sinfo -h -N -o %N | sort -u | wc -l) + 5 ))/; s/^  backoff_max: 2s\$/  backoff_max: 2s\n  submit_retry_for: 15s/" "$CONF"

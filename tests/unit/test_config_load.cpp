@@ -172,6 +172,7 @@ TEST_CASE("missing requirements and impossible combinations") {
               "shorter than heartbeat.steady_timeout");
   check_error(m + "slurm:\n  time: \"00:05:00\"\n  signal_lead: 5m\n", "5:3: slurm.signal_lead: ",
               "is not shorter than the time limit");
+  check_error(m + "slurm:\n  signal_lead: sometimes\n", "4:16: slurm.signal_lead: ", "or \"auto\"");
   check_error(m + "policy:\n  backoff_initial: 1h\n  backoff_max: 1m\n", "5:3: policy.backoff_max: ",
               "shorter than policy.backoff_initial");
   check_error(m + "checkpoint:\n  step_regex: \"(\"\n", "4:3: checkpoint.step_regex: ", "not a valid regular expression");

@@ -321,3 +321,25 @@ TEST_CASE("status.json after idle passes: each change of what it says is written
   CHECK(status()["campaign"] == "t");
   CHECK(status()["version"] == 1);
 }
+
+TEST_CASE("signal_lead auto: the attempt after a save was measured is submitted with the lead sized from it, journaled") {
+  mlsup::test::EngineFixture f("", "slurm: {signal_lead: auto}\n");
+  auto c = f.open();
+  f.pass(*c);
+  CHECK(f.fake.submitted.at(0).options.end() !=
+        std::find(f.fake.submitted[0].options.begin(), f.fake.submitted[0].options.end(), "--signal=B:USR1@300"));
+  f.fake.set_state(f.last_job(), slurm::JobState::Running, 0, "n1");
+  for (const char* beat : {"1\n", "2\n", "3\n", "3 saving\n", "3 saving\n", "4\n", "5\n"}) {
+    f.heartbeat(beat, 1);
+    f.pass(*c);
+    f.clock += 10;  // a save seen for 20 s; steps 10 s apart
+  }
+  f.fake.set_state(f.last_job(), slurm::JobState::Failed, 1, "n1");
+  f.pass(*c);
+  f.clock += 30;
+  f.pass(*c);
+  REQUIRE(f.submits() == 2);
+  const auto& opts = f.fake.submitted.at(1).options;
+  // needed: a 20 s save and a 10 s step; 1.5 x 30 + 60
+  CHECK(std::find(opts.begin(), opts.end(), "--signal=B:USR1@105") != opts.end());
+}

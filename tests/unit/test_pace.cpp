@@ -2,6 +2,7 @@
 // times from the "saving" phase, their quantiles, and memory.json keeping them.
 #include <doctest/doctest.h>
 
+#include "decide/signal_lead.h"
 #include "observe/pace.h"
 #include "state/memory.h"
 
@@ -65,4 +66,12 @@ TEST_CASE("pace: quantiles by nearest rank, the newest 64 samples kept, and memo
   focus(m, 2);  // a save the attempt before left unfinished is no measure
   CHECK(m.pace.saving_since == 0);
   CHECK(m.pace.saves == p.saves);
+}
+
+TEST_CASE("signal_lead auto: 1.5 times a save and a step (p95) and a minute, at most half the time limit; nothing measured, nothing sized") {
+  CHECK(mlsup::decide::auto_lead(std::nullopt, 0.5, 3600) == std::nullopt);
+  CHECK(mlsup::decide::needed_lead(90.0, 2.0) == 92.0);
+  CHECK(mlsup::decide::auto_lead(90.0, 2.0, 0) == 138 + 60);
+  CHECK(mlsup::decide::auto_lead(90.0, 2.0, 300) == 150);  // half of a 5-minute limit
+  CHECK(mlsup::decide::auto_lead(0.4, std::nullopt, 0) == 61);
 }

@@ -91,6 +91,18 @@ TEST_CASE("the script's own name, output and signal are kept unless the config s
   CHECK(has(overridden.options, "--signal=B:USR1@90"));
 }
 
+TEST_CASE("signal_lead auto: the lead sized for the attempt goes in --signal and MLSUP_SIGNAL_LEAD; the config's until one is") {
+  const std::string script = "#!/bin/bash\nsrun true\n";
+  const Campaign c("slurm: {signal: USR2, signal_lead: auto}\n", script);
+  const auto first = c.plan().value();
+  CHECK(has(first.options, "--signal=B:USR2@300"));  // nothing measured yet: the default
+  const auto sized = c.plan({.number = 2, .signal_lead = 211}).value();
+  CHECK(has(sized.options, "--signal=B:USR2@211"));
+  const std::map<std::string, std::string> env(sized.environment.begin(), sized.environment.end());
+  CHECK(env.at("MLSUP_SIGNAL") == "USR2");
+  CHECK(env.at("MLSUP_SIGNAL_LEAD") == "211");
+}
+
 TEST_CASE("exclusions are added to the script's own") {
   const auto plain = Campaign("", "#!/bin/bash\nsrun true\n").plan({.number = 2, .exclude = {"n3", "n4"}}).value();
   CHECK(has(plain.options, "--exclude=n3,n4"));
@@ -115,7 +127,7 @@ TEST_CASE("the MLSUP_ environment reaches the job even when the script narrows -
   REQUIRE(count_prefix(none.options, "--export=") == 1);
   CHECK(has(none.options,
             "--export=MLSUP_RUN,MLSUP_CAMPAIGN_ID,MLSUP_ATTEMPT,MLSUP_STATE_DIR,MLSUP_CHECKPOINT_DIR,MLSUP_RESUME_FROM,MLSUP_KILL_SWITCH,"
-            "MLSUP_SAVE_SWITCH,MLSUP_HEARTBEAT_FILE,MLSUP_EXCLUDE,MLSUP_NO_RETRY_EXIT_CODE"));
+            "MLSUP_SAVE_SWITCH,MLSUP_HEARTBEAT_FILE,MLSUP_EXCLUDE,MLSUP_NO_RETRY_EXIT_CODE,MLSUP_SIGNAL,MLSUP_SIGNAL_LEAD"));
   const auto some = Campaign("", "#!/bin/bash\n#SBATCH --export=PATH,HOME\nsrun true\n").plan().value();
   const auto it = std::find_if(some.options.begin(), some.options.end(), [](auto& o) { return o.rfind("--export=", 0) == 0; });
   CHECK(it->rfind("--export=PATH,HOME,MLSUP_RUN,", 0) == 0);
