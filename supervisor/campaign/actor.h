@@ -127,6 +127,7 @@ class Actor {
   util::Result<void> act(const CampaignState& s, const intent::EndSbatch& i);
   util::Result<void> act(const CampaignState& s, const intent::CancelDuplicate& i);
   util::Result<void> act(const CampaignState& s, const intent::DropSpares& i);
+  util::Result<void> act(const CampaignState& s, const intent::Quarantine& i);
 
   util::Result<void> append(const std::string& type, nlohmann::json fields);
   util::Result<void> append_fact(const std::string& type, const nlohmann::json& fields, events::EventKind what,

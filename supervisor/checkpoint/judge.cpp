@@ -263,6 +263,14 @@ std::string pointer_file(const config::CheckpointSettings& s) {
   return layout ? std::string(layout->pointer_file) : "";
 }
 
+std::string pointer_text(const config::CheckpointSettings& s, const Checkpoint& c) {
+  const Layout* layout = find_layout(s.layout);
+  if (!layout || layout->pointer_file.empty()) return "";
+  const std::string name = fs::path(c.path).filename().string();
+  if (layout->name == "megatron") return name == "release" ? name : std::to_string(c.step);
+  return name;
+}
+
 Scan judge(const config::CheckpointSettings& s, const Listing& l) {
   Scan out;
   if (out.dir_problem = settings_problem(s); !out.dir_problem.empty()) return out;

@@ -38,6 +38,10 @@ std::string settings_problem(const config::CheckpointSettings& s);
 // The layout's pointer file's name ("" when it has none).
 std::string pointer_file(const config::CheckpointSettings& s);
 
+// The text of the layout's pointer file naming checkpoint c (megatron: its step, or "release"; deepspeed:
+// its folder's name); "" for a layout without a pointer file.
+std::string pointer_text(const config::CheckpointSettings& s, const Checkpoint& c);
+
 // The checkpoints of a listing by the settings' layout, each judged; the pointer's trust.
 Scan judge(const config::CheckpointSettings& s, const Listing& l);
 

@@ -19,6 +19,16 @@ bool is_protected(const Checkpoint& c, const std::vector<std::string>& protected
                      [&](const std::string& p) { return !p.empty() && normal(p) == path; });
 }
 
+// The complete checkpoint just before path: where a fallback from path resumes (decide/fallback.h).
+std::string before(const Scan& scan, const std::string& path) {
+  const auto& all = scan.checkpoints;
+  const auto at = std::find_if(all.begin(), all.end(), [&](const Checkpoint& c) { return normal(c.path) == normal(path); });
+  if (path.empty() || at == all.end()) return "";
+  for (auto it = std::make_reverse_iterator(at); it != all.rend(); ++it)
+    if (it->complete) return it->path;
+  return "";
+}
+
 }  // namespace
 
 std::vector<Checkpoint> deletable(const Scan& scan, int keep, const std::vector<std::string>& protected_paths) {
@@ -41,7 +51,7 @@ std::vector<Checkpoint> deletable(const Scan& scan, int keep, const std::vector<
 }
 
 std::vector<Checkpoint> prunable(const Scan& scan, int keep, const Needed& needed) {
-  std::vector<std::string> paths{needed.named, needed.proven, needed.resumed_from};
+  std::vector<std::string> paths{needed.named, needed.proven, needed.resumed_from, before(scan, needed.fallback_from)};
   paths.insert(paths.end(), needed.handed.begin(), needed.handed.end());
   return deletable(scan, keep, paths);
 }

@@ -18,6 +18,8 @@ struct Needed {
   std::string named;                // `mlsup resume --from`'s, for the next submission
   std::string proven;               // the newest one a later attempt's progress showed good
   std::string resumed_from;         // the current attempt's: it starts from it again if it fails before a save
+  std::string fallback_from;        // what the next attempt resumes from: the complete one before it is kept, where a
+                                    // fallback resumes should it be broken (decide/fallback.h)
   std::vector<std::string> handed;  // chain mode: what next.env names, and what is written into it now
 };
 

@@ -42,6 +42,8 @@ struct CheckpointSettings {
   std::string step_regex = "(\\d+)$";  // the step number in an entry's name (glob layout)
   std::string complete_marker;        // file that must exist inside a complete checkpoint; "" = none
   int keep = 0;                       // retention: complete checkpoints kept; 0 keeps all
+  int fallback_after = 2;             // attempts in a row failing before a step from one checkpoint quarantine it; 0 = never
+  int max_quarantined = 2;            // checkpoints quarantined in a row, at most, before the campaign stops
 };
 
 struct HeartbeatSettings {

@@ -74,6 +74,12 @@ const std::vector<KeySpec>& table() {
        "a file inside a checkpoint that marks it complete; \"\" = the layout's own rule"},
       {"checkpoint.keep", Kind::Int, [](Config& c) -> Field { return &c.checkpoint.keep; },
        "complete checkpoints to keep (never the newest or the one resumed from); 0 = keep all", 0},
+      {"checkpoint.fallback_after", Kind::Int, [](Config& c) -> Field { return &c.checkpoint.fallback_after; },
+       "attempts in a row that resume from the newest complete checkpoint and fail before any step (a crash or a "
+       "hang, no node blamed) before it is quarantined (moved into .quarantine/, never deleted) and the next "
+       "resumes from the one before it; 0 = never", 0},
+      {"checkpoint.max_quarantined", Kind::Int, [](Config& c) -> Field { return &c.checkpoint.max_quarantined; },
+       "checkpoints quarantined in a row (no progress between) before the campaign stops instead", 1},
       {"heartbeat.enabled", Kind::Bool, [](Config& c) -> Field { return &c.heartbeat.enabled; },
        "judge liveness (a hang is found by it)"},
       {"heartbeat.source", Kind::Choice, [](Config& c) -> Field { return &c.heartbeat.source; },

@@ -25,7 +25,7 @@ int used(const Rule& rule, const std::vector<Restart>& history, const config::Bu
 int stalled_in_a_row(bool progressed, const std::vector<Restart>& history) {
   if (progressed) return 0;
   int n = 1;
-  for (auto it = history.rbegin(); it != history.rend() && !it->progressed; ++it)
+  for (auto it = history.rbegin(); it != history.rend() && !it->progressed && !it->fell_back; ++it)
     if (it->cls != EndClass::Refused) ++n;
   return n;
 }
@@ -54,7 +54,8 @@ bool fruitless(EndClass cls, bool progressed, bool new_exclusion) {
 // Fruitless endings in a row at the end of history, this one included.
 int fruitless_in_a_row(const std::vector<Restart>& history) {
   int n = 1;
-  for (auto it = history.rbegin(); it != history.rend() && fruitless(it->cls, it->progressed, it->new_exclusion); ++it)
+  for (auto it = history.rbegin();
+       it != history.rend() && !it->fell_back && fruitless(it->cls, it->progressed, it->new_exclusion); ++it)
     ++n;
   return n;
 }

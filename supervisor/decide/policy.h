@@ -18,6 +18,7 @@ struct Restart {
   EndClass cls = EndClass::Failed;
   bool progressed = false;      // the attempt it ended reached a later step than it started from
   bool new_exclusion = false;   // a node was newly excluded for the ending
+  bool fell_back = false;       // its checkpoint was quarantined (decide/fallback.h): the crash-loop count starts afresh
 };
 
 struct Decision {

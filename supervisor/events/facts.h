@@ -145,6 +145,12 @@ struct Cancelling {
   bool fenced = true;
 };
 
+// A checkpoint moved aside (records::Quarantined): where it is now ("" when it could not be moved).
+struct CheckpointQuarantined {
+  static constexpr EventKind kKind{"checkpoint-quarantined"};
+  std::string detail;
+};
+
 #define MLSUP_FACT_EVENTS(X) \
   X(Submitted)               \
   X(Adopted)                 \
@@ -169,7 +175,8 @@ struct Cancelling {
   X(KillSwitchCleared)       \
   X(DuplicateCancelled)      \
   X(SparesDropped)           \
-  X(Cancelling)
+  X(Cancelling)              \
+  X(CheckpointQuarantined)
 
 MLSUP_FACT_EVENTS(MLSUP_FIELDS_JSON_DECLARE)
 

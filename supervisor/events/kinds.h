@@ -33,6 +33,7 @@ inline constexpr EventKindRow kEventKinds[] = {
     {"chain-values-failed", "the chain's next.env could not be written"},
     {"checkpoint-deleted", "retention deleted a checkpoint no longer needed"},
     {"checkpoint-pointer-ignored", "the checkpoint folder's pointer to the newest is wrong and was not followed"},
+    {"checkpoint-quarantined", "attempts failed before any step from a checkpoint: it was moved aside, and the next resumes from the one before"},
     {"claimed", "a chain task took its turn"},
     {"completed", "the campaign reached its target (exit 0)"},
     {"config-reloaded", "the config changed on disk and was loaded again"},

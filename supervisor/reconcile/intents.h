@@ -111,6 +111,15 @@ struct End {
   std::string output;
 };
 
+// Move the checkpoint the attempt resumed from aside (checkpoint.dir/.quarantine/), after attempts failed
+// before any step from it; never deleted.
+struct Quarantine {
+  int attempt = 0;
+  std::string path;
+  long long step = 0;
+  std::string reason;
+};
+
 // The campaign ends (after the chain's remaining tasks are cancelled, when there are some).
 struct Finish {
   int code = 0;
@@ -251,6 +260,6 @@ using Intent = std::variant<intent::Report, intent::Prune, intent::Submit, inten
                             intent::ChainExhausted, intent::ChainValues, intent::Status, intent::TakeRequest,
                             intent::Hold, intent::Release, intent::AskToStop, intent::Lift, intent::ClearSwitch,
                             intent::StepClaimed, intent::SpareValues, intent::AwaitSbatch, intent::EndSbatch,
-                            intent::CancelDuplicate, intent::DropSpares>;
+                            intent::CancelDuplicate, intent::DropSpares, intent::Quarantine>;
 
 }  // namespace mlsup::engine

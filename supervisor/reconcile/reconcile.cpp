@@ -27,6 +27,15 @@ bool submit_due(const CampaignState& s, Memory& m, const Clocks& now) {
   return !a || waited(m.resubmit, a->number, 0, s.next_submit_at, now);
 }
 
+std::optional<checkpoint::Checkpoint> newest_usable(const Pass& p, long long below) {
+  if (!p.w.checkpoints) return std::nullopt;
+  const auto& all = p.w.checkpoints->checkpoints;
+  const auto& out = p.s.quarantined;
+  for (auto it = all.rbegin(); it != all.rend(); ++it)
+    if (it->complete && (below < 0 || it->step < below) && std::find(out.begin(), out.end(), it->path) == out.end()) return *it;
+  return std::nullopt;
+}
+
 void prune(Pass& p, checkpoint::Needed needed) {
   if (!p.w.checkpoints || p.c.checkpoint.keep <= 0) return;
   needed.named = p.s.resume_point;
@@ -188,12 +197,12 @@ long long sized_lead(const Pass& p) {
 
 void submit(Pass& p, int number) {
   const auto* scan = p.w.checkpoints ? &*p.w.checkpoints : nullptr;
-  const auto newest = scan ? checkpoint::newest_complete(*scan) : std::nullopt;
+  const auto newest = newest_usable(p);
   if (scan && !scan->pointer_problem.empty()) p.report(events::CheckpointPointerIgnored{scan->pointer_problem});
   const bool named = !p.s.resume_point.empty();  // `mlsup resume --from`
   const std::string resume_from = named ? p.s.resume_point : newest ? newest->path : "";
   const long long resume_step = named ? p.s.resume_point_step : newest ? newest->step : 0;
-  prune(p, {.resumed_from = resume_from});
+  prune(p, {.resumed_from = resume_from, .fallback_from = resume_from});
   intent::Submit sub{number, tag(p, number), resume_from, resume_step, exclusions_for(p),
                      std::nullopt, std::nullopt, {}};
   sub.signal_lead = sized_lead(p);

@@ -5,6 +5,7 @@
 
 #include "config/duration.h"
 #include "decide/ending.h"
+#include "decide/fallback.h"
 #include "decide/pending.h"
 #include "reconcile/reconcile_pass.h"
 #include "decide/recall.h"
@@ -145,6 +146,43 @@ void warn_budget(Pass& p, const AttemptState& a, decide::EndClass cls) {
       "the " + use->budget + " budget (" + per + ") is nearly spent: " + std::to_string(use->used) + " used, " + then});
 }
 
+// Whether this ending calls for a fallback from the checkpoint a resumed from (decide/fallback.h).
+decide::Fallback fallback_due(const Pass& p, const AttemptState& a, const decide::EndingVerdict& v, bool new_exclusion) {
+  decide::FallbackFacts f{.quarantined_in_a_row = p.s.quarantined_in_a_row,
+                          .after = p.c.checkpoint.fallback_after,
+                          .max_quarantined = p.c.checkpoint.max_quarantined};
+  for (const auto& q : p.s.attempts) {
+    if (!q.ended || q.number == a.number) continue;
+    f.attempts.push_back({q.resume_from, q.end_class && decide::may_show_bad_checkpoint(*q.end_class) && q.end_step <= q.resume_step});
+  }
+  f.attempts.push_back({a.resume_from, decide::may_show_bad_checkpoint(v.cls) && !new_exclusion && !v.progressed &&
+                                           v.step <= a.resume_step});
+  return decide::fallback(f);
+}
+
+// The checkpoint a resumed from is to be moved aside (Quarantine, returned: added after the ending), or the
+// campaign gives up (GiveUp): the verdict says so, and a quarantine's ending is judged with the crash-loop
+// count started afresh.
+std::optional<intent::Quarantine> fall_back(const Pass& p, const AttemptState& a, decide::Fallback f,
+                                            const decide::EndingFacts& facts, decide::EndingVerdict& v) {
+  const std::string failed = "attempts resuming from " + a.resume_from + " failed " +
+                             std::to_string(p.c.checkpoint.fallback_after) + " times in a row before any step";
+  if (f == decide::Fallback::GiveUp) {
+    v.decision = {decide::Action::Stop, decide::kBudgetSpent, 0,
+                  failed + ", and " + std::to_string(p.s.quarantined_in_a_row) +
+                      " checkpoints were quarantined in a row already (checkpoint.max_quarantined): the checkpoints "
+                      "or the training are broken; fix it, then `mlsup resume` (--from a checkpoint you trust)"};
+    return std::nullopt;
+  }
+  auto restarts = p.s.restarts;
+  if (!restarts.empty()) restarts.back().fell_back = true;  // as the quarantine's record will mark it
+  v = decide::judge_ending(facts, restarts, p.c, p.wall());
+  const auto older = newest_usable(p, a.resume_step);
+  const std::string next = older ? older->path : "a fresh start (no older complete checkpoint)";
+  v.decision.reason += "; " + failed + ": it is quarantined and the next attempt resumes from " + next;
+  return intent::Quarantine{a.number, a.resume_from, a.resume_step, failed + ": quarantined; the next attempt resumes from " + next};
+}
+
 }  // namespace
 
 void end(Pass& p, const AttemptState& a, const slurm::Job& seen, bool vanished, bool chain_goes_on,
@@ -165,6 +203,9 @@ void end(Pass& p, const AttemptState& a, const slurm::Job& seen, bool vanished, 
     facts.new_exclusion = true;
     v = decide::judge_ending(facts, p.s.restarts, p.c, p.wall());
   }
+  std::optional<intent::Quarantine> quarantine;
+  if (const auto f = fallback_due(p, a, v, facts.new_exclusion); f != decide::Fallback::None)
+    quarantine = fall_back(p, a, f, facts, v);
   lifecycle_decision(p.s, a, v.cls, p.w.kill_switch_ours, v.decision);
   describe(ended, a, job, v.cls, {v.step, facts.checkpoint_step, v.progressed}, v.decision);
   ended.new_exclusion = facts.new_exclusion;
@@ -172,6 +213,7 @@ void end(Pass& p, const AttemptState& a, const slurm::Job& seen, bool vanished, 
   if (!gone.empty()) ended.reason += ": " + std::string(gone);
   for (auto& e : exclusions) p.add(std::move(e));
   p.add(intent::End{std::move(ended), job.std_out});
+  if (quarantine) p.add(std::move(*quarantine));
   if (v.cls == decide::EndClass::Completed) prune(p, {.resumed_from = a.resume_from});  // what keep leaves for good
   if (v.decision.action == decide::Action::Pause) return;
   if (v.decision.action != decide::Action::Resubmit) return finish(p, v.decision.exit_code, v.decision.reason, &a, true);

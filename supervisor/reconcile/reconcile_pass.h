@@ -55,6 +55,9 @@ void submit(Pass& p, int number);
 // The campaign ends; the chain's remaining tasks are cancelled when a has some (ends_now: a ends in this pass).
 void finish(Pass& p, int code, const std::string& reason, const AttemptState* a, bool ends_now);
 
+// The newest complete checkpoint this pass scanned below step (none: any), leaving out the quarantined ones.
+std::optional<checkpoint::Checkpoint> newest_usable(const Pass& p, long long below = -1);
+
 // Deletes checkpoint.keep's surplus of the checkpoints this pass scanned, keeping what needed names, the
 // campaign's resume point and proven checkpoint, and what next.env names (checkpoint/retention.h).
 void prune(Pass& p, checkpoint::Needed needed);

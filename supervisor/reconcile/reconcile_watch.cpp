@@ -48,12 +48,14 @@ void report_empty_reads(Pass& p, const AttemptState& a, const HeartbeatSet& befo
 
 // Now and then while the attempt runs: in chain mode the newest checkpoint into next.env, so that a task that
 // starts while mlsup is away (its fallback) resumes from it rather than from an older one; and
-// checkpoint.keep's surplus deleted (never what the attempt started from, what next.env names, a save in progress).
+// checkpoint.keep's surplus deleted (never what the attempt started from, what next.env names, a save in progress,
+// the one before the newest: a fallback's).
 void look_at_checkpoints(Pass& p, const AttemptState& a) {
   if (!p.w.checkpoints || !checkpoints_due(p.m, p.c, p.mono())) return;
   p.m.checkpoints_looked_at = p.mono();
   checkpoint::Needed needed{.resumed_from = a.resume_from};
-  const auto newest = checkpoint::newest_complete(*p.w.checkpoints);
+  const auto newest = newest_usable(p);
+  if (newest) needed.fallback_from = newest->path;  // the next attempt's resume point, and the one before it
   if (a.chain && newest) {
     p.add(intent::ChainValues{a, newest->path});
     needed.handed.push_back(newest->path);

@@ -125,6 +125,11 @@ auto fields(const Relaxed*) {
   using R = Relaxed;
   return std::tuple{Field{"attempt", &R::attempt}, Field{"job_id", &R::job_id, Keep::Always, kSoft}, Field{"node", &R::node}};
 }
+auto fields(const Quarantined*) {
+  using R = Quarantined;
+  return std::tuple{Field{"attempt", &R::attempt}, Field{"path", &R::path}, Field{"to", &R::to, Keep::Always, kSoft},
+                    Field{"step", &R::step, Keep::Always, kSoft}, Field{"reason", &R::reason, Keep::Always, kSoft}};
+}
 auto fields(const Claimed*) {
   using R = Claimed;
   return std::tuple{Field{"attempt", &R::attempt}, Field{"job_id", &R::job_id}, Field{"task", &R::task, Keep::Always, kSoft},

@@ -253,6 +253,15 @@ struct DuplicateCancelled {
   bool revived = false;
 };
 
+// A checkpoint moved aside after attempts failed before any step from it (path: where it was; to: where it is).
+struct Quarantined {
+  static constexpr std::string_view kType = "quarantined";
+  int attempt = 0;
+  std::string path, to;
+  long long step = 0;
+  std::string reason;
+};
+
 // Every record but Ended (whose evidence is JSON of its own), for what is written once per record.
 #define MLSUP_PLAIN_RECORDS(X) \
   X(Campaign) \
@@ -281,7 +290,8 @@ struct DuplicateCancelled {
   X(SwitchCleared) \
   X(Exclude) \
   X(ExclusionLifted) \
-  X(DuplicateCancelled)
+  X(DuplicateCancelled) \
+  X(Quarantined)
 
 MLSUP_PLAIN_RECORDS(MLSUP_FIELDS_JSON_DECLARE)
 MLSUP_FIELDS_JSON_DECLARE(Ended)

@@ -140,6 +140,7 @@ void on_step_claimed(CampaignState& s, const rec::StepClaimed& d, const JournalR
 // An attempt that got past the checkpoint it resumed from shows that checkpoint good.
 void note_proven(CampaignState& s, const AttemptState& a, const rec::Ended& d) {
   const bool got_past = a.end_step > a.resume_step || d.progressed;
+  if (got_past) s.quarantined_in_a_row = 0;
   if (a.resume_from.empty() || !got_past || a.resume_step < s.proven_step) return;
   s.proven_checkpoint = a.resume_from;
   s.proven_step = a.resume_step;
@@ -160,6 +161,16 @@ void on_ended(CampaignState& s, const rec::Ended& d, const JournalRecord& r) {
   s.restarts.push_back({r.time, a->end_class.value_or(decide::EndClass::Failed), d.progressed, d.new_exclusion});
   s.next_submit_at = r.time + d.delay;
   s.awaiting_submit = true;
+}
+
+void on_quarantined(CampaignState& s, const rec::Quarantined& d, const JournalRecord&) {
+  s.quarantined.push_back(d.path);
+  ++s.quarantined_in_a_row;
+  if (!s.restarts.empty()) s.restarts.back().fell_back = true;  // the ending it follows: no crash loop counted
+  if (s.proven_checkpoint == d.path) {
+    s.proven_checkpoint.clear();
+    s.proven_step = -1;
+  }
 }
 
 // An exclusion dropped from a pending job: gone from that attempt and, as tried, from the ledger.
@@ -266,7 +277,7 @@ const std::map<std::string, Apply>& appliers() {
       on(on_finished),        on(on_relaxed),          on(on_claimed),          on(on_step_claimed),
       on(on_chain_exhausted), on(on_resumed),          on(on_paused),           on(on_cancel_requested),
       on(on_request_refused), on(on_held),             on(on_released),         on(on_switch_set),
-      on(on_switch_cleared),  on(on_exclude),          on(on_exclusion_lifted),
+      on(on_switch_cleared),  on(on_exclude),          on(on_exclusion_lifted), on(on_quarantined),
   };
   return table;
 }

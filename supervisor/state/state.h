@@ -78,6 +78,8 @@ struct CampaignState {
   double next_submit_at = 0;              // backoff: no submission before this time
   // The newest checkpoint an attempt resumed from and got past (its heartbeat or a newer checkpoint):
   // known good, so retention keeps it until a newer one is shown good the same way. "" = none yet.
+  std::vector<std::string> quarantined;  // checkpoints moved aside (their paths where they were), oldest first
+  int quarantined_in_a_row = 0;          // of them, since an attempt last got past its resume point
   std::string proven_checkpoint;
   long long proven_step = -1;
   bool awaiting_submit = false;           // the last attempt ended and a resubmission was decided

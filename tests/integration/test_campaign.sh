@@ -56,6 +56,29 @@ check "partial: attempt 2 resumed from step 20" [ "$(basename "$(attempt_field 2
 check "partial: every attempt resumed from what mlsup recorded" resumes_match
 scenario_done
 
+scenario "a newest checkpoint complete but unreadable -> two attempts fail at its load, it is quarantined, the next resumes from the one before"
+new_campaign corrupt "--steps 60 --step-seconds 0.05 --ckpt-every 10 --fail-at-step 35 --fail-attempts 1"
+sed -i 's/^  backoff_initial: 1s$/  backoff_initial: 5s/; s/^  backoff_max: 2s$/  backoff_max: 5s/' "$CONF"
+start_campaign
+first_ended() { [ "$(attempt_field 1 ended)" = True ]; }
+wait_until 60 first_ended
+echo "broken content, marker kept: $STATE/checkpoints/step_30/$(ls "$STATE/checkpoints/step_30" | grep -v COMPLETE | head -1)"
+for f in "$STATE"/checkpoints/step_30/*; do [ "$(basename "$f")" = COMPLETE ] || echo 'not json {' > "$f"; done
+wait_campaign 180
+quarantined=$("$MLSUP" events --json "$CONF" 2>/dev/null | /usr/bin/python3 -c '
+import json, sys
+print(" | ".join(e.get("detail", "") for e in map(json.loads, filter(str.strip, sys.stdin)) if e.get("event") == "checkpoint-quarantined"))')
+echo "quarantined: $quarantined"
+echo "attempts: $(status_query '[(a["number"], a["resume_step"], a["class"]) for a in s["history"]]')"
+check "corrupt: campaign completed" [ "$RC" -eq 0 ]
+check "corrupt: attempts 2 and 3 resumed from step 30 and failed" \
+  [ "$(status_query '" ".join(str(a["resume_step"]) + a["class"] for a in s["history"][1:3])')" = "30failed 30failed" ]
+check "corrupt: step 30 quarantined (told, moved into .quarantine/, not deleted)" \
+  bash -c "grep -q 'step_30 moved to .*/.quarantine/step_30' <<<'$quarantined' && [ -e '$STATE/checkpoints/.quarantine/step_30/COMPLETE' ]"
+check "corrupt: attempt 4 resumed from step 20, by itself" [ "$(attempt_field 4 resume_step)" = 20 ]
+check "corrupt: result equals a failure-free run's" result_is_exact
+scenario_done
+
 scenario "SIGTERM: stop supervising, the job keeps running; run again adopts it; SIGHUP with a bad config keeps the old"
 new_campaign detach "--steps 200 --step-seconds 0.05 --ckpt-every 20"
 start_campaign

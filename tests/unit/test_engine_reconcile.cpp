@@ -393,8 +393,9 @@ TEST_CASE("reconcile: retention keeps the checkpoint the last attempt resumed fr
   REQUIRE(s.problems.empty());
   CHECK(s.proven_checkpoint == "/ckpt/s1000");
   World w = world();
-  // 2000 and 3000 were written by that attempt and look complete, but no attempt has got past either yet.
-  for (long long step : {1000, 2000, 3000})
+  // 2000, 2500 and 3000 were written by that attempt and look complete, but no attempt has got past any yet;
+  // 2500 stays too: the next attempt resumes from 3000, and 2500 is where a fallback from it would resume.
+  for (long long step : {1000, 2000, 2500, 3000})
     w.checkpoints->checkpoints.push_back({"/ckpt/s" + std::to_string(step), step, true, "", true});
   const auto r = decide(s, w, f.config);
   REQUIRE(kinds(r.intents) == "Prune Submit");
@@ -588,9 +589,10 @@ TEST_CASE("reconcile: while an attempt runs, checkpoint.keep prunes, never what 
   World w = world();
   w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{job(42, slurm::JobState::Running)});
   w.heartbeat = std::map<std::string, std::string>{{"n1.0", "350"}};
-  w.checkpoints = saved({100, 200, 300}, 400);
+  w.checkpoints = saved({100, 200, 250, 300}, 400);
   const auto r = decide(s, w, f.config);
-  CHECK(pruned(r) == std::vector<long long>{200});  // 100 it started from, 300 the newest, 400 being written
+  // 100 it started from, 300 the newest, 250 the one before it (a fallback's, should 300 be broken), 400 being written
+  CHECK(pruned(r) == std::vector<long long>{200});
   w.now = {1005, 505, "host/boot"};
   CHECK(pruned(decide(s, w, f.config, r.memory)).empty());  // looked at again 10 s after, not every pass
   w.now = {1011, 511, "host/boot"};
@@ -612,10 +614,10 @@ TEST_CASE("reconcile: chain mode keeps what next.env names and what is written i
   task.array_task_id = 1;
   w.jobs = engine::JobsAnswer(std::vector<slurm::Job>{task});
   w.heartbeat = std::map<std::string, std::string>{{"n1.0", "450"}};
-  w.checkpoints = saved({100, 200, 300, 400}, 500);
+  w.checkpoints = saved({100, 200, 300, 350, 400}, 500);
   w.handed = "export MLSUP_CAMPAIGN=t\nexport MLSUP_RESUME_FROM=" + util::shell_quote("/ckpt/s200") + "\n";
   const auto r = decide(s, w, f.config);
-  CHECK(pruned(r) == std::vector<long long>{300});  // 200: a task started while mlsup is away resumes from it
+  CHECK(pruned(r) == std::vector<long long>{300});  // 200: a task started while mlsup is away resumes from it; 350: a fallback's
   bool wrote = false;
   for (const auto& i : r.intents)
     if (const auto* v = std::get_if<engine::intent::ChainValues>(&i)) wrote = v->resume_from == "/ckpt/s400";
