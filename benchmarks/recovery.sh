@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Time lost per fault: one 2-node campaign of 300 steps of 0.05 s (15 s of ideal work, a checkpoint
+# Time lost per fault, by an outside stopwatch and as mlsup tells it: one 2-node campaign of 300 steps of 0.05 s (15 s of ideal work, a checkpoint
 # every 20 steps, heartbeat.steady_timeout 8 s, otherwise defaults: 10 s initial backoff) run clean,
 # with a trainer crash at step 150 in the first attempt, with a sticky bad node (the lowest, where
 # Slurm puts rank 0 first; the trainer crashes at start whenever it runs there), with a hang before
 # step 150 (the trainer stops for good) and with a node crash at step 150 (the slurmd and every
 # process of the job's last node killed; revived after the run). Prints, per case,
-# mlsup run's wall time, the time lost against the clean run, the attempts, the seconds between
+# mlsup run's wall time, the time lost against the clean run (the stopwatch: this run's wall less the
+# clean run's), mlsup's own figure for it ("told": status --json's time.lost_to_failures), the attempts, the seconds between
 # each ending and the next submission (mlsup's waiting), and per fault the restart split as
 # detect+react+queue: the failed job's end in Slurm -> mlsup's attempt-ended event -> the next
 # submission -> the next attempt's start (Slurm's StartTime of its job). Slurm's times are whole
@@ -21,7 +22,9 @@
 # clean run of the same 2400 steps (row clean2400). The book's way gets the same limit and no signal
 # (Slurm kills the task at the limit).
 #   benchmarks/recovery.sh [--repeat N] [--chain | --spares] [--busy] [--book] [--schedule] [--cases LIST]
-#                          [--slurmd-timeout S]
+#                          [--slurmd-timeout S] [--cron S]
+# --cron S: no supervisor runs; `mlsup tick` every S seconds carries each campaign, as cron would (the
+#   clean run too, so the stopwatch's lost time is what the fault costs under cron).
 # --cases: comma-separated, from clean, crash, sticky, hang, nodecrash, powerloss, timelimit
 #   (default: all but timelimit, which takes 5 minutes); a fault's lost time needs clean before it.
 # --slurmd-timeout: the private cluster's SlurmdTimeout (default 10); the header prints the cluster's.
@@ -56,7 +59,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 source benchmarks/lib.sh
-repeat=1 chain="" spares="" busy="" book="" schedule="" steps=300 slurmd_timeout=10
+repeat=1 chain="" spares="" busy="" book="" schedule="" steps=300 slurmd_timeout=10 cron=""
 cases=clean,crash,sticky,hang,nodecrash,powerloss
 while [ $# -gt 0 ]; do
   case $1 in
@@ -68,7 +71,8 @@ while [ $# -gt 0 ]; do
     --schedule) schedule=1 steps=600; shift ;;
     --cases) cases=$2; shift 2 ;;
     --slurmd-timeout) slurmd_timeout=$2; shift 2 ;;
-    *) echo "usage: $0 [--repeat N] [--chain | --spares] [--busy] [--book] [--schedule] [--cases LIST] [--slurmd-timeout S]" >&2
+    --cron) cron=$2; shift 2 ;;
+    *) echo "usage: $0 [--repeat N] [--chain | --spares] [--busy] [--book] [--schedule] [--cases LIST] [--slurmd-timeout S] [--cron S]" >&2
       exit 2 ;;
   esac
 done
@@ -216,6 +220,17 @@ end_run() {
 # The training's length for the case's trainer arguments $1: the last --steps given.
 steps_of() { grep -oE -- '--steps [0-9]+' <<< "$train_args $1" | tail -1 | cut -d' ' -f2; }
 
+# --cron: `mlsup tick CONFIG` every $cron seconds until the campaign has ended (300 s at most).
+ticks() {
+  local deadline=$((SECONDS + 300)) state
+  while [ "$SECONDS" -lt "$deadline" ]; do
+    timeout -s KILL 120 "$mlsup" tick "$1"
+    state=$("$mlsup" status --json "$1" 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["state"])')
+    case $state in completed | stopped | cancelled) return 0 ;; esac
+    sleep "$cron"
+  done
+}
+
 # Runs one campaign (name, trainer arguments, optionally a fault to run beside it); prints "wall
 # attempts gaps restarts".
 campaign() {
@@ -236,10 +251,17 @@ YAML
   start_filler
   t0=$(date +%s.%N)
   start_injector "$dir" "${3:-}"
-  timeout -s KILL 300 "$mlsup" run "$dir/campaign.yaml" > "$dir/run.out" 2>&1
+  if [ -n "$cron" ]; then
+    ticks "$dir/campaign.yaml" > "$dir/run.out" 2>&1
+  else
+    timeout -s KILL 300 "$mlsup" run "$dir/campaign.yaml" > "$dir/run.out" 2>&1
+  fi
   t1=$(date +%s.%N)
   end_run "$dir"
-  "$mlsup" events "$dir/campaign.yaml" --json | summarise "$t0" "$t1" "$dir"
+  local told  # mlsup's own figure, to set beside the stopwatch's
+  told=$("$mlsup" status --json "$dir/campaign.yaml" 2>/dev/null |
+    python3 -c 'import json, sys; print("%.1f" % json.load(sys.stdin)["time"]["lost_to_failures"])' 2>/dev/null || echo "?")
+  echo "$("$mlsup" events "$dir/campaign.yaml" --json | summarise "$t0" "$t1" "$dir") $told"
 }
 
 # The book's way (--book): runs one training (name, trainer arguments, optionally a fault to run
@@ -296,29 +318,29 @@ print(len(seen))' "$dir/state")
 row() {
   local lost=-
   [ -z "$3" ] || lost=$(printf '%.1f' "$(echo "$2 - $3" | bc)")
-  printf '%-14s %6.1f %6s %8s  %-26s %s\n' "$1" "$2" "$lost" "$4" "$5" "$6"
+  printf '%-14s %6.1f %6s %6s %8s  %-26s %s\n' "$1" "$2" "$lost" "${7:--}" "$4" "$5" "$6"
 }
 
-echo "mode: $([ -n "$chain" ] && echo chain || { [ -n "$spares" ] && echo spares; } || echo single), $([ -n "$busy" ] && echo busy || echo idle) cluster," \
+echo "mode: $([ -n "$chain" ] && echo chain || { [ -n "$spares" ] && echo spares; } || echo single), $([ -n "$busy" ] && echo busy || echo idle) cluster,${cron:+ mlsup tick every $cron s,}" \
   "$(scontrol show config | awk '$1 == "SlurmdTimeout" { print $1 "=" $3 }')"
 [ -z "$book" ] || echo "rows */book: the book's way, measured beside each (--array=1-8%1 --requeue, no mlsup)"
-printf '%-14s %6s %6s %8s  %-26s %s\n' case wall lost attempts "ending->next submission" \
+printf '%-14s %6s %6s %6s %8s  %-26s %s\n' case wall lost told attempts "ending->next submission" \
   "restart: detect+react+queue (s)"
 declare -A clean_of
 # One case with mlsup and, with --book, the book's way: fault NAME TRAINER-ARGS [INJECTOR]; the
 # sticky case marks the lowest node bad for its runs.
 fault() {
-  local way fn label wall n gaps rs length
+  local way fn label wall n gaps rs told length
   length=$(steps_of "$2")  # a fault's lost time is against the clean run (clean*) of its length
   for way in mlsup ${book:+book}; do
     fn=campaign label=$1
     [ "$way" = mlsup ] || { fn=book_campaign label=$1/book; }
     [ "$1" != sticky ] || : > "$MLSUP_FAULT_DIR/sticky-bad/$bad"
-    read -r wall n gaps rs < <("$fn" "$1$i-$way" "$2" "${3:-}")
+    read -r wall n gaps rs told < <("$fn" "$1$i-$way" "$2" "${3:-}")
     rm -f "$MLSUP_FAULT_DIR/sticky-bad/$bad"
     [[ $1 != clean* ]] || clean_of[$way/$length]=$wall
     [ "$1" != schedule ] || schedule_of[$way]=$([ "$gaps" = no-result ] && echo none || echo "$wall")
-    row "$label" "$wall" "$([[ $1 == clean* ]] || echo "${clean_of[$way/$length]:-}")" "$n" "$gaps" "$rs"
+    row "$label" "$wall" "$([[ $1 == clean* ]] || echo "${clean_of[$way/$length]:-}")" "$n" "$gaps" "$rs" "${told:--}"
   done
 }
 # With --schedule: the goodput of each way's clean and faulty run (ideal work: steps x step_seconds).

@@ -58,7 +58,7 @@ constexpr Gauge kGauges[] = {
     {"mlsup_campaign_excluded_nodes", "Nodes the campaign's exclusions keep out now.", live_exclusions},
     {"mlsup_campaign_elapsed_seconds", "Time since the campaign's first submission.",
      [](const json& v) { return number_at(v, "time", "elapsed"); }},
-    {"mlsup_campaign_time_lost_seconds", "Time lost to failures: failed attempts' work not kept, and the waits after them.",
+    {"mlsup_campaign_time_lost_seconds", "Time lost to failures: failed attempts' steps not kept, and from each one's last progress until the training stepped again.",
      [](const json& v) { return number_at(v, "time", "lost_to_failures"); }},
     {"mlsup_campaign_recomputed_steps", "Steps computed again after failures.",
      [](const json& v) { return number_at(v, "time", "recomputed_steps"); }},

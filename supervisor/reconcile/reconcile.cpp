@@ -27,6 +27,11 @@ bool submit_due(const CampaignState& s, Memory& m, const Clocks& now) {
   return !a || waited(m.resubmit, a->number, 0, s.next_submit_at, now);
 }
 
+void note_first_step(Pass& p, const AttemptState& a) {
+  const auto hb = combined(p.m.heartbeat);
+  if (p.m.first_step_at <= 0 && hb.step > a.resume_step && hb.progress_at > 0) p.m.first_step_at = hb.progress_at;
+}
+
 std::optional<checkpoint::Checkpoint> newest_usable(const Pass& p, long long below) {
   if (!p.w.checkpoints) return std::nullopt;
   const auto& all = p.w.checkpoints->checkpoints;

@@ -146,6 +146,15 @@ void warn_budget(Pass& p, const AttemptState& a, decide::EndClass cls) {
       "the " + use->budget + " budget (" + per + ") is nearly spent: " + std::to_string(use->used) + " used, " + then});
 }
 
+// When the attempt first stepped past its resume point and last progressed, on the wall clock (0: not seen):
+// the time lost to its failure is measured from them (views/status_view.h).
+void step_times(const Pass& p, const AttemptState& a, records::Ended& ended) {
+  if (p.m.attempt != a.number) return;
+  const auto wall = [&](double mono) { return mono > 0 ? p.wall() - std::max(0.0, p.mono() - mono) : 0.0; };
+  ended.first_step_at = wall(p.m.first_step_at);
+  if (p.m.first_step_at > 0) ended.last_progress_at = wall(combined(p.m.heartbeat).progress_at);
+}
+
 // Whether this ending calls for a fallback from the checkpoint a resumed from (decide/fallback.h).
 decide::Fallback fallback_due(const Pass& p, const AttemptState& a, const decide::EndingVerdict& v, bool new_exclusion) {
   decide::FallbackFacts f{.quarantined_in_a_row = p.s.quarantined_in_a_row,
@@ -190,6 +199,7 @@ void end(Pass& p, const AttemptState& a, const slurm::Job& seen, bool vanished, 
   slurm::Job job = seen;  // a job Slurm forgot (or shows without nodes) keeps the nodes it was seen running on
   if (job.nodes.empty() && p.m.attempt == a.number) job.nodes = p.m.running_nodes;
   if (p.w.heartbeat) observe(p.m.heartbeat, *p.w.heartbeat, p.mono());  // its last word
+  if (p.m.attempt == a.number) note_first_step(p, a);
   const auto newest = p.w.checkpoints ? checkpoint::newest_complete(*p.w.checkpoints) : std::nullopt;
   decide::EndingFacts facts{job.state, job.exit_code, job.exit_signal, vanished, a.cancel_reason, p.w.kill_switch,
                             combined(p.m.heartbeat).step, newest ? newest->step : 0, a.resume_step, chain_goes_on,
@@ -210,6 +220,7 @@ void end(Pass& p, const AttemptState& a, const slurm::Job& seen, bool vanished, 
   describe(ended, a, job, v.cls, {v.step, facts.checkpoint_step, v.progressed}, v.decision);
   ended.new_exclusion = facts.new_exclusion;
   ended.end_source = std::string(source);
+  step_times(p, a, ended);
   if (!gone.empty()) ended.reason += ": " + std::string(gone);
   for (auto& e : exclusions) p.add(std::move(e));
   p.add(intent::End{std::move(ended), job.std_out});

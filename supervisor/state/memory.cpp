@@ -59,7 +59,7 @@ constexpr double kEarliest = 1e-6;
 template <typename Fn>
 void each_time(Memory& m, Fn fn) {
   for (double* t : {&m.heartbeat.running_since, &m.running_seen_at, &m.suspended_at, &m.pending_since, &m.unavailable_since, &m.checkpoints_looked_at,
-                    &m.waited_on_probed_at, &m.pace.saving_since,
+                    &m.waited_on_probed_at, &m.pace.saving_since, &m.first_step_at,
                     &m.cancel.first_at, &m.cancel.next_at, &m.resubmit.at, &m.sbatch_retry.at, &m.slurm_failing_since})
     if (*t > 0) *t = std::max(kEarliest, fn(*t));
   for (auto& s : m.steps)
@@ -121,6 +121,7 @@ void focus(Memory& m, int attempt) {
   m.steps.clear();
   m.running_seen_at = 0;
   m.running_nodes.clear();
+  m.first_step_at = 0;
   m.pace.saving_since = 0;  // a save the attempt before left unfinished is no measure
   m.suspended_at = 0;
   m.pending_since = 0;
@@ -144,6 +145,7 @@ json to_json(const Memory& m) {
           {"steps", steps_json(m.steps)},
           {"running_seen_at", m.running_seen_at},
           {"running_nodes", m.running_nodes},
+          {"first_step_at", m.first_step_at},
           {"suspended_at", m.suspended_at},
           {"pending_since", m.pending_since},
           {"pending_reason", m.pending_reason},
@@ -188,6 +190,7 @@ Memory memory_from_json(const json& j) {
   m.steps = steps_from(j.contains("steps") ? j["steps"] : json());
   m.running_seen_at = get(j, "running_seen_at", 0.0);
   m.running_nodes = get(j, "running_nodes", std::string());
+  m.first_step_at = get(j, "first_step_at", 0.0);
   m.suspended_at = get(j, "suspended_at", 0.0);
   m.pending_since = get(j, "pending_since", 0.0);
   m.pending_reason = get(j, "pending_reason", std::string());

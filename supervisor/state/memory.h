@@ -70,6 +70,7 @@ struct Memory {
   std::vector<StepSeen> steps; // its heartbeat's steps as they changed, over the last kStepWindow seconds
   double running_seen_at = 0;  // mono: the last pass that saw its job running
   std::string running_nodes;   // the nodes its job ran on, as last seen running (an ending Slurm forgot keeps them)
+  double first_step_at = 0;    // mono: when its heartbeat first showed a step past its resume point (0: not yet)
   double suspended_at = 0;     // mono: since when its job is suspended (at the latest); 0 while not
   double pending_since = 0;    // mono: the first pass that saw its job pending
   std::string pending_reason;  // Slurm's pending reason as last told ("" before the first)

@@ -118,7 +118,9 @@ auto fields(const Ended*) {
                     Field{"suspects", &R::suspects},
                     Field{"follows_training", &R::follows_training, kWhenSet},
                     Field{"new_exclusion", &R::new_exclusion},
-                    Field{"end_source", &R::end_source, kWhenSet, kSoft}};
+                    Field{"end_source", &R::end_source, kWhenSet, kSoft},
+                    Field{"first_step_at", &R::first_step_at, Keep::Always, kSoft},
+                    Field{"last_progress_at", &R::last_progress_at, Keep::Always, kSoft}};
 }
 auto fields(const Finished*) { return std::tuple{Field{"code", &Finished::code}, Field{"reason", &Finished::reason}}; }
 auto fields(const Relaxed*) {

@@ -126,6 +126,8 @@ struct Ended {
   bool follows_training = false;      // the failure follows the training, not a node
   bool new_exclusion = false;         // the decision excluded a node not excluded before
   std::string end_source;             // where the ending was read when not from Slurm's job record ("" = there)
+  double first_step_at = 0;           // wall: its heartbeat's first step past its resume point (0: none seen)
+  double last_progress_at = 0;        // wall: its heartbeat's last progress (0: none seen)
   // What the evidence showed, as told in the event: first_failure, first_reported, victims, health_failed.
   nlohmann::json evidence = nlohmann::json::object();
 };

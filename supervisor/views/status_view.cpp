@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
 
 #include "decide/classes.h"
 #include "decide/signal_lead.h"
@@ -17,6 +18,7 @@ using nlohmann::json;
 struct RecordTimes {
   std::map<int, double> submitted;
   std::map<int, double> ended;
+  std::map<int, std::pair<double, double>> stepped;  // ended records of this mlsup: first step, last progress (wall)
   double began = 0;     // the journal's first record
   double finished = 0;  // the campaign's end (0: it goes on)
 };
@@ -28,7 +30,11 @@ RecordTimes record_times(const std::vector<JournalRecord>& records) {
     const auto at = r.data.is_object() ? r.data.find("attempt") : r.data.end();
     const int n = r.data.is_object() && at != r.data.end() && at->is_number_integer() ? at->get<int>() : 0;
     if (r.type == "submitted" || r.type == "adopted") t.submitted.try_emplace(n, r.time);
-    else if (r.type == "ended") t.ended[n] = r.time;
+    else if (r.type == "ended") {
+      t.ended[n] = r.time;
+      if (r.data.contains("last_progress_at"))
+        t.stepped[n] = {r.data.value("first_step_at", 0.0), r.data.value("last_progress_at", 0.0)};
+    }
     else if (r.type == "finished") t.finished = r.time;
   }
   return t;
@@ -63,15 +69,36 @@ std::optional<std::pair<double, double>> step_rate(const CampaignState& s, const
 
 json or_null(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
+// The running attempt's first step and last progress, from memory, on the wall clock.
+RunningTimes running_times(const CampaignState& s, const Memory& m, const Clocks& now) {
+  const auto* hb = current_heartbeat(s, m);
+  if (!hb) return {};
+  const auto wall = [&](double mono) { return mono > 0 ? now.wall - std::max(0.0, now.mono - mono) : 0.0; };
+  return {wall(m.first_step_at), m.first_step_at > 0 ? wall(combined(*hb).progress_at) : 0.0};
+}
+
+}  // namespace
+
+namespace {
+
+// The seconds an attempt spent stepping (timed), else its span.
+double stepping(const AttemptSpan& a) {
+  if (!a.timed) return std::max(0.0, a.end - a.start);
+  return a.first_step > 0 ? std::max(0.0, a.last_progress - a.first_step) : 0;
+}
+
 }  // namespace
 
 double kept_time(const AttemptSpan& a) {
-  const double span = std::max(0.0, a.end - a.start);
-  return a.done > 0 ? span * static_cast<double>(a.kept) / static_cast<double>(a.done) : 0;
+  return a.done > 0 ? stepping(a) * static_cast<double>(a.kept) / static_cast<double>(a.done) : 0;
 }
 
 double time_lost(const AttemptSpan& a) {
-  return a.failed ? std::max(0.0, a.end - a.start) - kept_time(a) + a.gap : 0;
+  if (!a.failed) return 0;
+  if (!a.timed) return std::max(0.0, a.end - a.start) - kept_time(a) + a.gap;
+  const double recomputed = stepping(a) - kept_time(a);
+  const double from = a.last_progress > 0 ? a.last_progress : a.end;  // the silence before detection counts
+  return recomputed + std::max(0.0, a.lost_until - from);
 }
 
 namespace {
@@ -110,7 +137,7 @@ json signal_lead_json(const config::Config& c, const CampaignState& s, const Pac
 }  // namespace
 
 std::vector<AttemptSpan> attempt_spans(const CampaignState& s, const std::vector<JournalRecord>& records,
-                                       long long current_step, double now) {
+                                       long long current_step, double now, const RunningTimes& running) {
   const RecordTimes t = record_times(records);
   const double stop = t.finished > 0 ? t.finished : now;
   std::vector<AttemptSpan> out;
@@ -132,7 +159,25 @@ std::vector<AttemptSpan> attempt_spans(const CampaignState& s, const std::vector
       const double resumed = next ? (n != t.submitted.end() ? n->second : next->intent_time) : stop;
       span.gap = std::max(0.0, resumed - span.end);
     }
+    if (const auto st = t.stepped.find(a.number); a.ended && st != t.stepped.end()) {
+      span.timed = true;
+      std::tie(span.first_step, span.last_progress) = st->second;
+    } else if (!a.ended && !next && (running.first_step > 0 || running.last_progress > 0)) {
+      span.timed = true;
+      span.first_step = running.first_step;
+      span.last_progress = running.last_progress;
+    }
     out.push_back(span);
+  }
+  // A failure's loss runs until the training steps again: the next attempt's first step, else its end (its
+  // own loss goes on from there), else the campaign's end or now.
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (!out[i].failed) continue;
+    const auto* next = i + 1 < out.size() ? &out[i + 1] : nullptr;
+    out[i].lost_until = !next                                  ? stop
+                        : next->timed && next->first_step > 0 ? next->first_step
+                        : s.attempts[i + 1].ended             ? next->end
+                                                               : stop;
   }
   return out;
 }
@@ -176,7 +221,7 @@ json status_figures(const StatusInputs& in) {
     auto& n = j["restarts_by_class"][std::string(decide::class_name(r.cls))];
     n = n.is_null() ? 1 : n.get<int>() + 1;
   }
-  const auto spans = attempt_spans(s, in.records, step ? step->first : -1, in.now.wall);
+  const auto spans = attempt_spans(s, in.records, step ? step->first : -1, in.now.wall, running_times(s, in.memory, in.now));
   j["time"] = time_figures(spans, in.records, in.now.wall);
   return j;
 }

@@ -45,18 +45,32 @@ struct AttemptSpan {
   long long kept = 0;        // of them, those the campaign keeps (up to where the next attempt resumed)
   bool failed = false;       // it ended in a failure class (one the policy backs off after)
   double gap = 0;            // from its end to the next attempt's submission (or now)
+  bool timed = false;        // its steps' times are known (first_step, last_progress: an ended record of this
+                             // mlsup, or memory for the running attempt); else the span is shared out by steps
+  double first_step = 0;     // wall: its first step past its resume point (0: none)
+  double last_progress = 0;  // wall: its heartbeat's last progress (0: none)
+  double lost_until = 0;     // a failed one: when the training stepped again (the next attempt's first step),
+                             // or the next attempt ended without a step, or now
 };
 
-// The time an attempt spent on the steps the campaign keeps (its span pro rata to the steps kept).
+// The running attempt's step times (wall; 0: none seen), from memory, for attempt_spans.
+struct RunningTimes {
+  double first_step = 0, last_progress = 0;
+};
+
+// The time an attempt spent on the steps the campaign keeps: from its first step to its last progress,
+// shared out by steps (untimed: its whole span so shared).
 double kept_time(const AttemptSpan& a);
-// The time a failed attempt lost (README "time lost"): its span less the kept time, plus the gap to the
-// next submission; 0 for an attempt that did not fail. Status, report and metrics add these up.
+// The time a failed attempt lost (README "time lost"): the time it spent on steps not kept, and from its
+// last progress (its end, when it made none) until the training stepped again (lost_until); untimed: its
+// span less the kept time, plus the gap to the next submission. 0 for an attempt that did not fail.
+// Status, report and metrics add these up.
 double time_lost(const AttemptSpan& a);
 
 // Every attempt's span, oldest first, from the journal's records (times) and the state (steps); step is the
 // current attempt's heartbeat step (-1: none).
 std::vector<AttemptSpan> attempt_spans(const CampaignState& s, const std::vector<JournalRecord>& records,
-                                       long long current_step, double now);
+                                       long long current_step, double now, const RunningTimes& running = {});
 
 // The time figures of status --json's "time" (began, elapsed, useful, lost_to_failures, recomputed_steps, goodput)
 // over spans (attempt_spans of the same records) at wall time now.

@@ -31,13 +31,15 @@ check "recovery: exits 0" [ "$RC" -eq 0 ]
 for case in clean crash sticky hang nodecrash powerloss; do
   check "recovery: a row for $case" has_line "^$case +$num "
 done
+check "recovery: each fault's row sets mlsup's own time lost beside the stopwatch's" \
+  [ "$(echo "$OUT" | grep -cE "^(crash|sticky|hang|nodecrash|powerloss) +$num +$num +$num ")" -eq 5 ]
 check "recovery: the faults' restarts split into detect+react+queue" \
   [ "$(echo "$OUT" | grep -cE "^(crash|sticky|hang|nodecrash|powerloss) .* $num\+$num\+$num$")" -eq 5 ]
 
 bench recovery.sh 300 --schedule
 check "recovery --schedule: exits 0" [ "$RC" -eq 0 ]
 check "recovery --schedule: the faulty run restarted three times, each split" \
-  has_line "^schedule +$num +$num +4 +$num,$num,$num +$num\+$num\+$num,$num\+$num\+$num,$num\+$num\+$num$"
+  has_line "^schedule +$num +$num +$num +4 +$num,$num,$num +$num\+$num\+$num,$num\+$num\+$num,$num\+$num\+$num$"
 check "recovery --schedule: the goodput of both runs" \
   has_line "^goodput mlsup .*: clean $num, under the fault schedule $num$"
 

@@ -138,16 +138,20 @@ TEST_CASE("status: step, rate, ETA, checkpoint and heartbeat ages, restarts by c
         doctest::Approx(1031 + static_cast<double>(f.config.policy.exclusion_ttl.count())));
   CHECK(s["exclusions"][0]["reason"].get<std::string>().find("did not respond") != std::string::npos);
 
-  // Attempt 1: 1000-1031, steps 0-50, the next resumed at 40: 31 s x 40/50 useful, the rest lost (no wait
-  // before attempt 2: a node was newly excluded). Attempt 2: 1031-1050, steps 40-55, the next resumed at 50:
-  // 19 s x 10/15 useful, the rest lost (no wait: it made progress). Attempt 3: 1050-1081, all 31 s useful.
-  // 81 s since the campaign began.
+  // Time as a stopwatch would count it. Attempt 1 stepped from 1000 (step 10) to 1020 (step 50): 40 of its 50
+  // steps kept (the next resumed at 40), 20 s x 40/50 useful; lost: 20 s x 10/50 recomputed, and the silence
+  // from its last step (1020) until the training stepped again (attempt 2's first step, 1037): 4 + 17 s.
+  // Attempt 2 stepped from 1037 (45) to 1047 (55), 10 of 15 kept: 10 s x 10/15 useful; lost: 10 s x 5/15 and
+  // 1047 until attempt 3's first step at 1056. Attempt 3 steps from 1056 to 1076, all kept. 81 s in all:
+  // 42.7 useful, 33.3 lost, and the 5 s since attempt 3's last step.
   const auto& t = s["time"];
   CHECK(t["began"] == 1000.0);
   CHECK(t["elapsed"].get<double>() == doctest::Approx(81));
-  const double useful = 31 * 40.0 / 50 + 19 * 10.0 / 15 + 31;
+  const double useful = 20 * 40.0 / 50 + 10 * 10.0 / 15 + 20;
+  const double lost = (20 * 10.0 / 50 + 17) + (10 * 5.0 / 15 + 9);
   CHECK(t["useful"].get<double>() == doctest::Approx(useful));
-  CHECK(t["lost_to_failures"].get<double>() == doctest::Approx(31 * 10.0 / 50 + 19 * 5.0 / 15));
+  CHECK(t["lost_to_failures"].get<double>() == doctest::Approx(lost));
+  CHECK(useful + lost + 5 == doctest::Approx(81));
   CHECK(t["recomputed_steps"] == 15);
   CHECK(t["goodput"].get<double>() == doctest::Approx(useful / 81));
 
@@ -166,7 +170,7 @@ TEST_CASE("status: step, rate, ETA, checkpoint and heartbeat ages, restarts by c
   CHECK(text.find("\nrate: 1.00 steps/s over the last 20s; ETA 20s (") != std::string::npos);
   CHECK(text.find("\ncheckpoint: " + f.config.checkpoint.dir + "/step-50 (step 50, written 36s ago)\n") != std::string::npos);
   CHECK(text.find("\nrestarts: 2 (failed 1, hang 1)\n") != std::string::npos);
-  CHECK(text.find("\ntime: 1m21s since the campaign began; lost to failures 13s (15 steps recomputed); goodput 84.5%\n") !=
+  CHECK(text.find("\ntime: 1m21s since the campaign began; lost to failures 33s (15 steps recomputed); goodput 52.7%\n") !=
         std::string::npos);
 }
 
@@ -193,7 +197,7 @@ TEST_CASE("status: a completed campaign stands at its last step, with no rate an
   CHECK(s["restarts"] == 0);
   CHECK(s["restarts_by_class"] == json::object());
   CHECK(s["time"]["elapsed"].get<double>() == doctest::Approx(15));  // up to the campaign's end
-  CHECK(s["time"]["goodput"].get<double>() == doctest::Approx(1.0));
+  CHECK(s["time"]["goodput"].get<double>() == doctest::Approx(10.0 / 15));  // stepping from 1000 to 1010 of 15 s
   CHECK(s["time"]["lost_to_failures"] == 0.0);
 }
 
