@@ -3,6 +3,7 @@
 // the checkpoints, the node states, the heartbeat files, a chain's claim, a finished job's output
 // and the SPANK plugin's records.
 #include <algorithm>
+#include <chrono>
 #include <charconv>
 #include <filesystem>
 #include <map>
@@ -33,16 +34,31 @@ namespace {
 // A heartbeat's first bytes are all it says (a step, phase words); a file that grows is read no further.
 constexpr std::size_t kHeartbeatBytes = 256;
 
-std::map<std::string, std::string> read_heartbeats(const std::string& path) {
+// A file's last write time, in unix seconds (0: unknown).
+double written_at(const fs::path& path) {
+  std::error_code ec;
+  const auto t = fs::last_write_time(path, ec);
+  if (ec) return 0;
+  return std::chrono::duration<double>(std::chrono::file_clock::to_sys(t).time_since_epoch()).count();
+}
+
+// newest: the latest write time among the files read (unix seconds; 0: none).
+std::map<std::string, std::string> read_heartbeats(const std::string& path, double& newest) {
   std::map<std::string, std::string> out;
-  if (auto p = util::read_head(path, kHeartbeatBytes)) out[""] = util::valid_utf8(*p);
+  if (auto p = util::read_head(path, kHeartbeatBytes)) {
+    out[""] = util::valid_utf8(*p);
+    newest = std::max(newest, written_at(path));
+  }
   std::error_code ec;
   std::size_t seen = 0;
   for (fs::directory_iterator it(path + ".d", ec), end; !ec && it != end && seen < 4096; it.increment(ec), ++seen) {
     const std::string name = util::valid_utf8(it->path().filename().string());
     std::error_code gone;  // a file renamed away meanwhile is skipped; the listing goes on
     if (name.empty() || name[0] == '.' || !it->is_regular_file(gone)) continue;
-    if (auto text = util::read_head(it->path().string(), kHeartbeatBytes)) out[name] = util::valid_utf8(*text);
+    if (auto text = util::read_head(it->path().string(), kHeartbeatBytes)) {
+      out[name] = util::valid_utf8(*text);
+      newest = std::max(newest, written_at(it->path()));
+    }
   }
   return out;
 }
@@ -188,10 +204,10 @@ std::optional<decide::DiskUse> Observer::look_at_disk(const CampaignState& s) {
   return decide::DiskUse{use->path, use->bytes_percent, use->inodes_percent};
 }
 
-std::map<std::string, std::string> Observer::read_liveness(const AttemptState& a, const World& w) const {
+std::map<std::string, std::string> Observer::read_liveness(const AttemptState& a, World& w) const {
   const auto& source = config_.heartbeat.source;
   std::map<std::string, std::string> out;
-  if (source != "output") out = read_heartbeats(render::heartbeat_file(config_, a.number));
+  if (source != "output") out = read_heartbeats(render::heartbeat_file(config_, a.number), w.heartbeat_written_at);
   const bool written = heartbeat_written(memory_.heartbeat) ||
                        std::any_of(out.begin(), out.end(), [](const auto& f) { return !util::trim(f.second).empty(); });
   const bool output = source == "output" || (source == "auto" && !written);

@@ -47,7 +47,7 @@ class Observer {
   bool read_sources(const CampaignState& s, const Needs& n, World& w);
   // The attempt's liveness files (heartbeat.source): its heartbeat files, and its output's size while
   // that is what shows life.
-  std::map<std::string, std::string> read_liveness(const AttemptState& a, const World& w) const;
+  std::map<std::string, std::string> read_liveness(const AttemptState& a, World& w) const;
   // The window at wall time now (nullopt: none), worked out again only once the last change it named has come.
   std::optional<WindowNow> window_at(double now);
   bool kill_switch() const;

@@ -27,9 +27,16 @@ bool submit_due(const CampaignState& s, Memory& m, const Clocks& now) {
   return !a || waited(m.resubmit, a->number, 0, s.next_submit_at, now);
 }
 
-void note_first_step(Pass& p, const AttemptState& a) {
+void note_step_times(Pass& p, const AttemptState& a, const HeartbeatSeen& before) {
   const auto hb = combined(p.m.heartbeat);
-  if (p.m.first_step_at <= 0 && hb.step > a.resume_step && hb.progress_at > 0) p.m.first_step_at = hb.progress_at;
+  if (hb.progress_at <= 0 || hb.progress_at <= before.progress_at || hb.step <= a.resume_step) return;
+  const double written = p.w.heartbeat_written_at > 0 ? std::min(p.w.heartbeat_written_at, p.wall()) : p.wall();
+  p.m.last_progress_wall = written;
+  if (p.m.first_step_at > 0) return;
+  p.m.first_step_at = hb.progress_at;
+  // Steps past the resume point before the one seen first took about the pace measured so far each.
+  const double step = pace_figures(p.m.pace).step_p50.value_or(0);
+  p.m.first_step_wall = written - step * static_cast<double>(std::max(0LL, hb.step - a.resume_step - 1));
 }
 
 std::optional<checkpoint::Checkpoint> newest_usable(const Pass& p, long long below) {

@@ -151,8 +151,9 @@ void warn_budget(Pass& p, const AttemptState& a, decide::EndClass cls) {
 void step_times(const Pass& p, const AttemptState& a, records::Ended& ended) {
   if (p.m.attempt != a.number) return;
   const auto wall = [&](double mono) { return mono > 0 ? p.wall() - std::max(0.0, p.mono() - mono) : 0.0; };
-  ended.first_step_at = wall(p.m.first_step_at);
-  if (p.m.first_step_at > 0) ended.last_progress_at = wall(combined(p.m.heartbeat).progress_at);
+  if (p.m.first_step_at <= 0) return;
+  ended.first_step_at = p.m.first_step_wall > 0 ? p.m.first_step_wall : wall(p.m.first_step_at);
+  ended.last_progress_at = p.m.last_progress_wall > 0 ? p.m.last_progress_wall : wall(combined(p.m.heartbeat).progress_at);
 }
 
 // Whether this ending calls for a fallback from the checkpoint a resumed from (decide/fallback.h).
@@ -198,8 +199,9 @@ void end(Pass& p, const AttemptState& a, const slurm::Job& seen, bool vanished, 
          std::string_view source, std::string_view gone) {
   slurm::Job job = seen;  // a job Slurm forgot (or shows without nodes) keeps the nodes it was seen running on
   if (job.nodes.empty() && p.m.attempt == a.number) job.nodes = p.m.running_nodes;
+  const auto before = combined(p.m.heartbeat);
   if (p.w.heartbeat) observe(p.m.heartbeat, *p.w.heartbeat, p.mono());  // its last word
-  if (p.m.attempt == a.number) note_first_step(p, a);
+  if (p.m.attempt == a.number) note_step_times(p, a, before);
   const auto newest = p.w.checkpoints ? checkpoint::newest_complete(*p.w.checkpoints) : std::nullopt;
   decide::EndingFacts facts{job.state, job.exit_code, job.exit_signal, vanished, a.cancel_reason, p.w.kill_switch,
                             combined(p.m.heartbeat).step, newest ? newest->step : 0, a.resume_step, chain_goes_on,

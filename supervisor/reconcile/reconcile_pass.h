@@ -55,8 +55,10 @@ void submit(Pass& p, int number);
 // The campaign ends; the chain's remaining tasks are cancelled when a has some (ends_now: a ends in this pass).
 void finish(Pass& p, int code, const std::string& reason, const AttemptState* a, bool ends_now);
 
-// Notes when the attempt's heartbeat first showed a step past its resume point (memory.first_step_at).
-void note_first_step(Pass& p, const AttemptState& a);
+// Notes, when the attempt's heartbeat progressed past its resume point since before, when it did: its first
+// step (memory.first_step_at, _wall) and its last progress (last_progress_wall), from the heartbeat files'
+// write times (a tick that looks every few minutes still sees when they were written).
+void note_step_times(Pass& p, const AttemptState& a, const HeartbeatSeen& before);
 
 // The newest complete checkpoint this pass scanned below step (none: any), leaving out the quarantined ones.
 std::optional<checkpoint::Checkpoint> newest_usable(const Pass& p, long long below = -1);

@@ -98,7 +98,7 @@ void running(Pass& p, const AttemptState& a, const slurm::Job& job) {
   report_empty_reads(p, a, before);
   learn(p.m.calibration, combined(before), combined(seen));
   learn_pace(p.m.pace, combined(before), combined(seen));
-  note_first_step(p, a);
+  note_step_times(p, a, combined(before));
   note_step(p.m, combined(seen).step, now);
   look_at_checkpoints(p, a);
   const auto settings = settings_in_force(p.c.heartbeat, p.c.poll_interval, p.m.calibration);

@@ -44,6 +44,7 @@ struct World {
   std::optional<JobsAnswer> by_tag;            // the jobs carrying the current attempt's tag
   std::optional<JobsAnswer> chain;             // the previous attempt's array (spare nodes: its job), before the next attempt
   std::optional<std::map<std::string, std::string>> heartbeat;  // the watched attempt's heartbeat files
+  double heartbeat_written_at = 0;  // unix seconds: the newest write time among them (0: none read)
   std::optional<checkpoint::Scan> checkpoints;
   std::string handed;                          // chain mode: next.env's text, read with the checkpoints ("" = none)
   std::optional<slurm::Result<std::vector<slurm::Node>>> nodes;

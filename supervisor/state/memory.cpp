@@ -122,6 +122,8 @@ void focus(Memory& m, int attempt) {
   m.running_seen_at = 0;
   m.running_nodes.clear();
   m.first_step_at = 0;
+  m.first_step_wall = 0;
+  m.last_progress_wall = 0;
   m.pace.saving_since = 0;  // a save the attempt before left unfinished is no measure
   m.suspended_at = 0;
   m.pending_since = 0;
@@ -146,6 +148,8 @@ json to_json(const Memory& m) {
           {"running_seen_at", m.running_seen_at},
           {"running_nodes", m.running_nodes},
           {"first_step_at", m.first_step_at},
+          {"first_step_wall", m.first_step_wall},
+          {"last_progress_wall", m.last_progress_wall},
           {"suspended_at", m.suspended_at},
           {"pending_since", m.pending_since},
           {"pending_reason", m.pending_reason},
@@ -191,6 +195,8 @@ Memory memory_from_json(const json& j) {
   m.running_seen_at = get(j, "running_seen_at", 0.0);
   m.running_nodes = get(j, "running_nodes", std::string());
   m.first_step_at = get(j, "first_step_at", 0.0);
+  m.first_step_wall = get(j, "first_step_wall", 0.0);
+  m.last_progress_wall = get(j, "last_progress_wall", 0.0);
   m.suspended_at = get(j, "suspended_at", 0.0);
   m.pending_since = get(j, "pending_since", 0.0);
   m.pending_reason = get(j, "pending_reason", std::string());

@@ -71,6 +71,8 @@ struct Memory {
   double running_seen_at = 0;  // mono: the last pass that saw its job running
   std::string running_nodes;   // the nodes its job ran on, as last seen running (an ending Slurm forgot keeps them)
   double first_step_at = 0;    // mono: when its heartbeat first showed a step past its resume point (0: not yet)
+  double first_step_wall = 0;  // unix seconds: that first step, from the heartbeat files' write times (0: not yet)
+  double last_progress_wall = 0;  // unix seconds: its last progress, likewise (a tick sees it as it was written)
   double suspended_at = 0;     // mono: since when its job is suspended (at the latest); 0 while not
   double pending_since = 0;    // mono: the first pass that saw its job pending
   std::string pending_reason;  // Slurm's pending reason as last told ("" before the first)
