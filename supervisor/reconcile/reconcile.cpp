@@ -34,9 +34,13 @@ void note_step_times(Pass& p, const AttemptState& a, const HeartbeatSeen& before
   p.m.last_progress_wall = written;
   if (p.m.first_step_at > 0) return;
   p.m.first_step_at = hb.progress_at;
-  // Steps past the resume point before the one seen first took about the pace measured so far each.
+  // Steps past the resume point before the one seen first took about the pace measured so far each, but
+  // not from before the job was first seen running (nor its submission): a pace learned across a hang or a
+  // start-up is slower than the training's.
   const double step = pace_figures(p.m.pace).step_p50.value_or(0);
-  p.m.first_step_wall = written - step * static_cast<double>(std::max(0LL, hb.step - a.resume_step - 1));
+  const double running = p.m.heartbeat.running_since > 0 ? p.wall() - std::max(0.0, p.mono() - p.m.heartbeat.running_since) : 0;
+  const double earliest = std::min(written, std::max(a.intent_time, running));
+  p.m.first_step_wall = std::max(earliest, written - step * static_cast<double>(std::max(0LL, hb.step - a.resume_step - 1)));
 }
 
 std::optional<checkpoint::Checkpoint> newest_usable(const Pass& p, long long below) {
