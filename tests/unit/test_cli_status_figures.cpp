@@ -19,6 +19,7 @@
 #include "views/status_view.h"
 #include "capture.h"
 #include "engine_fixture.h"
+#include "store/read_campaign.h"
 
 using namespace mlsup;
 using mlsup::test::EngineFixture;
@@ -353,4 +354,30 @@ TEST_CASE("status of a run whose end was read after Slurm forgot its job: the en
   CHECK(s["job_state"] == "COMPLETED");
   CHECK(s["nodes"] == "n[1-2]");
   CHECK(cli::status_line(s).find("RUNNING") == std::string::npos);
+}
+
+TEST_CASE("an attempt's first step, first seen some steps in, is dated back at the pace measured, not past the pass that saw its job start") {
+  Figures f;
+  auto c = f.open();
+  f.pass(*c);
+  f.run_steps(*c, 1, "n[1-2]", {10, 20, 30});  // 1000, 1010, 1020: a step a second
+  f.fake.set_state(f.last_job(), JobState::Failed, 1, "n[1-2]");
+  f.clock = 1021;
+  f.pass(*c);  // ended: attempt 2 after the 5 s backoff
+  f.clock = 1027;
+  f.pass(*c);
+  REQUIRE(f.submits() == 2);
+  f.fake.set_state(f.last_job(), JobState::Running, 0, "n[1-2]");
+  f.clock = 1030;
+  f.pass(*c);  // running, no heartbeat yet
+  f.clock = 1040;
+  f.heartbeat("8\n", 2);  // first seen at step 8: steps 1-7 took about 7 s
+  f.pass(*c);
+  f.clock = 1041;
+  f.fake.set_state(f.last_job(), JobState::Failed, 1, "n[1-2]");
+  f.pass(*c);
+  double first_step = 0;
+  for (const auto& r : store::read_journal(f.config).records)
+    if (r.type == "ended" && r.data.value("attempt", 0) == 2) first_step = r.data.value("first_step_at", 0.0);
+  CHECK(first_step == doctest::Approx(1033));
 }
