@@ -157,10 +157,8 @@ std::vector<std::string> status_lines(const json& v) {
   if (has(v, "window")) lines.insert(lines.begin() + 2, window_line(v["window"]));
   if (v.contains("problems"))
     for (const auto& p : v["problems"]) lines.push_back("problem: " + util::json_text(p));
-  if (const auto& l = v.value("signal_lead", json()); l.is_object() && l.value("short", false))
-    lines.push_back("warning: slurm.signal_lead " + human_duration(l["configured"].get<double>()) +
-                    " is shorter than a save and a step take as measured (" + human_duration(l["needed"].get<double>()) +
-                    ", p95): a time limit would cut the save off; set it longer, or auto");
+  if (const auto& l = v.value("signal_lead", json()); l.is_object() && !util::string_field(l, "warning").empty())
+    lines.push_back("warning: " + util::string_field(l, "warning"));
   return lines;
 }
 

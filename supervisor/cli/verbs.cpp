@@ -15,7 +15,10 @@
 #include "config/duration.h"
 #include "config/load.h"
 #include "decide/spares.h"
+#include "store/read_campaign.h"
+#include "views/status_view.h"
 #include "cli/status_text.h"
+#include "supervise/loop.h"
 #include "supervise/next_attempt.h"
 #include "cli/window_now.h"
 #include "reconcile/window_now.h"
@@ -255,6 +258,8 @@ int validate_one(const std::string& config_path) {
   std::cout << ", state in " << c.state_dir << "\n" << liveness_line(c.heartbeat) << "\n";
   if (const auto advice = decide::spare_advice(s.nodes, c.slurm.spare_nodes, !c.slurm.array.empty()))
     std::cout << "advice: " << *advice << "\n";
+  if (const auto warning = engine::short_lead_warning(c, engine::pace_figures(store::read_memory(c, engine::clocks_now()).pace)))
+    std::cout << "warning: " << *warning << " (measured in " << c.state_dir << ")\n";
   if (!c.window.hours.empty())
     std::cout << window_line(engine::window_json(c, cli::window_now(c, static_cast<double>(std::time(nullptr))))) << "\n";
   return kOk;

@@ -133,7 +133,8 @@ json signal_lead_json(const config::Config& c, const CampaignState& s, const Pac
           {"current", a ? json(a->signal_lead > 0 ? a->signal_lead : configured) : json(nullptr)},
           {"next", sized.value_or(c.slurm.signal_lead.automatic && limit > 0 ? std::min(configured, limit / 2) : configured)},
           {"needed", or_null(needed)},
-          {"short", !c.slurm.signal_lead.automatic && needed && static_cast<double>(configured) < *needed}};
+          {"short", !c.slurm.signal_lead.automatic && needed && static_cast<double>(configured) < *needed},
+          {"warning", short_lead_warning(c, pace).value_or("")}};
 }
 
 }  // namespace
@@ -226,6 +227,14 @@ json status_figures(const StatusInputs& in) {
   const auto spans = attempt_spans(s, in.records, step ? step->first : -1, in.now.wall, running_times(s, in.memory, in.now));
   j["time"] = time_figures(spans, in.records, in.now.wall);
   return j;
+}
+
+std::optional<std::string> short_lead_warning(const config::Config& c, const PaceFigures& pace) {
+  const auto needed = decide::needed_lead(pace.save_p95, pace.step_p95);
+  const auto configured = static_cast<double>(c.slurm.signal_lead.value.count());
+  if (c.slurm.signal_lead.automatic || !needed || configured >= *needed) return std::nullopt;
+  return "slurm.signal_lead " + human_duration(configured) + " is shorter than a save and a step take as measured (" +
+         human_duration(*needed) + ", p95): a time limit would cut the save off; set it longer, or auto";
 }
 
 json time_figures(const std::vector<AttemptSpan>& spans, const std::vector<JournalRecord>& records, double now) {

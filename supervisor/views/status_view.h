@@ -72,6 +72,9 @@ double time_lost(const AttemptSpan& a);
 std::vector<AttemptSpan> attempt_spans(const CampaignState& s, const std::vector<JournalRecord>& records,
                                        long long current_step, double now, const RunningTimes& running = {});
 
+// Why a fixed slurm.signal_lead is too short for the save and step times measured (p95), or nullopt.
+std::optional<std::string> short_lead_warning(const config::Config& c, const PaceFigures& pace);
+
 // The time figures of status --json's "time" (began, elapsed, useful, lost_to_failures, recomputed_steps, goodput)
 // over spans (attempt_spans of the same records) at wall time now.
 nlohmann::json time_figures(const std::vector<AttemptSpan>& spans, const std::vector<JournalRecord>& records, double now);

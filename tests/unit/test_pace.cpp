@@ -5,6 +5,7 @@
 #include "decide/signal_lead.h"
 #include "observe/pace.h"
 #include "state/memory.h"
+#include "views/status_view.h"
 
 using namespace mlsup::engine;
 
@@ -74,4 +75,21 @@ TEST_CASE("signal_lead auto: 1.5 times a save and a step (p95) and a minute, at 
   CHECK(mlsup::decide::auto_lead(90.0, 2.0, 0) == 138 + 60);
   CHECK(mlsup::decide::auto_lead(90.0, 2.0, 300) == 150);  // half of a 5-minute limit
   CHECK(mlsup::decide::auto_lead(0.4, std::nullopt, 0) == 61);
+}
+
+TEST_CASE("a fixed signal lead shorter than a measured save and step is warned of; auto or long enough is not") {
+  mlsup::config::Config c;
+  c.slurm.signal_lead.value = mlsup::config::Seconds(60);
+  PaceFigures pace;
+  CHECK_FALSE(short_lead_warning(c, pace));  // nothing measured
+  pace.save_p95 = 90.0;
+  pace.step_p95 = 2.0;
+  const auto w = short_lead_warning(c, pace);
+  REQUIRE(w);
+  CHECK(*w == "slurm.signal_lead 1m00s is shorter than a save and a step take as measured (1m32s, p95): a time limit "
+              "would cut the save off; set it longer, or auto");
+  c.slurm.signal_lead.automatic = true;
+  CHECK_FALSE(short_lead_warning(c, pace));
+  c.slurm.signal_lead = {mlsup::config::Seconds(120), false};
+  CHECK_FALSE(short_lead_warning(c, pace));
 }
