@@ -185,7 +185,7 @@ std::optional<intent::Quarantine> fall_back(const Pass& p, const AttemptState& a
     return std::nullopt;
   }
   auto restarts = p.s.restarts;
-  if (!restarts.empty()) restarts.back().fell_back = true;  // as the quarantine's record will mark it
+  if (!restarts.empty()) restarts.back().fell_back = true;  // the crash-loop count starts afresh at this ending
   v = decide::judge_ending(facts, restarts, p.c, p.wall());
   const auto older = newest_usable(p, a.resume_step);
   const std::string next = older ? older->path : "a fresh start (no older complete checkpoint)";
