@@ -17,12 +17,6 @@ using nlohmann::json;
 
 namespace {
 
-// The job the attempt watches: a chain's task, else the attempt's own.
-std::optional<slurm::JobId> watched(const engine::AttemptState& a) {
-  if (a.task_job_id) return a.task_job_id;
-  return a.job_id;
-}
-
 json seen(const char* source, double at, double now) {
   return {{"source", source}, {"at", at > 0 ? json(at) : json(nullptr)}, {"age", at > 0 ? json(std::max(0.0, now - at)) : json(nullptr)}};
 }
@@ -50,7 +44,7 @@ void stored_job(json& view, const store::StoredCampaign& stored, double now) {
     }
     return;
   }
-  const auto id = watched(*a);
+  const auto id = open_job(stored);
   if (!id || !stored.last_pass || !stored.last_pass->is_object()) return;
   const auto& pass = *stored.last_pass;
   if (!pass.contains("job_id") || !pass["job_id"].is_number() || pass["job_id"].get<long long>() != static_cast<long long>(*id))
@@ -60,10 +54,14 @@ void stored_job(json& view, const store::StoredCampaign& stored, double now) {
   view["job_seen"] = seen("supervisor", util::number_field(pass, "updated", 0), now);
 }
 
-std::optional<slurm::JobId> job_to_ask(const store::StoredCampaign& stored) {
+std::optional<slurm::JobId> open_job(const store::StoredCampaign& stored) {
   const auto* a = stored.journal.state.current();
-  if (!a || a->ended || stored.lease.held()) return std::nullopt;
-  return watched(*a);
+  if (!a || a->ended) return std::nullopt;
+  return a->task_job_id ? a->task_job_id : a->job_id;
+}
+
+std::optional<slurm::JobId> job_to_ask(const store::StoredCampaign& stored) {
+  return stored.lease.held() ? std::nullopt : open_job(stored);
 }
 
 slurm::Result<std::vector<slurm::Job>> ask_jobs(const std::string& backend, const std::vector<slurm::JobId>& ids,

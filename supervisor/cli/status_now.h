@@ -21,6 +21,9 @@ inline constexpr double kStatusSlurmDeadline = 5;
 // of another job, an earlier attempt's, is not shown as this one's).
 void stored_job(nlohmann::json& view, const store::StoredCampaign& stored, double now);
 
+// The current attempt's job while it has not ended (a chain's task, else the attempt's own); nullopt otherwise.
+std::optional<slurm::JobId> open_job(const store::StoredCampaign& stored);
+
 // The job status asks Slurm about: the current attempt's, while it has not ended and no supervisor holds it.
 std::optional<slurm::JobId> job_to_ask(const store::StoredCampaign& stored);
 

@@ -11,6 +11,7 @@
 
 #include "cli/campaign_verbs.h"
 #include "cli/exit_codes.h"
+#include "cli/status_now.h"
 #include "cli/status_text.h"
 #include "views/status_view.h"
 #include "config/load.h"
@@ -58,14 +59,6 @@ struct Watched {
   json view;
   std::optional<long long> job;
 };
-
-std::optional<long long> job_of(const store::StoredCampaign& stored) {
-  const auto* a = stored.journal.state.current();
-  if (!a || a->ended) return std::nullopt;
-  if (a->task_job_id) return static_cast<long long>(*a->task_job_id);
-  if (a->job_id) return static_cast<long long>(*a->job_id);
-  return std::nullopt;
-}
 
 // The screen's lines for the campaigns: the full status of one, a line each of several; a live line under each.
 std::vector<std::string> screen(std::vector<Watched>& all, const SlurmView& slurm, double now) {
@@ -170,7 +163,8 @@ int status_watch(const std::vector<std::string>& sources, const WatchOptions& op
       if (!w.config) continue;
       const auto stored = store::read_campaign(*w.config, now, false);
       w.view = status_json(*w.config, stored, now);
-      w.job = job_of(stored);
+      const auto id = open_job(stored);
+      w.job = id ? std::optional<long long>(static_cast<long long>(*id)) : std::nullopt;
       if (w.job) ids.push_back(*w.job);
     }
     const std::string backend = all.front().config ? all.front().config->slurm.backend : "auto";

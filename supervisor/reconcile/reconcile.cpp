@@ -38,8 +38,7 @@ void note_step_times(Pass& p, const AttemptState& a, const HeartbeatSeen& before
   // not from before the job was first seen running (nor its submission): a pace learned across a hang or a
   // start-up is slower than the training's.
   const double step = pace_figures(p.m.pace).step_p50.value_or(0);
-  const double running = p.m.heartbeat.running_since > 0 ? p.wall() - std::max(0.0, p.mono() - p.m.heartbeat.running_since) : 0;
-  const double earliest = std::min(written, std::max(a.intent_time, running));
+  const double earliest = std::min(written, std::max(a.intent_time, wall_of(p.m.heartbeat.running_since, p.w.now)));
   p.m.first_step_wall = std::max(earliest, written - step * static_cast<double>(std::max(0LL, hb.step - a.resume_step - 1)));
 }
 

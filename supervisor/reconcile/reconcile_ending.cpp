@@ -149,11 +149,10 @@ void warn_budget(Pass& p, const AttemptState& a, decide::EndClass cls) {
 // When the attempt first stepped past its resume point and last progressed, on the wall clock (0: not seen):
 // the time lost to its failure is measured from them (views/status_view.h).
 void step_times(const Pass& p, const AttemptState& a, records::Ended& ended) {
-  if (p.m.attempt != a.number) return;
-  const auto wall = [&](double mono) { return mono > 0 ? p.wall() - std::max(0.0, p.mono() - mono) : 0.0; };
-  if (p.m.first_step_at <= 0) return;
-  ended.first_step_at = p.m.first_step_wall > 0 ? p.m.first_step_wall : wall(p.m.first_step_at);
-  ended.last_progress_at = p.m.last_progress_wall > 0 ? p.m.last_progress_wall : wall(combined(p.m.heartbeat).progress_at);
+  if (p.m.attempt != a.number || p.m.first_step_at <= 0) return;
+  ended.first_step_at = p.m.first_step_wall > 0 ? p.m.first_step_wall : wall_of(p.m.first_step_at, p.w.now);
+  ended.last_progress_at =
+      p.m.last_progress_wall > 0 ? p.m.last_progress_wall : wall_of(combined(p.m.heartbeat).progress_at, p.w.now);
 }
 
 // Whether this ending calls for a fallback from the checkpoint a resumed from (decide/fallback.h).

@@ -221,6 +221,8 @@ Memory memory_from_json(const json& j) {
   return m;
 }
 
+double wall_of(double mono, const Clocks& now) { return mono > 0 ? now.wall - std::max(0.0, now.mono - mono) : 0.0; }
+
 void rebase(Memory& m, const Clocks& now) {
   if (m.clock_id == now.clock_id) return;
   if (m.clock_id == "wall") {

@@ -110,6 +110,9 @@ Memory memory_from_json(const nlohmann::json& j);
 // keeps its age as the wall clock measured it (never less than zero).
 void rebase(Memory& m, const Clocks& now);
 
+// A time of the monotonic clock (mono) as wall time, at clocks now; 0 ("never") stays 0.
+double wall_of(double mono, const Clocks& now);
+
 // Starts a wait of seconds on d for (attempt, count), from now (mono).
 void start_wait(Deadline& d, int attempt, int count, double seconds, double now);
 

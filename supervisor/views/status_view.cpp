@@ -73,10 +73,9 @@ json or_null(const std::optional<double>& v) { return v ? json(*v) : json(nullpt
 RunningTimes running_times(const CampaignState& s, const Memory& m, const Clocks& now) {
   const auto* hb = current_heartbeat(s, m);
   if (!hb) return {};
-  const auto wall = [&](double mono) { return mono > 0 ? now.wall - std::max(0.0, now.mono - mono) : 0.0; };
   if (m.first_step_at <= 0) return {};
-  return {m.first_step_wall > 0 ? m.first_step_wall : wall(m.first_step_at),
-          m.last_progress_wall > 0 ? m.last_progress_wall : wall(combined(*hb).progress_at)};
+  return {m.first_step_wall > 0 ? m.first_step_wall : wall_of(m.first_step_at, now),
+          m.last_progress_wall > 0 ? m.last_progress_wall : wall_of(combined(*hb).progress_at, now)};
 }
 
 }  // namespace
