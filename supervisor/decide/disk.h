@@ -17,6 +17,9 @@ struct DiskUse {
   std::string path;                    // the folder asked about
   double bytes_percent = 0;
   std::optional<double> inodes_percent;  // none where the file system counts no inodes
+  std::optional<double> free_bytes;      // what a user may still write; none when not measured
+  std::optional<double> free_inodes;     // files a user may still make; none where it counts no inodes
+  unsigned long long device = 0;         // the file system's id (st_dev): two folders on one have the same
 };
 
 struct DiskLimits {
