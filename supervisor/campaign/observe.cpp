@@ -12,6 +12,7 @@
 #include "edges/disk_use.h"
 #include "edges/process.h"
 #include "journal/lease.h"
+#include "campaign/disk_facts.h"
 #include "campaign/observer.h"
 #include "reconcile/reconcile.h"
 #include "reconcile/window_now.h"
@@ -177,6 +178,7 @@ World Observer::observe(const CampaignState& s) {
   w.kill_switch_ours = w.kill_switch && switch_set_by_mlsup(util::read_file(config_.switches.kill).value_or(""));
   w.window = window_at(w.now.wall);
   w.disk = look_at_disk(s);
+  if (w.disk) look_at_runway(w);
   for (int round = 0; round < 4 && read_sources(s, needs(s, w, memory_, config_), w); ++round) {
   }
   return w;
@@ -201,7 +203,13 @@ std::optional<decide::DiskUse> Observer::look_at_disk(const CampaignState& s) {
   if (edges_.disk) return edges_.disk(config_.checkpoint.dir);
   const auto use = edges::disk_usage(config_.checkpoint.dir);
   if (!use) return std::nullopt;
-  return decide::DiskUse{use->path, use->bytes_percent, use->inodes_percent};
+  return decide::DiskUse{use->path, use->bytes_percent, use->inodes_percent, use->free_bytes, use->free_inodes, use->device};
+}
+
+void Observer::look_at_runway(World& w) const {
+  DiskFacts facts;
+  checkpoint_facts(config_, memory_, facts, w.runway_sized);
+  w.runway = runway_inputs(config_, pace_figures(memory_.pace), facts);
 }
 
 std::map<std::string, std::string> Observer::read_liveness(const AttemptState& a, World& w) const {

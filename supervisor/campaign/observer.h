@@ -58,6 +58,9 @@ class Observer {
   std::vector<std::string> started_signs(const AttemptState& a, slurm::JobId id) const;
   // The checkpoint folder's file system, when a look is due (kDiskLookEvery) and the campaign has not ended.
   std::optional<decide::DiskUse> look_at_disk(const CampaignState& s);
+  // What the checkpoint file system's runway is worked out from: the checkpoints' steps, the newest complete
+  // one's size (measured once per checkpoint: memory keeps it), the measured pace.
+  void look_at_runway(World& w) const;
   // Accounting's records of the attempt's job (by id), or of its tag when it has no job yet.
   slurm::Result<slurm::Accounting> accounting(const AttemptState& a);
 

@@ -28,7 +28,9 @@
 #include "supervise/loop.h"
 #include "supervise/set_runs.h"
 #include "state/state.h"
+#include "views/plan_view.h"
 #include "views/status_view.h"
+#include "campaign/disk_facts.h"
 #include "campaign/template_snapshot.h"
 #include "cli/window_now.h"
 #include "reconcile/window_now.h"
@@ -328,6 +330,7 @@ json status_json(const config::Config& c, const store::StoredCampaign& stored, c
   stored_job(j, stored, now);
   j.update(engine::status_figures({c, s, stored.journal.records, stored.memory, newest_checkpoint(c), clocks}));
   live_step(j, c, stored, now);
+  j["disk"] = engine::disk_json(c, engine::pace_figures(stored.memory.pace), engine::disk_facts(c, stored.memory));
   j["history"] = history_json(s);
   j["exclusions"] = exclusions_json(s, now);
   if (!c.set_file.empty()) j["set"] = set_json(c);

@@ -10,6 +10,7 @@
 
 #include "config/duration.h"
 #include "config/load.h"
+#include "campaign/disk_facts.h"
 #include "edges/disk_use.h"
 #include "state/lifecycle.h"
 #include "supervise/loop.h"
@@ -44,10 +45,17 @@ void lease_facts(const store::LeaseSeen& seen, CheckFacts& f) {
   if (seen.written) f.since_pass = seen.now - *seen.written;
 }
 
-void disk_facts(const config::Config& c, CheckFacts& f) {
+void disk_use_facts(const config::Config& c, const engine::Memory& memory, CheckFacts& f) {
   const auto use = edges::disk_usage(c.checkpoint.dir);
-  if (!use) f.disk_error = use.error().str();
-  else f.disk = engine::DiskUse{use->path, use->bytes_percent, use->inodes_percent};
+  if (!use) {
+    f.disk_error = use.error().str();
+    return;
+  }
+  f.disk = engine::DiskUse{use->path, use->bytes_percent, use->inodes_percent, use->free_bytes, use->free_inodes, use->device};
+  const auto in = engine::runway_inputs(c, engine::pace_figures(memory.pace), engine::disk_facts(c, memory));
+  f.runway = decide::runway(*f.disk, in);
+  f.runway_text = decide::runway_text(*f.runway, *f.disk, in);
+  f.runway_alert = static_cast<double>(c.disk.runway_alert.count());
 }
 
 // What the journal, memory, lease, set and file system say of one campaign (Slurm is asked afterwards).
@@ -79,7 +87,7 @@ CheckFacts campaign_facts(const std::string& file, std::optional<double> stale_a
   if (f.phase == AttemptPhase::Job) f.shortfall = memory.shortfall;
   lease_facts(store::read_lease(*c, now.wall, true), f);
   f.stale_after = stale_after.value_or(default_stale_after(static_cast<double>(c->lease_ttl.count())));
-  disk_facts(*c, f);
+  disk_use_facts(*c, memory, f);
   return f;
 }
 

@@ -34,6 +34,21 @@ Figure live_exclusions(const json& v) {
   return n;
 }
 
+// The checkpoint file system's entry in the view's disk (the one with a runway); nullptr when there is none.
+const json* checkpoint_fs(const json& v) {
+  if (!v.contains("disk") || !v["disk"].is_object() || !v["disk"].contains("file_systems")) return nullptr;
+  for (const auto& fs : v["disk"]["file_systems"])
+    if (fs.is_object() && fs.contains("runway") && fs["runway"].is_object()) return &fs;
+  return nullptr;
+}
+
+// The checkpoint file system's runway in seconds: 0 without room for the next save; nullopt when the campaign does not
+// fill it (retention holds it steady) or it is not known yet.
+Figure runway_seconds(const json& v) {
+  const json* fs = checkpoint_fs(v);
+  return fs ? number_at(*fs, "runway", "seconds") : std::nullopt;
+}
+
 // One gauge of a campaign: its name, its help, and the figure it reads from the view.
 struct Gauge {
   const char* name;
@@ -64,6 +79,13 @@ constexpr Gauge kGauges[] = {
      [](const json& v) { return number_at(v, "time", "recomputed_steps"); }},
     {"mlsup_campaign_goodput_ratio", "The share of the elapsed time whose steps the campaign keeps (0 to 1).",
      [](const json& v) { return number_at(v, "time", "goodput"); }},
+    {"mlsup_campaign_disk_runway_seconds",
+     "Time until the checkpoint file system is full at the campaign's pace (absent while retention holds it steady).",
+     runway_seconds},
+    {"mlsup_campaign_checkpoint_bytes", "The newest complete checkpoint's size.",
+     [](const json& v) { return number_at(v, "disk", "checkpoint_bytes"); }},
+    {"mlsup_campaign_checkpoint_fs_free_bytes", "Bytes users may still write on the checkpoint file system.",
+     [](const json& v) { const json* fs = checkpoint_fs(v); return fs ? number_at(*fs, "free_bytes") : std::nullopt; }},
     {"mlsup_campaign_exit_code", "The campaign's exit code once it has ended.", [](const json& v) { return number_at(v, "exit_code"); }},
     {"mlsup_campaign_supervised", "1 while a supervisor holds the campaign's lease.",
      [](const json& v) { return Figure(v.contains("supervisor") && v["supervisor"].is_object() ? 1.0 : 0.0); }},

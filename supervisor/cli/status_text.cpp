@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "views/plan_view.h"
 #include "views/status_view.h"
 #include "util/json.h"
 
@@ -155,6 +156,7 @@ std::vector<std::string> status_lines(const json& v) {
                                     state_line(v), attempt_line(v), step_line(v), rate_line(v), pace_line(v), checkpoint_line(v),
                                     restarts_line(v), time_line(v)};
   if (has(v, "window")) lines.insert(lines.begin() + 2, window_line(v["window"]));
+  for (const auto& line : engine::disk_lines(v.value("disk", json()))) lines.push_back("disk: " + line);
   if (v.contains("problems"))
     for (const auto& p : v["problems"]) lines.push_back("problem: " + util::json_text(p));
   if (const auto& l = v.value("signal_lead", json()); l.is_object() && !util::string_field(l, "warning").empty())

@@ -15,7 +15,8 @@ std::span<const AlertKind> alert_kinds() {
       {"hang", "a running job was found hung (its liveness went silent)", false},
       {"restart", "an attempt failed and the next is submitted (not after a time limit, a preemption or a planned exit)", false},
       {"exclusion", "a node was excluded for a failure", false},
-      {"disk", "the checkpoint folder's file system reached 80% used, or 95% (bytes or inodes); once per rise", true},
+      {"disk", "the checkpoint folder's file system reached 80% used, or 95% (bytes or inodes), or fills sooner than "
+               "disk.runway_alert at the campaign's pace; once per rise", true},
   }};
   return kinds;
 }

@@ -87,6 +87,10 @@ struct PolicySettings {
   Seconds stop_grace{60};  // a training asked to stop (cancel, a window's end) has this long to save and exit
 };
 
+struct DiskSettings {
+  Seconds runway_alert{24 * 3600};  // the checkpoint file system full sooner than this at the campaign's pace: an alert
+};
+
 // window: when the campaign's jobs may run. decide/window.h reads hours and days; the engine loads the zone.
 struct WindowSettings {
   std::string hours;              // "20:00-07:00" (local, across midnight allowed); "" = no window: always open
@@ -132,6 +136,7 @@ struct Config {
   Seconds lease_ttl{120};  // a supervisor's claim on the campaign, unrenewed (journal/lease.h)
   NotifySettings notify;
   WindowSettings window;
+  DiskSettings disk;
 
   std::string set_file;  // a run of a campaign set: the set's file, as given ("" for a config of its own)
   std::string set_run;   // and the run's name in it

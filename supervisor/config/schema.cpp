@@ -151,6 +151,9 @@ const std::vector<KeySpec>& table() {
        "a request that can never start as asked is told at once"},
       {"target.steps", Kind::Long, [](Config& c) -> Field { return &c.target_steps; },
        "step the training must reach; 0 = a COMPLETED job ends the campaign", 0},
+      {"disk.runway_alert", Kind::Duration, [](Config& c) -> Field { return &c.disk.runway_alert; },
+       "alert when the checkpoint file system would be full sooner than this at the campaign's pace (the newest "
+       "checkpoint's size, the save cadence, checkpoint.keep, the bytes and inodes free)"},
       {"poll_interval", Kind::Interval, [](Config& c) -> Field { return &c.poll_interval; },
        "how often Slurm, heartbeats and switches are looked at"},
       {"pending_poll_interval", Kind::Interval, [](Config& c) -> Field { return &c.pending_poll_interval; },

@@ -38,6 +38,7 @@ inline constexpr EventKindRow kEventKinds[] = {
     {"completed", "the campaign reached its target (exit 0)"},
     {"config-reloaded", "the config changed on disk and was loaded again"},
     {"disk-nearly-full", "the checkpoint file system is nearly full"},
+    {"disk-runway-short", "the checkpoint file system fills sooner than disk.runway_alert at the campaign's pace"},
     {"duplicate-cancel-failed", "a second job of one attempt could not be cancelled; tried again"},
     {"duplicate-cancelled", "a second job of one attempt was cancelled before it ran"},
     {"excluded", "a node is excluded from the next jobs, and why"},

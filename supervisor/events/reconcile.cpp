@@ -37,6 +37,14 @@ auto fields(const DiskNearlyFull*) {
                     util::fields::Field{"inodes_percent", &E::inodes_percent, util::fields::Keep::Null, util::fields::Bad::Defaults},
                     lenient("reason", &E::reason)};
 }
+auto fields(const DiskRunwayShort*) {
+  using E = DiskRunwayShort;
+  using util::fields::Bad, util::fields::Keep;
+  return std::tuple{lenient("path", &E::path), lenient("state", &E::state),
+                    util::fields::Field{"runway", &E::runway, Keep::Null, Bad::Defaults},
+                    lenient("checkpoint_bytes", &E::checkpoint_bytes),
+                    util::fields::Field{"cadence", &E::cadence, Keep::Null, Bad::Defaults}, lenient("reason", &E::reason)};
+}
 auto fields(const CheckpointPointerIgnored*) { return std::tuple{lenient("detail", &CheckpointPointerIgnored::detail)}; }
 auto fields(const ChainTaskUnclaimed*) {
   using E = ChainTaskUnclaimed;

@@ -60,6 +60,16 @@ struct DiskNearlyFull {
   std::string reason;
 };
 
+// The checkpoint file system fills sooner than disk.runway_alert at the campaign's pace, or has no room for the next save.
+struct DiskRunwayShort {
+  static constexpr EventKind kKind{"disk-runway-short"};
+  std::string path, state;
+  std::optional<double> runway;  // seconds; null when the next save does not fit
+  double checkpoint_bytes = 0;
+  std::optional<double> cadence;  // seconds from one save to the next, as measured
+  std::string reason;
+};
+
 // The checkpoint folder's pointer to the newest was not followed.
 struct CheckpointPointerIgnored {
   static constexpr EventKind kKind{"checkpoint-pointer-ignored"};
@@ -171,6 +181,7 @@ struct CapacityShort {
   X(AccountingUnavailable)      \
   X(SlurmUnreachable)           \
   X(DiskNearlyFull)             \
+  X(DiskRunwayShort)            \
   X(CheckpointPointerIgnored)   \
   X(ChainTaskUnclaimed)         \
   X(NodeRecordsProblems)        \

@@ -6,6 +6,7 @@
 
 #include "checkpoint/retention.h"
 #include "decide/disk.h"
+#include "decide/runway.h"
 #include "decide/exit_codes.h"
 #include "decide/ledger.h"
 #include "decide/signal_lead.h"
@@ -167,6 +168,22 @@ bool only_queued(const CampaignState& s, const World& w, const std::vector<Inten
   return std::all_of(decided.begin(), decided.end(), [](const Intent& i) { return std::holds_alternative<intent::Status>(i); });
 }
 
+// The checkpoint file system's runway (decide/runway.h), when looked at: short of disk.runway_alert, or no room
+// for the next save, is told once (disk-runway-short) until it is long enough again; the size measured is kept.
+void watch_runway(Pass& p) {
+  if (!p.w.runway) return;
+  const auto& in = *p.w.runway;
+  if (in.checkpoint && !p.w.runway_sized.empty())
+    p.m.sized_path = p.w.runway_sized, p.m.sized_bytes = in.checkpoint->bytes, p.m.sized_files = in.checkpoint->files;
+  const auto r = decide::runway(*p.w.disk, in);
+  const bool short_now = decide::runway_short(r, static_cast<double>(p.c.disk.runway_alert.count()));
+  if (short_now && !p.m.runway_told)
+    p.report(events::DiskRunwayShort{
+        p.w.disk->path, decide::runway_state_name(r.state), r.seconds, in.checkpoint ? in.checkpoint->bytes : 0, in.cadence,
+        decide::runway_text(r, *p.w.disk, in) + ": make room, lower checkpoint.keep or save less often"});
+  p.m.runway_told = short_now;
+}
+
 // The checkpoint folder's file system, when looked at: a rise to WARNING (80% used, bytes or inodes)
 // or CRITICAL (95%) is told once (disk-nearly-full), and falling back below a level re-arms it.
 void watch_disk(Pass& p) {
@@ -177,6 +194,7 @@ void watch_disk(Pass& p) {
         p.w.disk->path, std::string(severity_name(level)), p.w.disk->bytes_percent, p.w.disk->inodes_percent,
         disk_text(*p.w.disk) + ": checkpoints may soon fail to be written; make room or move checkpoint.dir"});
   p.m.disk_level = static_cast<int>(level);
+  watch_runway(p);
 }
 
 // A submitted attempt: watch its job, once the query answered.

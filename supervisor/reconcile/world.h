@@ -10,6 +10,7 @@
 #include "checkpoint/checkpoints.h"
 #include "decide/chain_tasks.h"
 #include "decide/disk.h"
+#include "decide/runway.h"
 #include "state/memory.h"
 #include "observe/node_records.h"
 #include "render/spares.h"
@@ -50,6 +51,8 @@ struct World {
   std::optional<slurm::Result<std::vector<slurm::Node>>> nodes;
   std::optional<EndingOutput> ending;          // read once the watched job has ended
   std::optional<decide::DiskUse> disk;                 // the checkpoint folder's file system, when it was looked at
+  std::optional<decide::RunwayInputs> runway;          // and what its runway is worked out from, looked at with it
+  std::string runway_sized;                            // the checkpoint whose size runway holds ("" = none)
   std::optional<Claim> claim;                  // chain mode: the task that claimed the attempt
   bool claim_read = false;
   std::optional<render::SpareClaim> spare_claim;  // spare nodes: the job's claim of the attempt

@@ -165,6 +165,10 @@ json to_json(const Memory& m) {
           {"slurm_failing_since", m.slurm_failing_since},
           {"slurm_alerted", m.slurm_alerted},
           {"disk_level", m.disk_level},
+          {"runway_told", m.runway_told},
+          {"sized_path", m.sized_path},
+          {"sized_bytes", m.sized_bytes},
+          {"sized_files", m.sized_files},
           {"forgotten_told", m.forgotten_told},
           {"shortfall", m.shortfall},
           {"release_error", m.release_error},
@@ -214,6 +218,10 @@ Memory memory_from_json(const json& j) {
   m.slurm_failing_since = get(j, "slurm_failing_since", 0.0);
   m.slurm_alerted = get(j, "slurm_alerted", false);
   m.disk_level = get(j, "disk_level", 0);
+  m.runway_told = get(j, "runway_told", false);
+  m.sized_path = get(j, "sized_path", std::string());
+  m.sized_bytes = get(j, "sized_bytes", 0.0);
+  m.sized_files = get(j, "sized_files", 0.0);
   m.forgotten_told = get(j, "forgotten_told", 0);
   m.shortfall = get(j, "shortfall", std::string());
   m.release_error = get(j, "release_error", std::string());

@@ -88,6 +88,9 @@ struct Memory {
   bool slurm_alerted = false;  // people were told that Slurm has not answered for notify.unreachable_after
   int window_told = 0;         // the window as last told: 1 open, 2 closed (0: not yet)
   int disk_level = 0;          // the checkpoint file system's severity last seen (decide::Severity): told on rising
+  bool runway_told = false;    // the checkpoint file system's runway was told short (told again once it recovered)
+  std::string sized_path;      // the checkpoint last measured for the runway (its size is not measured again)
+  double sized_bytes = 0, sized_files = 0;
   int forgotten_told = 0;      // the attempt whose forgotten job was told to be waited for (0: none)
   std::string shortfall;       // what the pending job asks that the partition cannot give, as last told ("" = none)
   std::string release_error;   // why its job's release failed, as last told ("" = none)

@@ -38,6 +38,7 @@ constexpr AlertRow kRows[] = {
     {"attempt-ended", "restart", restarts_failure},
     {"excluded", "exclusion", nullptr},
     {"disk-nearly-full", "disk", nullptr},
+    {"disk-runway-short", "disk", nullptr},
 };
 
 // The text of a field ("" when absent), on one line.

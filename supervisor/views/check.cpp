@@ -72,13 +72,20 @@ std::vector<Finding> disk_full(const CheckFacts& f, const DiskLimits& limits) {
   return one(f, decide::disk_severity(*f.disk, limits), decide::disk_text(*f.disk));
 }
 
+// (d) The checkpoint file system full sooner than disk.runway_alert at the campaign's pace (WARNING), or with no
+// room for the next save (CRITICAL).
+std::vector<Finding> runway_low(const CheckFacts& f, const DiskLimits&) {
+  if (ended(f) || !f.runway || !decide::runway_short(*f.runway, f.runway_alert)) return {};
+  return one(f, f.runway->state == decide::RunwayState::NoRoom ? Severity::Critical : Severity::Warning, f.runway_text);
+}
+
 // A config or journal that could not be read: nothing else is known of the campaign.
 std::vector<Finding> unreadable(const CheckFacts& f, const DiskLimits&) {
   return f.load_error.empty() ? std::vector<Finding>{} : one(f, Severity::Unknown, f.load_error);
 }
 
 using Condition = std::vector<Finding> (*)(const CheckFacts&, const DiskLimits&);
-constexpr Condition kConditions[] = {not_running, stale, disk_full};
+constexpr Condition kConditions[] = {not_running, stale, disk_full, runway_low};
 
 int rank(Severity s) {  // UNKNOWN ranks below CRITICAL: a condition seen outweighs one not seen
   return s == Severity::Critical ? 3 : s == Severity::Unknown ? 2 : static_cast<int>(s);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "decide/disk.h"
+#include "decide/runway.h"
 #include "state/lifecycle.h"
 
 namespace mlsup::engine {
@@ -44,6 +45,9 @@ struct CheckFacts {
   double stale_after = 600;          // seconds without a pass that are one too many
   std::optional<DiskUse> disk;       // the checkpoint folder's file system
   std::string disk_error;            // why it could not be measured
+  std::optional<decide::Runway> runway;  // its runway at the campaign's pace (decide/runway.h)
+  std::string runway_text;           // in words
+  double runway_alert = 24 * 3600;   // disk.runway_alert: WARNING below it; no room for the next save is CRITICAL
 };
 
 // Thresholds on the checkpoint folder's file system, in percent used (bytes or inodes).

@@ -69,7 +69,8 @@ std::optional<std::pair<double, double>> step_rate(const CampaignState& s, const
 
 json or_null(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
-// The running attempt's first step and last progress, from memory, on the wall clock.
+}  // namespace
+
 RunningTimes running_times(const CampaignState& s, const Memory& m, const Clocks& now) {
   const auto* hb = current_heartbeat(s, m);
   if (!hb) return {};
@@ -77,8 +78,6 @@ RunningTimes running_times(const CampaignState& s, const Memory& m, const Clocks
   return {m.first_step_wall > 0 ? m.first_step_wall : wall_of(m.first_step_at, now),
           m.last_progress_wall > 0 ? m.last_progress_wall : wall_of(combined(*hb).progress_at, now)};
 }
-
-}  // namespace
 
 namespace {
 

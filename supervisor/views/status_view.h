@@ -58,6 +58,9 @@ struct RunningTimes {
   double first_step = 0, last_progress = 0;
 };
 
+// The running attempt's first step and last progress as memory holds them, on the wall clock of now.
+RunningTimes running_times(const CampaignState& s, const Memory& m, const Clocks& now);
+
 // The time an attempt spent on the steps the campaign keeps: from its first step to its last progress,
 // shared out by steps (untimed: its whole span so shared).
 double kept_time(const AttemptSpan& a);

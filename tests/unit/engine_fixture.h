@@ -44,13 +44,14 @@ struct EngineFixture {
   bool lease_lost = false;          // another supervisor took the campaign over
   std::vector<double> held_for;     // every keep_lease() the engine asked for, in seconds
   double disk_percent = 10;         // how full the checkpoint folder's file system is (bytes)
+  std::optional<double> disk_free;  // and the bytes free there (nullopt: not measured)
 
   std::unique_ptr<engine::Campaign> open() {
     auto probe = [this](slurm::JobId, const std::vector<std::string>&, std::chrono::seconds) { return silent; };
     engine::Edges edges{&fake, [this] { return clock; }, nullptr, probe};
     edges.mono = [this] { return mono(); };
     edges.clock_id = clock_id;
-    edges.disk = [this](const std::string& folder) { return decide::DiskUse{folder, disk_percent, 1}; };
+    edges.disk = [this](const std::string& folder) { return decide::DiskUse{folder, disk_percent, 1, disk_free, 1e9}; };
     edges.keep_lease = [this](double seconds) -> util::Result<void> {
       held_for.push_back(seconds);
       if (lease_lost) return std::unexpected(util::Error{.kind = util::ErrorKind::Superseded, .message = "lease lost"});

@@ -121,3 +121,39 @@ TEST_CASE("a tick (a new process each pass) tells a full disk once: the level is
   }
   CHECK(f.events_of("disk-nearly-full").size() == 1);
 }
+
+TEST_CASE("a checkpoint file system that fills sooner than disk.runway_alert at the campaign's pace is a disk alert, once "
+          "until it recovers") {
+  EngineFixture f("", kNotify);
+  auto c = f.open();
+  f.pass(*c);
+  f.fake.set_state(f.last_job(), JobState::Running, 0, "n1");
+  for (const int step : {10, 20}) f.dir.write(".mlsup/t/checkpoints/step-" + std::to_string(step) + "/model.bin", std::string(1000, 'w'));
+  long long step = 0;
+  const auto passes = [&](std::optional<double> free) {  // a minute of passes, a step a second, at free bytes free
+    f.disk_free = free;
+    for (int i = 0; i < 6; ++i) {
+      f.clock += 10;
+      step += 10;
+      f.heartbeat(std::to_string(step) + "\n");
+      f.pass(*c);
+    }
+  };
+  passes(1e12);  // 1e9 saves of 10 s: years
+  CHECK(f.events_of("disk-runway-short").empty());
+  passes(1e5);   // 100 checkpoints of 1 kB (and a folder), one every 10 s: about 17 minutes
+  REQUIRE(f.events_of("disk-runway-short").size() == 1);
+  const auto e = f.events_of("disk-runway-short").front();
+  CHECK(e["state"] == "filling");
+  CHECK(e["runway"].get<double>() < 24 * 3600);
+  CHECK(e["checkpoint_bytes"] == 1000);
+  CHECK(e["cadence"].get<double>() == doctest::Approx(10));
+  CHECK(util::json_text(e["reason"]).find("runway 16m") != std::string::npos);
+  passes(1e5);  // still short: not told again
+  CHECK(f.events_of("disk-runway-short").size() == 1);
+  passes(1e12);
+  passes(500);  // no room for the next save: told again
+  CHECK(f.events_of("disk-runway-short").size() == 2);
+  CHECK(f.events_of("disk-runway-short").back()["state"] == "no-room");
+  CHECK(slurp(f.dir.path() + "/alerts.txt") == "disk\ndisk\n");
+}
