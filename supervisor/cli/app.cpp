@@ -15,6 +15,7 @@
 #include "cli/exit_codes.h"
 #include "cli/campaign_verbs.h"
 #include "cli/lifecycle_verbs.h"
+#include "cli/plan_verb.h"
 #include "cli/report_verb.h"
 #include "cli/verbs.h"
 #include "cli/version.h"
@@ -73,6 +74,7 @@ struct Parsed {
   LogsOptions logs;
   InitOptions init;
   ReportOptions report;
+  PlanOptions plan;
 };
 
 // A verb: its subcommand, and what runs once the command line named it.
@@ -244,10 +246,16 @@ Verb add_report(CLI::App& app, Parsed& p) {
   return {cmd, [&p] { return report_verb(p.report); }};
 }
 
+Verb add_plan(CLI::App& app, Parsed& p) {
+  auto* cmd = add_plan_verb(app, p.plan);
+  return {cmd, [&p] { return plan_verb(p.plan); }};
+}
+
 // Every verb, in the order --help and a mistyped command list them.
 constexpr Verb (*kVerbs[])(CLI::App&, Parsed&) = {add_validate, add_render, add_run,    add_tick,  add_status,
                                                  add_stop,     add_save,   add_events, add_resume, add_pause,
-                                                 add_cancel,   add_logs,   add_check,  add_report, add_init};
+                                                 add_cancel,   add_logs,   add_check,  add_report, add_plan,
+                                                 add_init};
 
 // A first word that names no command: the nearest one and the list (exit 2); nullopt when it names one
 // (or is an option).

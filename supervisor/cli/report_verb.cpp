@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "campaign/disk_facts.h"
 #include "cli/campaign_verbs.h"
 #include "events/kinds.h"
 #include "events/outside.h"
@@ -22,6 +23,7 @@
 #include "store/read_campaign.h"
 #include "report/svg.h"
 #include "util/json.h"
+#include "views/plan_view.h"
 
 namespace mlsup::cli {
 namespace {
@@ -34,6 +36,13 @@ std::string gate_words(const json& view) {
   return util::string_field(view["set"], "gate") + " " + util::string_field(view["set"], "gate_reason");
 }
 
+// `mlsup plan`'s advice for the campaign now.
+std::vector<std::string> advice_of(const config::Config& c, const store::StoredCampaign& stored, const engine::Clocks& clocks) {
+  const auto plan = engine::plan_json({c, stored.journal.state, stored.journal.records, stored.memory,
+                                       engine::disk_facts(c, stored.memory), std::nullopt, clocks});
+  return plan["advice"].get<std::vector<std::string>>();
+}
+
 // One campaign's facts over the window, from what `status` reads of it at the same clocks.
 report::RunFacts facts_of(const config::Config& c, const std::string& file, const report::Window& w,
                           const engine::Clocks& clocks) {
@@ -42,7 +51,8 @@ report::RunFacts facts_of(const config::Config& c, const std::string& file, cons
   const report::RunInput in{.run = c.name, .config = file, .state = stored.journal.state, .records = stored.journal.records,
                             .current_step = view["step"].is_number_integer() ? view["step"].get<long long>() : -1,
                             .state_name = util::string_field(view, "state"),
-                            .job_state = util::string_field(view, "job_state"), .gate = gate_words(view)};
+                            .job_state = util::string_field(view, "job_state"), .gate = gate_words(view),
+                            .advice = advice_of(c, stored, clocks)};
   return report::run_facts(in, w);
 }
 

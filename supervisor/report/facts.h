@@ -29,6 +29,7 @@ struct RunInput {
   std::string state_name;       // engine::state_name of state
   std::string job_state;        // the current job's state as the last pass saw it ("": unknown)
   std::string gate;             // a set's gate on the run, in words ("": none holds it back)
+  std::vector<std::string> advice;  // `mlsup plan`'s advice for it now
 };
 
 // One attempt as the report tells it.
@@ -69,6 +70,7 @@ struct RunFacts {
   int failures = 0;               // the attempts shown that ended in a failure class
   double lost = 0;                // the seconds their failures lost
   nlohmann::json time;            // status's "time" figures (the whole campaign): began, elapsed, useful, goodput, ...
+  std::vector<std::string> advice;  // `mlsup plan`'s advice (the checkpoint interval, the time limit, the disk runway)
 };
 
 struct Report {

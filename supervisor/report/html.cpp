@@ -54,6 +54,11 @@ std::string run_section(const RunFacts& run) {
                 {decimal(a.lost, 1), true}},
                a.failure ? "failure" : "");
   out += "</table>\n";
+  if (!run.advice.empty()) {
+    out += "<p>Advice (<code>mlsup plan</code>):</p>\n<ul>\n";
+    for (const auto& a : run.advice) out += "<li>" + escape_xml(a) + "</li>\n";
+    out += "</ul>\n";
+  }
   if (run.exclusions.empty()) return out + "<p>No node excluded in the window.</p>\n";
   out += head(kExclusionColumns);
   for (const auto& e : run.exclusions)

@@ -43,6 +43,13 @@ YAML
 # Chain mode: the campaign's jobs as tasks of one array, one at a time (slurm.array "1-8%1").
 as_chain() { sed -i 's/^  time: "00:10:00"$/  time: "00:10:00"\n  array: "1-8%1"/' "$CONF"; }
 
+# A lifecycle verb with a hard timeout; its exit code in VRC, its output in $CDIR/verb.out.
+verb() {
+  timeout -s KILL 150 "$MLSUP" "$@" > "$CDIR/verb.out" 2>&1
+  VRC=$?
+  echo "mlsup $1 exited $VRC: $(tr '\n' ' ' < "$CDIR/verb.out" | cut -c1-240)"
+}
+
 # Announces a scenario and starts its clock; scenario_done prints its wall time.
 scenario() { echo; echo "== $*"; SCENARIO_T0=$(date +%s); }
 scenario_done() { echo "-- $(( $(date +%s) - SCENARIO_T0 ))s"; }

@@ -10,12 +10,6 @@ source "$(dirname "$0")/lib.sh"
 require_cluster
 source "$(dirname "$0")/campaign_lib.sh"
 
-# A lifecycle verb with a hard timeout; its exit code in VRC, its output in $CDIR/verb.out.
-verb() {
-  timeout -s KILL 150 "$MLSUP" "$@" > "$CDIR/verb.out" 2>&1
-  VRC=$?
-  echo "mlsup $1 exited $VRC: $(tr '\n' ' ' < "$CDIR/verb.out" | cut -c1-240)"
-}
 # Jobs of this campaign that Slurm still has queued or running.
 queued_jobs() { squeue -h -o '%k' 2>/dev/null | grep -c "^mlsup:$CNAME:" || true; }
 state_is() { [ "$(status_field state)" = "$1" ]; }

@@ -26,7 +26,10 @@ json view(const std::string& name) {
     "heartbeat_age": 2.25, "restarts": 2, "restarts_by_class": {"failed": 1, "node_fail": 1},
     "exclusions": [{"node": "n1", "live": true}, {"node": "n2", "live": false}],
     "time": {"elapsed": 600.0, "lost_to_failures": 90.0, "recomputed_steps": 12, "goodput": 0.8},
-    "supervisor": {"pid": 7, "host": "h"}, "exit_code": null
+    "supervisor": {"pid": 7, "host": "h"}, "exit_code": null,
+    "disk": {"checkpoint_bytes": 2e9, "file_systems": [
+      {"path": "/home", "roles": ["state"], "free_bytes": 5e9, "runway": null},
+      {"path": "/scratch", "roles": ["checkpoints"], "free_bytes": 4e10, "runway": {"state": "filling", "seconds": 36000}}]}
   })");
   v["campaign"] = name;
   return v;
@@ -116,6 +119,9 @@ TEST_CASE("metrics text: the view's figures, per campaign") {
   CHECK(sample(text, "mlsup_slurm_errors_total{kind=\"unreachable\"}") == "2");
   CHECK(sample(text, "mlsup_slurm_errors_total{kind=\"timeout\"}") == "0");
   CHECK(text.find("mlsup_campaign_exit_code{") == std::string::npos);  // null: no sample
+  CHECK(sample(text, "mlsup_campaign_disk_runway_seconds" + a) == "36000");  // the checkpoints' file system, not the state's
+  CHECK(sample(text, "mlsup_campaign_checkpoint_bytes" + a) == "2e+09");  // the shortest form that reads back the same
+  CHECK(sample(text, "mlsup_campaign_checkpoint_fs_free_bytes" + a) == "4e+10");
 }
 
 TEST_CASE("metrics text: a campaign not begun has its state and no figures it does not know") {

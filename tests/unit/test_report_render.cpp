@@ -169,3 +169,19 @@ TEST_CASE("report summary: one line for the notification channels, a run that ha
         "120 s lost, goodput 85.9%); <second & \"x\"> not started: waiting after a|b (running)");
   CHECK(summary_line({.window = {0, 60}}) == "1970-01-01T00:00:00Z to 1970-01-01T00:01:00Z: no run");
 }
+
+TEST_CASE("report: each run's advice from `mlsup plan` is in the Markdown, the HTML (escaped) and the JSON") {
+  auto r = two_runs();
+  r.runs[0].advice = {"save every 313 steps (about 16s of compute) instead of every 40 steps: goodput 45% -> 70%"};
+  r.runs[1].advice = {"disk: no room for the next checkpoint (1.0 GB) on /scratch/<x>"};
+  const auto md = render_markdown(r);
+  CHECK(md.find("## Advice (`mlsup plan`)\n\n- a|b: save every 313 steps") != std::string::npos);
+  CHECK(md.find("- <second & \"x\">: disk: no room") != std::string::npos);
+  const auto html = render_html(r, render_svg(r, false));
+  CHECK(html.find("<li>save every 313 steps") != std::string::npos);
+  CHECK(html.find("/scratch/&lt;x&gt;</li>") != std::string::npos);
+  CHECK(to_json(r)["runs"][0]["advice"][0] == r.runs[0].advice[0]);
+  r.runs[0].advice.clear();
+  r.runs[1].advice.clear();
+  CHECK(render_markdown(r).find("## Advice (`mlsup plan`)\n\nNone.\n") != std::string::npos);
+}
