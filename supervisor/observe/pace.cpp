@@ -28,6 +28,13 @@ void learn_pace(Pace& pace, const HeartbeatSeen& before, const HeartbeatSeen& af
   keep(pace.steps, (after.progress_at - before.progress_at) / static_cast<double>(after.step - before.step));
 }
 
+void learn_last_save(Pace& pace, const HeartbeatSeen& last, double written_at, double now) {
+  if (pace.saving_since <= 0 || saving(last)) return;
+  const double ended = written_at > pace.saving_since && written_at <= now ? written_at : now;
+  if (ended > pace.saving_since) keep(pace.saves, ended - pace.saving_since);
+  pace.saving_since = 0;
+}
+
 std::optional<double> quantile(std::vector<double> samples, double q) {
   if (samples.empty()) return std::nullopt;
   std::sort(samples.begin(), samples.end());

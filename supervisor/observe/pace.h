@@ -22,6 +22,11 @@ struct Pace {
 // Folds the change from before to after (the attempt's combined heartbeat, one pass apart) into pace.
 void learn_pace(Pace& pace, const HeartbeatSeen& before, const HeartbeatSeen& after);
 
+// The attempt's last word, read at its end: a save the heartbeat no longer names (the training wrote its
+// step after the save and exited before a pass saw it) counts, up to written_at (mono: when that last
+// content was written, from its file's time; outside [the save's start, now] it is taken as now).
+void learn_last_save(Pace& pace, const HeartbeatSeen& last, double written_at, double now);
+
 // The q-quantile (0..1) of samples, nearest rank; nullopt when there is none.
 std::optional<double> quantile(std::vector<double> samples, double q);
 

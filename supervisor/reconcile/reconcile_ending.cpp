@@ -200,7 +200,11 @@ void end(Pass& p, const AttemptState& a, const slurm::Job& seen, bool vanished, 
   if (job.nodes.empty() && p.m.attempt == a.number) job.nodes = p.m.running_nodes;
   const auto before = combined(p.m.heartbeat);
   if (p.w.heartbeat) observe(p.m.heartbeat, *p.w.heartbeat, p.mono());  // its last word
-  if (p.m.attempt == a.number) note_step_times(p, a, before);
+  if (p.m.attempt == a.number) {
+    note_step_times(p, a, before);
+    const double written = p.w.heartbeat_written_at > 0 ? p.mono() - (p.wall() - p.w.heartbeat_written_at) : 0;
+    learn_last_save(p.m.pace, combined(p.m.heartbeat), written, p.mono());  // a save at the signal, then the exit
+  }
   const auto newest = p.w.checkpoints ? checkpoint::newest_complete(*p.w.checkpoints) : std::nullopt;
   decide::EndingFacts facts{job.state, job.exit_code, job.exit_signal, vanished, a.cancel_reason, p.w.kill_switch,
                             combined(p.m.heartbeat).step, newest ? newest->step : 0, a.resume_step, chain_goes_on,

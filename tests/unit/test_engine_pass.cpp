@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "engine_fixture.h"
+#include "util/strings.h"
 
 using namespace mlsup;
 using mlsup::test::EngineFixture;
@@ -341,5 +342,28 @@ TEST_CASE("signal_lead auto: the attempt after a save was measured is submitted 
   REQUIRE(f.submits() == 2);
   const auto& opts = f.fake.submitted.at(1).options;
   // needed: a 20 s save and a 10 s step; 1.5 x 30 + 60
+  CHECK(std::find(opts.begin(), opts.end(), "--signal=B:USR1@105") != opts.end());
+}
+
+TEST_CASE("signal_lead auto: a save at the pre-timeout signal, the training gone before a pass saw it over, is measured "
+          "at the job's end and sizes the next attempt's lead") {
+  mlsup::test::EngineFixture f("", "slurm: {signal_lead: auto, time: \"01:00:00\"}\n");
+  auto c = f.open();
+  f.pass(*c);
+  f.fake.set_state(f.last_job(), slurm::JobState::Running, 0, "n1");
+  for (const char* beat : {"1\n", "2\n", "3\n", "3 saving\n", "3 saving\n"}) {  // no periodic save: the signal's
+    f.heartbeat(beat, 1);
+    f.pass(*c);
+    f.clock += 10;
+  }
+  f.heartbeat("4\n", 1);  // the save is over, the training exits: the job has ended by the next pass
+  f.fake.set_state(f.last_job(), slurm::JobState::Timeout, 0, "n1");
+  f.pass(*c);
+  f.clock += 30;
+  f.pass(*c);
+  REQUIRE(f.submits() == 2);
+  const auto& opts = f.fake.submitted.at(1).options;
+  // a 20 s save (first seen saving, to the pass that read the job's end) and a 10 s step: 1.5 x 30 + 60
+  CAPTURE(util::join(opts, " "));
   CHECK(std::find(opts.begin(), opts.end(), "--signal=B:USR1@105") != opts.end());
 }

@@ -47,6 +47,23 @@ TEST_CASE("pace: a save lasts from the first pass that saw \"saving\" to the fir
   CHECK(p.saving_since == 0);
 }
 
+TEST_CASE("pace: a save the attempt's last word says is over counts up to that word's writing (else until now)") {
+  Pace p;
+  learn_pace(p, seen("20", 100), seen("20 saving", 101));
+  learn_last_save(p, seen("21", 190), 150, 190);  // written at 150, read at the job's end at 190
+  CHECK(p.saves == std::vector<double>{49});
+  CHECK(p.saving_since == 0);
+  learn_pace(p, seen("21", 200), seen("21 saving", 201));
+  learn_last_save(p, seen("22", 260), 5e9, 260);  // a write time not on this clock: taken as now
+  CHECK(p.saves == std::vector<double>{49, 59});
+  learn_pace(p, seen("22", 300), seen("22 saving", 301));
+  learn_last_save(p, seen("22 saving", 330), 320, 330);  // it ended mid-save: no measure
+  CHECK(p.saves.size() == 2);
+  Pace none;
+  learn_last_save(none, seen("5", 10), 9, 10);  // no save under way
+  CHECK(none.saves.empty());
+}
+
 TEST_CASE("pace: quantiles by nearest rank, the newest 64 samples kept, and memory.json keeps them") {
   Pace p;
   for (int i = 1; i <= 100; ++i) learn_pace(p, seen(std::to_string(i), i), seen(std::to_string(i + 1), i + i / 100.0 + 1));
