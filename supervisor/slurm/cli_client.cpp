@@ -93,14 +93,18 @@ class CliClient final : public Client {
   }
 
   Result<Accounting> accounted_by_tag(const std::string& tag_prefix, std::time_t since) override {
-    char start[32] = {};
-    std::tm local{};
-    ::localtime_r(&since, &local);
-    std::strftime(start, sizeof start, "%Y-%m-%dT%H:%M:%S", &local);
-    auto found = sacct({"-S", start, "-E", "now"});
+    auto found = sacct({"-S", sacct_time(since), "-E", "now"});
     if (!found) return found;
     std::erase_if(found->jobs, [&](const AccountedJob& j) { return !util::starts_with(j.comment, tag_prefix); });
     return found;
+  }
+
+  Result<NodeFailureHistory> node_failure_history(std::time_t since) override {
+    auto out = command({"sacct", "-a", "-X", "-n", "-P", "-S", sacct_time(since), "-E", "now",
+                        "--format=" + std::string(kSacctHistoryFormat)});
+    if (!out && accounting_disabled(out.error().message)) return NodeFailureHistory{};
+    if (!out) return std::unexpected(out.error());
+    return parse_node_failure_history(*out);
   }
 
   Result<std::vector<Node>> nodes() override {
@@ -172,6 +176,15 @@ class CliClient final : public Client {
         return act(std::to_string(j.array_job_id) + "_" + std::to_string(*j.array_task_id));
     }
     return done;
+  }
+
+  // A time as sacct's -S reads it: local time, to the second.
+  static std::string sacct_time(std::time_t t) {
+    char text[32] = {};
+    std::tm local{};
+    ::localtime_r(&t, &local);
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &local);
+    return text;
   }
 
   // One sacct (one record per job, no steps); a site without accounting answers `available = false`.

@@ -41,6 +41,10 @@ class Client {
   // The jobs in accounting submitted since `since` whose comment starts with tag_prefix: one request.
   virtual Result<Accounting> accounted_by_tag(const std::string& tag_prefix, std::time_t since) = 0;
 
+  // Every user's jobs that ended since `since`: their node-seconds and node failures, one request;
+  // at once `available = false` where the site keeps no accounting.
+  virtual Result<NodeFailureHistory> node_failure_history(std::time_t since) = 0;
+
   // Every node of the cluster: one request.
   virtual Result<std::vector<Node>> nodes() = 0;
 

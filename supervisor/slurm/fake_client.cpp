@@ -78,6 +78,11 @@ Result<Accounting> FakeClient::accounted_by_tag(const std::string& tag_prefix, s
   return out;
 }
 
+Result<NodeFailureHistory> FakeClient::node_failure_history(std::time_t since) {
+  if (auto e = scripted_failure("node_failure_history " + std::to_string(since))) return std::unexpected(*e);
+  return history;
+}
+
 Result<std::vector<Node>> FakeClient::nodes() {
   if (auto e = scripted_failure("nodes")) return std::unexpected(*e);
   return node_table;

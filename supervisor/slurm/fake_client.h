@@ -22,6 +22,7 @@ class FakeClient final : public Client {
   std::map<std::string, Error> always_failing;  // calls by name ("submit") that fail with this every time
   JobId next_id = 100;
   Accounting accounting;                      // what slurmdbd keeps (available = false: no accounting)
+  NodeFailureHistory history;                 // node_failure_history's answer, whatever the window
 
   // Sets a known job's state (and optionally its exit code, nodes).
   void set_state(JobId id, JobState state, int exit_code = 0, const std::string& nodes = "");
@@ -31,6 +32,7 @@ class FakeClient final : public Client {
   Result<std::vector<Job>> find_by_tag(const std::string& tag_prefix) override;
   Result<Accounting> accounted(const std::vector<JobId>& ids) override;
   Result<Accounting> accounted_by_tag(const std::string& tag_prefix, std::time_t since) override;
+  Result<NodeFailureHistory> node_failure_history(std::time_t since) override;
   Result<std::vector<Node>> nodes() override;
   Result<void> cancel(JobId id) override;
   Result<void> signal(JobId id, int signal, bool batch_only) override;

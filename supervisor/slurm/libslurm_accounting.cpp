@@ -76,13 +76,49 @@ Result<std::string> accounted_cluster() {
   return type.empty() || type == "accounting_storage/none" ? "" : cluster;
 }
 
-Result<std::vector<AccountedJob>> slurmdb_accounted(const AccountingFilter& filter) {
-  void* db = slurmdb_connection_get(nullptr);
-  if (!db) return std::unexpected(last_error("slurmdbd"));
+namespace {
+
+// Frees what a job condition holds (its lists).
+void free_condition(slurmdb_job_cond_t& cond) {
+  if (cond.step_list) slurm_list_destroy(cond.step_list);
+  if (cond.userid_list) slurm_list_destroy(cond.userid_list);
+  if (cond.cluster_list) slurm_list_destroy(cond.cluster_list);
+}
+
+// A condition for one record per job (no steps) of this cluster; freed with free_condition.
+slurmdb_job_cond_t job_condition(const std::string& cluster) {
   slurmdb_job_cond_t cond{};
   cond.flags = JOBCOND_FLAG_NO_STEP;
   cond.db_flags = SLURMDB_JOB_FLAG_NOTSET;  // 0 would ask for jobs with no scheduling flag set: none
-  cond.cluster_list = one_string(filter.cluster);
+  cond.cluster_list = one_string(cluster);
+  return cond;
+}
+
+// Calls visit with each job record cond selects: one slurmdbd request; frees cond.
+template <typename Visit>
+Result<void> each_job_record(slurmdb_job_cond_t& cond, Visit visit) {
+  void* db = slurmdb_connection_get(nullptr);
+  if (!db) {
+    free_condition(cond);
+    return std::unexpected(last_error("slurmdbd"));
+  }
+  List found = slurmdb_jobs_get(db, &cond);
+  const Result<void> result = found ? Result<void>{} : std::unexpected(last_error("slurmdbd's job query"));
+  if (found) {
+    ListIterator it = slurm_list_iterator_create(found);
+    while (auto* r = static_cast<slurmdb_job_rec_t*>(slurm_list_next(it))) visit(*r);
+    slurm_list_iterator_destroy(it);
+    slurm_list_destroy(found);
+  }
+  free_condition(cond);
+  slurmdb_connection_close(&db);
+  return result;
+}
+
+}  // namespace
+
+Result<std::vector<AccountedJob>> slurmdb_accounted(const AccountingFilter& filter) {
+  slurmdb_job_cond_t cond = job_condition(filter.cluster);
   if (!filter.ids.empty()) {
     cond.step_list = id_list(filter.ids);
   } else {
@@ -90,25 +126,29 @@ Result<std::vector<AccountedJob>> slurmdb_accounted(const AccountingFilter& filt
     cond.usage_start = filter.since;
     cond.usage_end = std::time(nullptr) + 60;
   }
-  List found = slurmdb_jobs_get(db, &cond);
   std::vector<AccountedJob> out;
-  const Result<void> failed = found ? Result<void>{} : std::unexpected(last_error("slurmdbd's job query"));
-  if (found) {
-    ListIterator it = slurm_list_iterator_create(found);
-    while (auto* r = static_cast<slurmdb_job_rec_t*>(slurm_list_next(it))) {
-      AccountedJob job = to_accounted(*r);
-      if (filter.ids.empty() && !util::starts_with(job.comment, filter.tag_prefix)) continue;
-      out.push_back(std::move(job));
-    }
-    slurm_list_iterator_destroy(it);
-    slurm_list_destroy(found);
-  }
-  if (cond.step_list) slurm_list_destroy(cond.step_list);
-  if (cond.userid_list) slurm_list_destroy(cond.userid_list);
-  slurm_list_destroy(cond.cluster_list);
-  slurmdb_connection_close(&db);
-  if (!failed) return std::unexpected(failed.error());
+  const auto done = each_job_record(cond, [&](const slurmdb_job_rec_t& r) {
+    AccountedJob job = to_accounted(r);
+    if (filter.ids.empty() && !util::starts_with(job.comment, filter.tag_prefix)) return;
+    out.push_back(std::move(job));
+  });
+  if (!done) return std::unexpected(done.error());
   return out;
+}
+
+Result<NodeFailureHistory> slurmdb_node_failures(const std::string& cluster, std::time_t since) {
+  slurmdb_job_cond_t cond = job_condition(cluster);  // no user list: every user's jobs
+  cond.usage_start = since;
+  cond.usage_end = std::time(nullptr) + 60;
+  NodeFailureHistory h{.available = true};
+  const auto done = each_job_record(cond, [&](const slurmdb_job_rec_t& r) {
+    const JobState state = job_state_of(r.state);
+    if (!is_final(state) || r.end < since) return;  // not ended in the window
+    if (r.start > 0 && r.end > r.start) h.node_seconds += static_cast<double>(r.alloc_nodes) * static_cast<double>(r.end - r.start);
+    h.node_failures += state == JobState::NodeFail ? 1 : 0;
+  });
+  if (!done) return std::unexpected(done.error());
+  return h;
 }
 
 }  // namespace mlsup::slurm

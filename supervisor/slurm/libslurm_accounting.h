@@ -27,6 +27,10 @@ Result<std::string> accounted_cluster();
 // The jobs of filter in accounting, one slurmdbd request.
 Result<std::vector<AccountedJob>> slurmdb_accounted(const AccountingFilter& filter);
 
+// Every user's jobs of cluster that ended since `since`: their alloc nodes x (end - start) summed, and
+// those that ended NODE_FAIL; one slurmdbd request.
+Result<NodeFailureHistory> slurmdb_node_failures(const std::string& cluster, std::time_t since);
+
 // Slurm's base job state (job_info_t and slurmdb_job_rec_t share the encoding) as a JobState.
 JobState job_state_of(std::uint32_t state);
 

@@ -97,6 +97,14 @@ class LibslurmClient final : public Client {
     return accounting({{}, tag_prefix, since, ""});
   }
 
+  Result<NodeFailureHistory> node_failure_history(std::time_t since) override {
+    std::lock_guard lock(mutex_);
+    auto cluster = accounted_cluster_name();
+    if (!cluster) return std::unexpected(cluster.error());
+    if (cluster->empty()) return NodeFailureHistory{};
+    return slurmdb_node_failures(*cluster, since);
+  }
+
   Result<std::vector<Node>> nodes() override {
     std::lock_guard lock(mutex_);
     node_info_msg_t* msg = nullptr;
@@ -229,16 +237,23 @@ class LibslurmClient final : public Client {
   // Accounting's answer; whether the site has accounting is asked once (the configuration's).
   Result<Accounting> accounting(AccountingFilter filter) {
     std::lock_guard lock(mutex_);
+    auto cluster = accounted_cluster_name();
+    if (!cluster) return std::unexpected(cluster.error());
+    if (cluster->empty()) return Accounting{};
+    filter.cluster = *cluster;
+    auto jobs = slurmdb_accounted(filter);
+    if (!jobs) return std::unexpected(jobs.error());
+    return Accounting{true, std::move(*jobs)};
+  }
+
+  // The cluster's name where the site has accounting, else "": asked once (the configuration's); call with mutex_ held.
+  Result<std::string> accounted_cluster_name() {
     if (!cluster_) {
       auto cluster = accounted_cluster();
       if (!cluster) return std::unexpected(cluster.error());
       cluster_ = *cluster;
     }
-    if (cluster_->empty()) return Accounting{};
-    filter.cluster = *cluster_;
-    auto jobs = slurmdb_accounted(filter);
-    if (!jobs) return std::unexpected(jobs.error());
-    return Accounting{true, std::move(*jobs)};
+    return *cluster_;
   }
 
   template <typename Fill>

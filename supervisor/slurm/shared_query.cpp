@@ -60,6 +60,9 @@ Result<Accounting> SharedQuery::accounted(const std::vector<JobId>& ids) { retur
 Result<Accounting> SharedQuery::accounted_by_tag(const std::string& tag_prefix, std::time_t since) {
   return counted(inner_.accounted_by_tag(tag_prefix, since));
 }
+Result<NodeFailureHistory> SharedQuery::node_failure_history(std::time_t since) {
+  return counted(inner_.node_failure_history(since));
+}
 Result<std::vector<Node>> SharedQuery::nodes() { return counted(inner_.nodes()); }
 
 Result<JobId> SharedQuery::submit(const SubmitRequest& request) { return changed(inner_.submit(request)); }

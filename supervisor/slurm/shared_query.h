@@ -27,6 +27,7 @@ class SharedQuery final : public Client {
   Result<std::vector<Job>> find_by_tag(const std::string& tag_prefix) override;
   Result<Accounting> accounted(const std::vector<JobId>& ids) override;
   Result<Accounting> accounted_by_tag(const std::string& tag_prefix, std::time_t since) override;
+  Result<NodeFailureHistory> node_failure_history(std::time_t since) override;
   Result<std::vector<Node>> nodes() override;
   Result<void> cancel(JobId id) override;
   Result<void> signal(JobId id, int signal, bool batch_only) override;

@@ -26,4 +26,11 @@ struct Accounting {
   std::vector<AccountedJob> jobs;
 };
 
+// The cluster's record of node failures over a window: every user's jobs that ended in it.
+struct NodeFailureHistory {
+  bool available = false;  // false where the site keeps no accounting (then both figures are 0)
+  double node_seconds = 0;  // the sum over those jobs of nodes x elapsed seconds
+  int node_failures = 0;    // those jobs that ended NODE_FAIL
+};
+
 }  // namespace mlsup::slurm

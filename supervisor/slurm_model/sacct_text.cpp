@@ -57,19 +57,56 @@ std::optional<AccountedJob> read_line(std::string_view line) {
   return job;
 }
 
-}  // namespace
-
-std::vector<AccountedJob> parse_sacct(std::string_view text) {
-  std::vector<AccountedJob> out;
+// Calls on_line with each line of text, without its end ("\n" or "\r\n").
+template <typename OnLine>
+void each_line(std::string_view text, OnLine on_line) {
   std::size_t at = 0;
   while (at < text.size()) {
     const auto end = text.find('\n', at);
     std::string_view line = text.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
     at = end == std::string_view::npos ? text.size() : end + 1;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (auto job = read_line(line)) out.push_back(std::move(*job));
+    on_line(line);
   }
+}
+
+// One ended job of the history's lines ("2|3600|NODE_FAIL"): its node-seconds and whether a node failed it.
+struct EndedJob {
+  double node_seconds = 0;
+  bool node_failed = false;
+};
+
+std::optional<EndedJob> read_history_line(std::string_view line) {
+  const auto first = line.find('|');
+  const auto second = first == std::string_view::npos ? first : line.find('|', first + 1);
+  if (second == std::string_view::npos) return std::nullopt;
+  const auto nodes = number(util::trim(line.substr(0, first)));
+  const auto elapsed = number(util::trim(line.substr(first + 1, second - first - 1)));
+  const std::string_view state_text = util::trim(line.substr(second + 1));
+  const JobState state = state_from_name(state_text.substr(0, state_text.find(' ')));  // "CANCELLED by 0"
+  if (!nodes || !elapsed || !is_final(state)) return std::nullopt;
+  return EndedJob{static_cast<double>(*nodes) * static_cast<double>(*elapsed), state == JobState::NodeFail};
+}
+
+}  // namespace
+
+std::vector<AccountedJob> parse_sacct(std::string_view text) {
+  std::vector<AccountedJob> out;
+  each_line(text, [&](std::string_view line) {
+    if (auto job = read_line(line)) out.push_back(std::move(*job));
+  });
   return out;
+}
+
+NodeFailureHistory parse_node_failure_history(std::string_view text) {
+  NodeFailureHistory h{.available = true};
+  each_line(text, [&](std::string_view line) {
+    const auto job = read_history_line(line);
+    if (!job) return;
+    h.node_seconds += job->node_seconds;
+    h.node_failures += job->node_failed ? 1 : 0;
+  });
+  return h;
 }
 
 bool accounting_disabled(std::string_view message) {

@@ -39,16 +39,44 @@ FailureRecord failure_record(const std::vector<AttemptSpan>& spans) {
   return r;
 }
 
-json mtbf_json(const std::optional<double>& given, const FailureRecord& r) {
+// The history's fields in the mtbf json (node_failures, node_seconds; accounting_error where it was asked and not
+// had); the history when it gives a rate (a node failure at least).
+std::optional<slurm::NodeFailureHistory> history_fields(const PlanInputs& in, json& j) {
+  if (!in.accounting_error.empty()) j["accounting_error"] = in.accounting_error;
+  if (!in.history) return std::nullopt;
+  if (!in.history->available) {
+    j["accounting_error"] = "the site keeps no accounting";
+    return std::nullopt;
+  }
+  j["node_failures"] = in.history->node_failures, j["node_seconds"] = in.history->node_seconds;
+  if (in.history->node_failures <= 0 || in.history->node_seconds <= 0) return std::nullopt;
+  return in.history;
+}
+
+// The MTBF and its source: --mtbf, the campaign's failures, the cluster's node failures (a job of `nodes` nodes
+// meets each node's), the campaign's running time as a lower bound, none.
+json mtbf_json(const PlanInputs& in, const FailureRecord& r, int nodes) {
   json j = {{"failures", r.failures}, {"exposure", r.exposure}, {"lower_bound", false}};
-  if (given) {
-    j["seconds"] = *given, j["source"] = "given";
-  } else if (const auto m = decide::mtbf_from(r.exposure, r.failures)) {
-    j["seconds"] = m->seconds, j["source"] = "campaign", j["lower_bound"] = m->lower_bound;
+  const auto campaign = decide::mtbf_from(r.exposure, r.failures);
+  const auto history = in.mtbf_given ? std::nullopt : history_fields(in, j);
+  if (in.mtbf_given) {
+    j["seconds"] = *in.mtbf_given, j["source"] = "given";
+  } else if (campaign && !campaign->lower_bound) {
+    j["seconds"] = campaign->seconds, j["source"] = "campaign";
+  } else if (history) {
+    j["seconds"] = history->node_seconds / history->node_failures / std::max(1, nodes), j["source"] = "accounting";
+  } else if (campaign) {
+    j["seconds"] = campaign->seconds, j["source"] = "campaign", j["lower_bound"] = true;
   } else {
     j["seconds"] = nullptr, j["source"] = "none";
   }
   return j;
+}
+
+// The campaign's attempts as spans, from the status figures' step.
+std::vector<AttemptSpan> spans_of(const PlanInputs& in, const json& status) {
+  const long long step = status["step"].is_number() ? status["step"].get<long long>() : 0;
+  return attempt_spans(in.state, in.records, step, in.now.wall, running_times(in.state, in.memory, in.now));
 }
 
 json restart_json(const FailureRecord& r) {
@@ -69,6 +97,20 @@ std::string steps_words(const json& steps) { return steps.is_number() ? std::to_
 
 std::string percent(double share) { return std::to_string(static_cast<int>(std::lround(share * 100))) + "%"; }
 
+// Node-seconds in node-hours, whole ("400 node-hours"; "<1 node-hour" below one).
+std::string node_hours(const json& node_seconds) {
+  const double hours = node_seconds.get<double>() / 3600;
+  return hours < 0.5 ? "<1 node-hour" : std::to_string(std::lround(hours)) + " node-hours";
+}
+
+// Why the cluster's accounting history gave no MTBF, as a clause (" (...)"); "" when it was not asked.
+std::string accounting_words(const json& mtbf) {
+  if (mtbf.contains("accounting_error")) return " (the cluster's accounting was not read: " + mtbf["accounting_error"].get<std::string>() + ")";
+  if (mtbf.contains("node_failures"))
+    return " (the cluster's accounting has no node failure either, in " + node_hours(mtbf["node_seconds"]) + " of jobs)";
+  return "";
+}
+
 // The advice sentences from the plan's figures.
 std::vector<std::string> advice(const json& p) {
   std::vector<std::string> out;
@@ -78,14 +120,16 @@ std::vector<std::string> advice(const json& p) {
   const auto& mtbf = in["mtbf"];
   if (!number(in["save_seconds"])) out.push_back("no save measured yet: the interval advice waits for one (a heartbeat `saving` phase)");
   else if (!number(mtbf["seconds"]))
-    out.push_back("no failure rate known: pass --mtbf (the cluster's mean time between failures of a job this wide)");
+    out.push_back("no failure rate known" + accounting_words(mtbf) +
+                  ": pass --mtbf (the cluster's mean time between failures of a job this wide)");
   if (interval && advised && std::abs(*interval - *advised) > 0.25 * *advised)
     out.push_back("save every " + steps_words(p["advised"]["every_steps"]) + " (about " + human_duration(*advised) +
                   " of compute) instead of every " + steps_words(in["save_every_steps"]) + ": goodput " +
                   percent(p["goodput"]["current"].get<double>()) + " -> " + percent(p["goodput"]["advised"].get<double>()));
   if (mtbf.value("lower_bound", false))
     out.push_back("no failure in " + human_duration(mtbf["exposure"].get<double>()) +
-                  " of running: the MTBF is at least that, so the advised interval is a floor; --mtbf gives the cluster's");
+                  " of running: the MTBF is at least that, so the advised interval is a floor" + accounting_words(mtbf) +
+                  "; --mtbf gives the cluster's");
   const auto& limit = p["time_limit"];
   const bool steps_left = in["steps_left"].is_number() && in["steps_left"].get<long long>() > 0;
   if (steps_left && number(limit["advised"]) && number(limit["configured"]) && limit["advised"].get<double>() < limit["configured"].get<double>())
@@ -98,6 +142,17 @@ std::vector<std::string> advice(const json& p) {
   for (const auto& fs : p["disk"]["file_systems"])
     if (fs["runway"].is_object() && fs["runway"].value("short", false)) out.push_back("disk: " + fs["runway"].value("text", std::string()));
   return out;
+}
+
+// plan_text's MTBF line, without its end: the figure and where it came from.
+std::string mtbf_line(const json& m, int nodes) {
+  const auto dur = [](const json& v) { return v.is_number() ? human_duration(v.get<double>()) : std::string("?"); };
+  const std::string source = m.value("source", std::string("none"));
+  std::string line = "  MTBF " + std::string(m.value("lower_bound", false) ? "at least " : "") + dur(m["seconds"]) + " (" + source + ": ";
+  if (source == "accounting")
+    return line + std::to_string(m["node_failures"].get<int>()) + " node failure(s) in " + node_hours(m["node_seconds"]) +
+           " of the cluster's jobs, for " + std::to_string(nodes) + " node(s))";
+  return line + std::to_string(m["failures"].get<int>()) + " failure(s) in " + dur(m["exposure"]) + " of running)";
 }
 
 }  // namespace
@@ -146,13 +201,18 @@ std::vector<std::string> disk_lines(const json& disk) {
   return out;
 }
 
+bool wants_history(const PlanInputs& in) {
+  if (in.mtbf_given) return false;
+  const json status = status_figures({in.config, in.state, in.records, in.memory, std::nullopt, in.now});
+  return failure_record(spans_of(in, status)).failures == 0;
+}
+
 json plan_json(const PlanInputs& in) {
   const auto& c = in.config;
   const auto pace = pace_figures(in.memory.pace);
   const json status = status_figures({c, in.state, in.records, in.memory, std::nullopt, in.now});
   const long long step = status["step"].is_number() ? status["step"].get<long long>() : 0;
-  const auto spans = attempt_spans(in.state, in.records, step, in.now.wall, running_times(in.state, in.memory, in.now));
-  const auto record = failure_record(spans);
+  const auto record = failure_record(spans_of(in, status));
   const int nodes = c.slurm.nodes.value_or(1);
   json p = {{"campaign", c.name}};
   auto& inputs = p["inputs"];
@@ -164,7 +224,7 @@ json plan_json(const PlanInputs& in) {
   if (const auto every = decide::save_every_steps(in.disk.checkpoint_steps)) inputs["save_every_steps"] = *every;
   const auto interval = decide::save_interval(in.disk.checkpoint_steps, pace.step_p50);
   inputs["interval"] = or_null(interval);
-  inputs["mtbf"] = mtbf_json(in.mtbf_given, record);
+  inputs["mtbf"] = mtbf_json(in, record, nodes);
   inputs["restart"] = restart_json(record);
   const auto mtbf = number(inputs["mtbf"]["seconds"]);
   const double restart = inputs["restart"]["seconds"].get<double>();
@@ -215,11 +275,12 @@ std::string plan_text(const json& p) {
        " (" + std::to_string(in["steps_measured"].get<std::size_t>()) + " samples), a save " + dur(in["save_seconds"]) + " (" +
        std::to_string(in["saves_measured"].get<std::size_t>()) + "), a save every " + steps_words(in["save_every_steps"]) + " (" +
        dur(in["interval"]) + " of compute)\n";
-  const auto& m = in["mtbf"];
-  t += "  MTBF " + std::string(m.value("lower_bound", false) ? "at least " : "") + dur(m["seconds"]) + " (" +
-       m.value("source", std::string("none")) + ": " + std::to_string(m["failures"].get<int>()) + " failure(s) in " +
-       dur(m["exposure"]) + " of running); a restart costs " + dur(in["restart"]["seconds"]) + " (" +
+  t += mtbf_line(in["mtbf"], in["nodes"].get<int>()) + "; a restart costs " + dur(in["restart"]["seconds"]) + " (" +
        in["restart"].value("source", std::string()) + ")\n";
+  if (in["mtbf"].value("source", std::string()) != "accounting") {
+    const auto why = accounting_words(in["mtbf"]);
+    if (!why.empty()) t += "  cluster history unused" + why + "\n";
+  }
   const auto share = [](const json& v) { return v.is_number() ? percent(v.get<double>()) : std::string("?"); };
   t += "  Young/Daly interval: " + dur(p["advised"]["interval"]) + " of compute (" + steps_words(p["advised"]["every_steps"]) +
        "); goodput " + share(p["goodput"]["current"]) + " now, " + share(p["goodput"]["advised"]) + " advised\n";

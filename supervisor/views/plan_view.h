@@ -12,6 +12,7 @@
 #include "config/config.h"
 #include "decide/runway.h"
 #include "observe/pace.h"
+#include "slurm_model/accounting.h"
 #include "state/memory.h"
 #include "state/state.h"
 
@@ -49,10 +50,17 @@ struct PlanInputs {
   DiskFacts disk;
   std::optional<double> mtbf_given;  // --mtbf, seconds
   Clocks now;
+  std::optional<slurm::NodeFailureHistory> history;  // the cluster's accounting over the window asked; nullopt: not had
+  std::string accounting_error;  // why the history was asked and not had ("" when it was had, or not asked)
 };
 
+// True when the MTBF would come from the cluster's accounting history if it had one: no --mtbf and no
+// failure in the campaign's journal (its own figure is then only a lower bound).
+bool wants_history(const PlanInputs& in);
+
 // The plan as JSON (README "mlsup plan"): inputs {step, steps_left, nodes, step_seconds, save_seconds, save_every_steps,
-// interval, mtbf {seconds, source, failures, exposure, lower_bound}, restart {seconds, source, samples}}, advised
+// interval, mtbf {seconds, source, failures, exposure, lower_bound; node_failures, node_seconds where the cluster's
+// history was had; accounting_error where it was asked and not had}, restart {seconds, source, samples}}, advised
 // {interval, every_steps}, goodput {current, advised}, to_target {current, advised: {wall, node_hours}}, time_limit
 // {configured, advised, limits_left}, signal_lead {configured, auto, needed, advised}, disk, advice [sentences].
 nlohmann::json plan_json(const PlanInputs& in);

@@ -111,6 +111,28 @@ check "completion without target.steps: completed from accounting" test "$(ended
 check "completion: the campaign is done (0), not rerun" test "$(on complete status_field exit_code):$(on complete sbatch_count)" = "0:1"
 scenario_done
 
+scenario "mlsup plan: a campaign with no failure reads the cluster's node failures from accounting"
+# The plan's inputs.mtbf of campaign NAME (through CONFIG, default its own), printed, and whether EXPR (Python,
+# over m) holds of it: plan_mtbf NAME CONFIG EXPR.
+plan_mtbf() {
+  local out="$T/$1/plan.json"
+  on "$1" timeout -s KILL 30 "$MLSUP" plan "$2" --json >"$out" 2>"$out.err"
+  /usr/bin/python3 -c 'import json, sys; m = json.load(open(sys.argv[1]))["inputs"]["mtbf"]; print(json.dumps(m)); sys.exit(0 if eval(sys.argv[2]) else 1)' "$out" "$3"
+}
+# The same config on the command-line backend (the same state folder: the config's own folder and name).
+sed 's/^slurm: {/slurm: {backend: cli, /' "${CONF_OF[complete]}" >"$T/complete/cli.yaml"
+# The suite's jobs so far ended in seconds each (the crash's ran 2 s); none ended NODE_FAIL: the history is read
+# and not used (the campaign's own figure stays, a lower bound or none).
+HAD='m.get("node_seconds", 0) > 0 and m.get("node_failures") == 0 and "accounting_error" not in m and m["source"] != "accounting"'
+check "plan (libslurm): the history's node-seconds and no node failure; the campaign's figure stays" \
+  plan_mtbf complete "${CONF_OF[complete]}" "$HAD"
+check "plan (cli: sacct -a): the same" plan_mtbf complete "$T/complete/cli.yaml" "$HAD"
+check "plan with a failure in the journal (crash): the campaign's MTBF, accounting not asked" \
+  plan_mtbf crash "${CONF_OF[crash]}" 'm["source"] == "campaign" and not m["lower_bound"] and "node_seconds" not in m'
+check "plan without accounting: accounting_error says why" \
+  plan_mtbf record "${CONF_OF[record]}" 'm.get("accounting_error") == "the site keeps no accounting" and m["lower_bound"]'
+scenario_done
+
 scenario "the next ticks, without accounting"
 declare -A TICK_RC
 for n in record unknown held; do tick "$n"; TICK_RC[$n]=$?; echo "tick of $n exited ${TICK_RC[$n]}"; done

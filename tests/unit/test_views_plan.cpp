@@ -88,3 +88,104 @@ TEST_CASE("plan: a journal with one failure, 20 s saves, 1 s steps and a checkpo
     CHECK(none["advice"][0].get<std::string>().find("no save measured") != std::string::npos);
   }
 }
+
+namespace {
+
+// A campaign whose attempt 1 was submitted at 1010 and runs, with no failure yet.
+std::vector<engine::JournalRecord> no_failure() {
+  return {
+      {1000, "campaign", {{"id", "c1"}}},
+      {1000, "submit-intent", {{"attempt", 1}, {"tag", "mlsup:t:c1:1"}, {"resume_from", ""}, {"resume_step", 0}}},
+      {1010, "submitted", {{"attempt", 1}, {"job_id", 101}}},
+  };
+}
+
+// True when one of the plan's advice sentences holds text.
+bool advises(const nlohmann::json& plan, const std::string& text) {
+  for (const auto& a : plan["advice"])
+    if (a.get<std::string>().find(text) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("plan: the MTBF's sources in order: --mtbf, the campaign's failures, the cluster's accounting, a lower bound") {
+  config::Config c;
+  c.name = "t";
+  c.target_steps = 10000;
+  c.slurm.nodes = 4;
+  engine::Memory m;
+  m.pace.steps = std::vector<double>(30, 1.0);
+  m.pace.saves = {20, 20, 20};
+  engine::DiskFacts disk;
+  disk.checkpoint_steps = {1000, 2000, 3000};
+  const engine::Clocks now{8300, 8300, "c"};
+  const auto quiet = no_failure();
+  const auto quiet_state = engine::replay(quiet);
+  const slurm::NodeFailureHistory four{.available = true, .node_seconds = 400 * 3600.0, .node_failures = 4};
+
+  SUBCASE("no failure in the journal: 4 node failures in 400 node-hours give a 4-node job 25 h") {
+    engine::PlanInputs in{c, quiet_state, quiet, m, disk, std::nullopt, now, four};
+    CHECK(engine::wants_history(in));
+    const auto p = engine::plan_json(in);
+    const auto& mtbf = p["inputs"]["mtbf"];
+    CHECK(mtbf["source"] == "accounting");
+    CHECK(mtbf["seconds"].get<double>() == Approx(25 * 3600.0));
+    CHECK(mtbf["lower_bound"] == false);
+    CHECK(mtbf["node_failures"] == 4);
+    CHECK(mtbf["node_seconds"].get<double>() == Approx(400 * 3600.0));
+    CHECK_FALSE(mtbf.contains("accounting_error"));
+    CHECK(p["advised"]["interval"].get<double>() == Approx(std::sqrt(2 * 20 * 25 * 3600.0)));
+    CHECK(engine::plan_text(p).find("MTBF 1d01h (accounting: 4 node failure(s) in 400 node-hours") != std::string::npos);
+  }
+  SUBCASE("without slurm.nodes the job is one node wide") {
+    c.slurm.nodes.reset();
+    const auto p = engine::plan_json({c, quiet_state, quiet, m, disk, std::nullopt, now, four});
+    CHECK(p["inputs"]["mtbf"]["seconds"].get<double>() == Approx(100 * 3600.0));
+  }
+  SUBCASE("a campaign failure wins over the accounting") {
+    const auto records = one_failure();
+    const auto s = engine::replay(records);
+    engine::PlanInputs in{c, s, records, m, disk, std::nullopt, now, four};
+    CHECK_FALSE(engine::wants_history(in));
+    const auto p = engine::plan_json(in);
+    CHECK(p["inputs"]["mtbf"]["source"] == "campaign");
+    CHECK(p["inputs"]["mtbf"]["seconds"].get<double>() == Approx(7230));
+  }
+  SUBCASE("--mtbf wins over both, and the accounting is not wanted") {
+    engine::PlanInputs in{c, quiet_state, quiet, m, disk, 6 * 3600.0, now, four};
+    CHECK_FALSE(engine::wants_history(in));
+    const auto p = engine::plan_json(in);
+    CHECK(p["inputs"]["mtbf"]["source"] == "given");
+    CHECK_FALSE(p["inputs"]["mtbf"].contains("node_failures"));
+  }
+  SUBCASE("a history without node failures leaves the campaign's lower bound, and the advice says so") {
+    const slurm::NodeFailureHistory none{.available = true, .node_seconds = 50 * 3600.0, .node_failures = 0};
+    const auto p = engine::plan_json({c, quiet_state, quiet, m, disk, std::nullopt, now, none});
+    const auto& mtbf = p["inputs"]["mtbf"];
+    CHECK(mtbf["source"] == "campaign");
+    CHECK(mtbf["lower_bound"] == true);
+    CHECK(mtbf["seconds"].get<double>() == Approx(8300 - 1010));
+    CHECK(mtbf["node_failures"] == 0);
+    CHECK(advises(p, "the cluster's accounting has no node failure either, in 50 node-hours"));
+  }
+  SUBCASE("a site without accounting, or one that did not answer: the lower bound, and why") {
+    const auto off = engine::plan_json({c, quiet_state, quiet, m, disk, std::nullopt, now, slurm::NodeFailureHistory{}});
+    CHECK(off["inputs"]["mtbf"]["source"] == "campaign");
+    CHECK(off["inputs"]["mtbf"]["accounting_error"] == "the site keeps no accounting");
+    engine::PlanInputs in{c, quiet_state, quiet, m, disk, std::nullopt, now};
+    in.accounting_error = "Slurm did not answer within 5s";
+    const auto late = engine::plan_json(in);
+    CHECK(late["inputs"]["mtbf"]["lower_bound"] == true);
+    CHECK(late["inputs"]["mtbf"]["accounting_error"] == "Slurm did not answer within 5s");
+    CHECK(advises(late, "the cluster's accounting was not read: Slurm did not answer within 5s"));
+    CHECK(engine::plan_text(late).find("cluster history unused (the cluster's accounting was not read: Slurm did not answer") !=
+          std::string::npos);
+  }
+  SUBCASE("not asked (the report's plan): no accounting fields") {
+    const auto p = engine::plan_json({c, quiet_state, quiet, m, disk, std::nullopt, now});
+    CHECK(p["inputs"]["mtbf"]["lower_bound"] == true);
+    CHECK_FALSE(p["inputs"]["mtbf"].contains("accounting_error"));
+    CHECK_FALSE(p["inputs"]["mtbf"].contains("node_failures"));
+  }
+}
