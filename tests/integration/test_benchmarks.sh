@@ -2,8 +2,8 @@
 # The benchmarks' short runs: each script of benchmarks/ that measures on a live cluster runs here
 # with small figures, under a hard limit, and must finish and print its whole table. A benchmark
 # is a measurement, not a timed test: the figures are printed, not held to targets (the long runs
-# and their figures are in the README). chaos.sh and many-campaigns.sh have theirs in test_chaos
-# and test_many.
+# and their figures are in the README). chaos.sh, many-campaigns.sh and long-save.sh have theirs in
+# test_chaos, test_many and test_long_save.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 require_cluster
@@ -61,17 +61,5 @@ bench hang.sh 240 --trials 2
 check "hang: exits 0" [ "$RC" -eq 0 ]
 check "hang: a hang found and replaced" has_line "^1 +hang +- +$num +$num$"
 check "hang: a power loss found and replaced" has_line "^2 +power-loss +[^ ]+ +$num +$num$"
-
-bench long-save.sh 600 --save-seconds 4
-check "long-save: exits 0" [ "$RC" -eq 0 ]
-for case in cancel pausenow window timelimit-1 timelimit-2; do
-  check "long-save: $case kept its save (a newer complete checkpoint at the job's end), no job cancelled, its wall time" \
-    has_line "^$case +(-|[0-9]+) +[0-9]+ +yes +0 +-?[0-9]+ +[a-z_]+ +[0-9]+ +$num$"
-done
-check "long-save: cancel stopped the campaign, the run exited 16" has_line "^cancel .* stop +16 +$num$"
-check "long-save: the time limits ended before the limit (the save at the pre-timeout signal)" \
-  [ "$(echo "$OUT" | grep -cE "^timelimit-[12] .* yes +0 +-[0-9]+ ")" -eq 2 ]
-check "long-save: attempt 2's lead was sized from attempt 1's measured save (1.5 x (4 s + 0.1 s) + 60 s), not the configured 90 s" \
-  has_line "attempt 2's lead (6[2-9]|7[0-9]) s"
 
 finish
