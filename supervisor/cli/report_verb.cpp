@@ -36,11 +36,17 @@ std::string gate_words(const json& view) {
   return util::string_field(view["set"], "gate") + " " + util::string_field(view["set"], "gate_reason");
 }
 
-// `mlsup plan`'s advice for the campaign now.
-std::vector<std::string> advice_of(const config::Config& c, const store::StoredCampaign& stored, const engine::Clocks& clocks) {
-  const auto plan = engine::plan_json({c, stored.journal.state, stored.journal.records, stored.memory,
-                                       engine::disk_facts(c, stored.memory), std::nullopt, clocks});
-  return plan["advice"].get<std::vector<std::string>>();
+// `mlsup plan` of the campaign now (its advice, its runway; the cluster's accounting is not asked).
+json plan_of(const config::Config& c, const store::StoredCampaign& stored, const engine::Clocks& clocks) {
+  return engine::plan_json({c, stored.journal.state, stored.journal.records, stored.memory,
+                            engine::disk_facts(c, stored.memory), std::nullopt, clocks});
+}
+
+// The checkpoint file system's runway in words, from a plan; "" when none was worked out.
+std::string runway_of(const json& plan) {
+  for (const auto& fs : plan["disk"]["file_systems"])
+    if (fs["runway"].is_object()) return fs["runway"].value("text", std::string());
+  return "";
 }
 
 // One campaign's facts over the window, from what `status` reads of it at the same clocks.
@@ -48,11 +54,12 @@ report::RunFacts facts_of(const config::Config& c, const std::string& file, cons
                           const engine::Clocks& clocks) {
   const auto stored = store::read_campaign(c, clocks, true);
   const json view = status_json(c, stored, clocks);
+  const json plan = plan_of(c, stored, clocks);
   const report::RunInput in{.run = c.name, .config = file, .state = stored.journal.state, .records = stored.journal.records,
                             .current_step = view["step"].is_number_integer() ? view["step"].get<long long>() : -1,
                             .state_name = util::string_field(view, "state"),
                             .job_state = util::string_field(view, "job_state"), .gate = gate_words(view),
-                            .advice = advice_of(c, stored, clocks)};
+                            .advice = plan["advice"].get<std::vector<std::string>>(), .runway = runway_of(plan)};
   return report::run_facts(in, w);
 }
 

@@ -75,7 +75,7 @@ json run_json(const RunFacts& r) {
   json j = {{"run", r.run}, {"config", r.config}, {"state", r.state}, {"now", r.now},
             {"step", r.step >= 0 ? json(r.step) : json(nullptr)}, {"steps_gained", r.steps_gained},
             {"recomputed_steps", r.recomputed}, {"failures", r.failures}, {"lost_to_failures", r.lost},
-            {"time", r.time}, {"advice", r.advice}, {"attempts", json::array()}, {"exclusions", json::array()}};
+            {"time", r.time}, {"advice", r.advice}, {"runway", r.runway}, {"attempts", json::array()}, {"exclusions", json::array()}};
   for (const auto& a : r.attempts) j["attempts"].push_back(attempt_json(a));
   for (const auto& e : r.exclusions)
     j["exclusions"].push_back({{"node", e.node}, {"attempt", e.attempt > 0 ? json(e.attempt) : json(nullptr)},
@@ -110,6 +110,7 @@ RunFacts run_facts(const RunInput& in, const Window& w) {
   out.now = now_words(in, out.step);
   out.time = engine::time_figures(spans, in.records, w.until);
   out.advice = in.advice;
+  out.runway = in.runway;
   return out;
 }
 

@@ -30,6 +30,7 @@ struct RunInput {
   std::string job_state;        // the current job's state as the last pass saw it ("": unknown)
   std::string gate;             // a set's gate on the run, in words ("": none holds it back)
   std::vector<std::string> advice;  // `mlsup plan`'s advice for it now
+  std::string runway;               // its checkpoint file system's runway in words ("": not measured)
 };
 
 // One attempt as the report tells it.
@@ -71,6 +72,7 @@ struct RunFacts {
   double lost = 0;                // the seconds their failures lost
   nlohmann::json time;            // status's "time" figures (the whole campaign): began, elapsed, useful, goodput, ...
   std::vector<std::string> advice;  // `mlsup plan`'s advice (the checkpoint interval, the time limit, the disk runway)
+  std::string runway;               // the checkpoint file system's runway in words ("": not measured)
 };
 
 struct Report {

@@ -54,6 +54,7 @@ std::string run_section(const RunFacts& run) {
                 {decimal(a.lost, 1), true}},
                a.failure ? "failure" : "");
   out += "</table>\n";
+  if (!run.runway.empty()) out += "<p>Disk: " + escape_xml(run.runway) + "</p>\n";
   if (!run.advice.empty()) {
     out += "<p>Advice (<code>mlsup plan</code>):</p>\n<ul>\n";
     for (const auto& a : run.advice) out += "<li>" + escape_xml(a) + "</li>\n";

@@ -55,10 +55,13 @@ std::string render_markdown(const Report& r) {
   out += "\n## Runs\n\n" + table(kRunColumns, runs);
   out += "\n## Attempts\n\n" + table(kAttemptColumns, attempts);
   out += "\n## Exclusions\n\n" + table(kExclusionColumns, exclusions);
-  std::string advice;
-  for (const auto& run : r.runs)
+  std::string advice, runways;
+  for (const auto& run : r.runs) {
     for (const auto& a : run.advice) advice += "- " + run.run + ": " + a + "\n";
+    runways += "- " + run.run + ": " + (run.runway.empty() ? std::string("not measured") : run.runway) + "\n";
+  }
   out += "\n## Advice (`mlsup plan`)\n\n" + (advice.empty() ? std::string("None.\n") : advice);
+  out += "\n## Disk runway\n\n" + runways;
   return out;
 }
 

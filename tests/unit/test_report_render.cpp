@@ -170,10 +170,11 @@ TEST_CASE("report summary: one line for the notification channels, a run that ha
   CHECK(summary_line({.window = {0, 60}}) == "1970-01-01T00:00:00Z to 1970-01-01T00:01:00Z: no run");
 }
 
-TEST_CASE("report: each run's advice from `mlsup plan` is in the Markdown, the HTML (escaped) and the JSON") {
+TEST_CASE("report: each run's advice and disk runway from `mlsup plan` are in the Markdown, the HTML (escaped) and the JSON") {
   auto r = two_runs();
   r.runs[0].advice = {"save every 313 steps (about 16s of compute) instead of every 40 steps: goodput 45% -> 70%"};
   r.runs[1].advice = {"disk: no room for the next checkpoint (1.0 GB) on /scratch/<x>"};
+  r.runs[0].runway = "runway 14h00m on /scratch at a 1.0 GB checkpoint every 30m";
   const auto md = render_markdown(r);
   CHECK(md.find("## Advice (`mlsup plan`)\n\n- a|b: save every 313 steps") != std::string::npos);
   CHECK(md.find("- <second & \"x\">: disk: no room") != std::string::npos);
@@ -181,6 +182,10 @@ TEST_CASE("report: each run's advice from `mlsup plan` is in the Markdown, the H
   CHECK(html.find("<li>save every 313 steps") != std::string::npos);
   CHECK(html.find("/scratch/&lt;x&gt;</li>") != std::string::npos);
   CHECK(to_json(r)["runs"][0]["advice"][0] == r.runs[0].advice[0]);
+  CHECK(md.find("## Disk runway\n\n- a|b: runway 14h00m on /scratch") != std::string::npos);
+  CHECK(md.find("- <second & \"x\">: not measured\n") != std::string::npos);
+  CHECK(html.find("<p>Disk: runway 14h00m on /scratch") != std::string::npos);
+  CHECK(to_json(r)["runs"][0]["runway"] == r.runs[0].runway);
   r.runs[0].advice.clear();
   r.runs[1].advice.clear();
   CHECK(render_markdown(r).find("## Advice (`mlsup plan`)\n\nNone.\n") != std::string::npos);
