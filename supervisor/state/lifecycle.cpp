@@ -116,7 +116,8 @@ std::string what_happens(const CampaignState& s, const Request& r) {
     case Verb::Cancel:
       return std::string("the campaign ends now: ") +
              (live ? "its training is asked through the kill switch to save and exit, and its job is cancelled "
-                     "(a queued one at once, a running one after a grace of 60 s)"
+                     "(a queued one at once; a running one once it has exited, or after policy.stop_grace, longer when its "
+                     "saves were measured longer, never while its heartbeat says it saves)"
                    : "it has no job in Slurm");
   }
   return "";
