@@ -15,63 +15,37 @@ using doctest::Approx;
 
 namespace {
 
-// A campaign whose attempt 1 was submitted at 1010 and runs, with no failure yet.
-std::vector<engine::JournalRecord> no_failure() {
+// A campaign whose attempt 1 stepped from 1060 to 4600 and failed at 4610 (step 3600, one node blamed), and whose
+// attempt 2 resumes from step 3000 (submitted at 4620) and runs at 8300.
+std::vector<engine::JournalRecord> one_failure() {
   return {
       {1000, "campaign", {{"id", "c1"}}},
       {1000, "submit-intent", {{"attempt", 1}, {"tag", "mlsup:t:c1:1"}, {"resume_from", ""}, {"resume_step", 0}}},
       {1010, "submitted", {{"attempt", 1}, {"job_id", 101}}},
-  };
-}
-
-// That campaign's attempt 1 stepped from 1060 to 4600 and failed at 4610 (step 3600, one node blamed); attempt 2
-// resumes from step 3000 (submitted at 4620) and runs at 8300.
-std::vector<engine::JournalRecord> one_failure() {
-  auto records = no_failure();
-  records.insert(records.end(), {
       {4610, "ended", {{"attempt", 1}, {"job_id", 101}, {"class", "failed"}, {"step", 3600}, {"nodes", "n1"},
                        {"action", "resubmit"}, {"reason", "the training failed"}, {"first_step_at", 1060},
                        {"last_progress_at", 4600}}},
       {4610, "submit-intent", {{"attempt", 2}, {"tag", "mlsup:t:c1:2"}, {"resume_from", "ck/step-3000"}, {"resume_step", 3000}}},
       {4620, "submitted", {{"attempt", 2}, {"job_id", 102}}},
-  });
-  return records;
-}
-
-// What the campaign measured: 1 s steps (30 of them), 20 s saves (3).
-engine::Memory measured() {
-  engine::Memory m;
-  m.pace.steps = std::vector<double>(30, 1.0);
-  m.pace.saves = {20, 20, 20};
-  return m;
-}
-
-// Complete checkpoints every 1000 steps.
-engine::DiskFacts every_1000_steps() {
-  engine::DiskFacts disk;
-  disk.checkpoint_steps = {1000, 2000, 3000};
-  return disk;
-}
-
-// A 4-node campaign with a target of 10,000 steps.
-config::Config four_nodes() {
-  config::Config c;
-  c.name = std::string(1, 't');
-  c.target_steps = 10000;
-  c.slurm.nodes = 4;
-  return c;
+  };
 }
 
 }  // namespace
 
 TEST_CASE("plan: a journal with one failure, 20 s saves, 1 s steps and a checkpoint every 1000 steps") {
-  auto c = four_nodes();
+  config::Config c;
+  c.name = std::string(1, 't');
+  c.target_steps = 10000;
+  c.slurm.nodes = 4;
   c.slurm.time_limit = config::Seconds{4 * 3600};
   c.slurm.signal_lead = {config::Seconds{300}, false};
   const auto records = one_failure();
   const auto s = engine::replay(records);
-  auto m = measured();
-  const auto disk = every_1000_steps();
+  engine::Memory m;
+  m.pace.steps = std::vector<double>(30, 1.0);
+  m.pace.saves = {20, 20, 20};
+  engine::DiskFacts disk;
+  disk.checkpoint_steps = {1000, 2000, 3000};
   const engine::Clocks now{8300, 8300, "c"};
 
   const auto p = engine::plan_json({c, s, records, m, disk, std::nullopt, now});
@@ -117,6 +91,15 @@ TEST_CASE("plan: a journal with one failure, 20 s saves, 1 s steps and a checkpo
 
 namespace {
 
+// A campaign whose attempt 1 was submitted at 1010 and runs, with no failure yet.
+std::vector<engine::JournalRecord> no_failure() {
+  return {
+      {1000, "campaign", {{"id", "c1"}}},
+      {1000, "submit-intent", {{"attempt", 1}, {"tag", "mlsup:t:c1:1"}, {"resume_from", ""}, {"resume_step", 0}}},
+      {1010, "submitted", {{"attempt", 1}, {"job_id", 101}}},
+  };
+}
+
 // True when one of the plan's advice sentences holds text.
 bool advises(const nlohmann::json& plan, const std::string& text) {
   for (const auto& a : plan["advice"])
@@ -127,9 +110,15 @@ bool advises(const nlohmann::json& plan, const std::string& text) {
 }  // namespace
 
 TEST_CASE("plan: the MTBF's sources in order: --mtbf, the campaign's failures, the cluster's accounting, a lower bound") {
-  auto c = four_nodes();
-  const auto m = measured();
-  const auto disk = every_1000_steps();
+  config::Config c;
+  c.name = "t";
+  c.target_steps = 10000;
+  c.slurm.nodes = 4;
+  engine::Memory m;
+  m.pace.steps = std::vector<double>(30, 1.0);
+  m.pace.saves = {20, 20, 20};
+  engine::DiskFacts disk;
+  disk.checkpoint_steps = {1000, 2000, 3000};
   const engine::Clocks now{8300, 8300, "c"};
   const auto quiet = no_failure();
   const auto quiet_state = engine::replay(quiet);
