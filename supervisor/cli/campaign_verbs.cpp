@@ -312,11 +312,6 @@ std::string gate_words(const json& j) {
 }  // namespace
 
 json status_json(const config::Config& c, const store::StoredCampaign& stored, const engine::Clocks& clocks) {
-  return status_json(c, stored, clocks, engine::disk_facts(c, stored.memory));
-}
-
-json status_json(const config::Config& c, const store::StoredCampaign& stored, const engine::Clocks& clocks,
-                 const engine::DiskFacts& disk) {
   const auto& s = stored.journal.state;
   json j = {{"campaign", c.name}, {"state_dir", c.state_dir}, {"attempts", s.attempts.size()},
             {"campaign_id", s.campaign_id.empty() ? json(nullptr) : json(s.campaign_id)}};
@@ -335,7 +330,7 @@ json status_json(const config::Config& c, const store::StoredCampaign& stored, c
   stored_job(j, stored, now);
   j.update(engine::status_figures({c, s, stored.journal.records, stored.memory, newest_checkpoint(c), clocks}));
   live_step(j, c, stored, now);
-  j["disk"] = engine::disk_json(c, engine::pace_figures(stored.memory.pace), disk);
+  j["disk"] = engine::disk_json(c, engine::pace_figures(stored.memory.pace), engine::disk_facts(c, stored.memory));
   j["history"] = history_json(s);
   j["exclusions"] = exclusions_json(s, now);
   if (!c.set_file.empty()) j["set"] = set_json(c);

@@ -10,7 +10,6 @@
 #include "supervise/loop.h"
 #include "state/state.h"
 #include "store/read_campaign.h"
-#include "views/plan_view.h"
 
 namespace mlsup::cli {
 
@@ -27,9 +26,6 @@ int status_verb(const std::string& config_path, bool json);
 // server_clock false, the lease's expiry is compared with this host's clock and nothing is written), its
 // ages and figures taken at the clocks given.
 nlohmann::json status_json(const config::Config& c, const store::StoredCampaign& stored, const engine::Clocks& now);
-// The same with the disk runway's facts already measured (engine::disk_facts).
-nlohmann::json status_json(const config::Config& c, const store::StoredCampaign& stored, const engine::Clocks& now,
-                           const engine::DiskFacts& disk);
 // With several configs and folders: one line per campaign (--json: an array of the full views, each
 // with its "config"); one config alone: its full view.
 int status_verb(const std::vector<std::string>& sources, bool json);

@@ -9,8 +9,6 @@
 #include <map>
 #include <thread>
 
-#include "campaign/disk_facts.h"
-#include "campaign/observer.h"
 #include "cli/campaign_verbs.h"
 #include "cli/exit_codes.h"
 #include "cli/status_now.h"
@@ -60,8 +58,6 @@ struct Watched {
   std::optional<config::Config> config;
   json view;
   std::optional<long long> job;
-  std::optional<engine::DiskFacts> disk;  // the disk runway's facts, measured at most every kDiskLookEvery
-  double disk_at = 0;                     // mono: when
 };
 
 // The screen's lines for the campaigns: the full status of one, a line each of several; a live line under each.
@@ -153,7 +149,7 @@ int status_watch(const std::vector<std::string>& sources, const WatchOptions& op
       for (const auto& e : c.error()) std::cerr << e.str() << "\n";
       code = kBadInput;
     }
-    all.push_back({file, c ? std::optional(*c) : std::nullopt, json(), std::nullopt, std::nullopt, 0});
+    all.push_back({file, c ? std::optional(*c) : std::nullopt, json(), std::nullopt});
   }
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
@@ -166,9 +162,7 @@ int status_watch(const std::vector<std::string>& sources, const WatchOptions& op
     for (auto& w : all) {
       if (!w.config) continue;
       const auto stored = store::read_campaign(*w.config, now, false);
-      if (!w.disk || now.mono - w.disk_at >= engine::kDiskLookEvery)  // statvfs and a scan: not every refresh
-        w.disk = engine::disk_facts(*w.config, stored.memory), w.disk_at = now.mono;
-      w.view = status_json(*w.config, stored, now, *w.disk);
+      w.view = status_json(*w.config, stored, now);
       const auto id = open_job(stored);
       w.job = id ? std::optional<long long>(static_cast<long long>(*id)) : std::nullopt;
       if (w.job) ids.push_back(*w.job);
