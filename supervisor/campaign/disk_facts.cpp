@@ -8,10 +8,6 @@
 
 namespace mlsup::engine {
 
-decide::DiskUse as_disk_use(const edges::DiskUsage& use) {
-  return {use.path, use.bytes_percent, use.inodes_percent, use.free_bytes, use.free_inodes, use.device};
-}
-
 DiskFacts disk_facts(const config::Config& c, const Memory& memory) {
   DiskFacts facts;
   const std::pair<const char*, std::string> folders[] = {
@@ -22,7 +18,9 @@ DiskFacts disk_facts(const config::Config& c, const Memory& memory) {
     auto same = std::find_if(facts.file_systems.begin(), facts.file_systems.end(),
                              [&](const FileSystemSeen& f) { return f.use.device == use->device; });
     if (same == facts.file_systems.end()) {
-      facts.file_systems.push_back({as_disk_use(*use), {}});
+      facts.file_systems.push_back({decide::DiskUse{use->path, use->bytes_percent, use->inodes_percent, use->free_bytes,
+                                                    use->free_inodes, use->device},
+                                    {}});
       same = facts.file_systems.end() - 1;
     }
     same->roles.emplace_back(role);

@@ -2,14 +2,10 @@
 // What the disk runway is worked out from, measured now: the file systems a campaign writes (its checkpoints,
 // its state, its heartbeats), its complete checkpoints' steps and the newest one's size.
 #include "config/config.h"
-#include "edges/disk_use.h"
 #include "state/memory.h"
 #include "views/plan_view.h"
 
 namespace mlsup::engine {
-
-// statvfs's figures as the pure core reads them.
-decide::DiskUse as_disk_use(const edges::DiskUsage& use);
 
 // The complete checkpoints' steps and the newest one's size: memory's when it measured that one, else walked now;
 // sized names the checkpoint measured ("" when there is none).

@@ -203,7 +203,7 @@ std::optional<decide::DiskUse> Observer::look_at_disk(const CampaignState& s) {
   if (edges_.disk) return edges_.disk(config_.checkpoint.dir);
   const auto use = edges::disk_usage(config_.checkpoint.dir);
   if (!use) return std::nullopt;
-  return as_disk_use(*use);
+  return decide::DiskUse{use->path, use->bytes_percent, use->inodes_percent, use->free_bytes, use->free_inodes, use->device};
 }
 
 void Observer::look_at_runway(World& w) const {

@@ -51,7 +51,7 @@ void disk_use_facts(const config::Config& c, const engine::Memory& memory, Check
     f.disk_error = use.error().str();
     return;
   }
-  f.disk = engine::as_disk_use(*use);
+  f.disk = engine::DiskUse{use->path, use->bytes_percent, use->inodes_percent, use->free_bytes, use->free_inodes, use->device};
   const auto in = engine::runway_inputs(c, engine::pace_figures(memory.pace), engine::disk_facts(c, memory));
   f.runway = decide::runway(*f.disk, in);
   f.runway_text = decide::runway_text(*f.runway, *f.disk, in);

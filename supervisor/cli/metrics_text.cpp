@@ -7,7 +7,6 @@
 
 #include "decide/classes.h"
 #include "state/lifecycle.h"
-#include "views/plan_view.h"
 
 namespace mlsup::cli {
 namespace {
@@ -35,8 +34,13 @@ Figure live_exclusions(const json& v) {
   return n;
 }
 
-// The checkpoint file system's entry in the view's disk; nullptr when there is none.
-const json* checkpoint_fs(const json& v) { return v.is_object() && v.contains("disk") ? engine::checkpoint_fs(v["disk"]) : nullptr; }
+// The checkpoint file system's entry in the view's disk (the one with a runway); nullptr when there is none.
+const json* checkpoint_fs(const json& v) {
+  if (!v.contains("disk") || !v["disk"].is_object() || !v["disk"].contains("file_systems")) return nullptr;
+  for (const auto& fs : v["disk"]["file_systems"])
+    if (fs.is_object() && fs.contains("runway") && fs["runway"].is_object()) return &fs;
+  return nullptr;
+}
 
 // The checkpoint file system's runway in seconds: 0 without room for the next save; nullopt when the campaign does not
 // fill it (retention holds it steady) or it is not known yet.

@@ -37,24 +37,24 @@ std::string gate_words(const json& view) {
 }
 
 // `mlsup plan` of the campaign now (its advice, its runway; the cluster's accounting is not asked).
-json plan_of(const config::Config& c, const store::StoredCampaign& stored, const engine::DiskFacts& disk,
-             const engine::Clocks& clocks) {
-  return engine::plan_json({c, stored.journal.state, stored.journal.records, stored.memory, disk, std::nullopt, clocks});
+json plan_of(const config::Config& c, const store::StoredCampaign& stored, const engine::Clocks& clocks) {
+  return engine::plan_json({c, stored.journal.state, stored.journal.records, stored.memory,
+                            engine::disk_facts(c, stored.memory), std::nullopt, clocks});
 }
 
 // The checkpoint file system's runway in words, from a plan; "" when none was worked out.
 std::string runway_of(const json& plan) {
-  const json* fs = engine::checkpoint_fs(plan["disk"]);
-  return fs ? (*fs)["runway"].value("text", std::string()) : "";
+  for (const auto& fs : plan["disk"]["file_systems"])
+    if (fs["runway"].is_object()) return fs["runway"].value("text", std::string());
+  return "";
 }
 
 // One campaign's facts over the window, from what `status` reads of it at the same clocks.
 report::RunFacts facts_of(const config::Config& c, const std::string& file, const report::Window& w,
                           const engine::Clocks& clocks) {
   const auto stored = store::read_campaign(c, clocks, true);
-  const auto disk = engine::disk_facts(c, stored.memory);  // measured once, for status's view and the plan
-  const json view = status_json(c, stored, clocks, disk);
-  const json plan = plan_of(c, stored, disk, clocks);
+  const json view = status_json(c, stored, clocks);
+  const json plan = plan_of(c, stored, clocks);
   const report::RunInput in{.run = c.name, .config = file, .state = stored.journal.state, .records = stored.journal.records,
                             .current_step = view["step"].is_number_integer() ? view["step"].get<long long>() : -1,
                             .state_name = util::string_field(view, "state"),

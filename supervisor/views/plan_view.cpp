@@ -139,8 +139,8 @@ std::vector<std::string> advice(const json& p) {
                   " more time limits to the target, each a restart: the partition's longest slurm.time saves them");
   if (p["signal_lead"]["warning"].is_string() && !p["signal_lead"]["warning"].get<std::string>().empty())
     out.push_back(p["signal_lead"]["warning"].get<std::string>());
-  if (const json* fs = checkpoint_fs(p["disk"]); fs && (*fs)["runway"].value("short", false))
-    out.push_back("disk: " + (*fs)["runway"].value("text", std::string()));
+  for (const auto& fs : p["disk"]["file_systems"])
+    if (fs["runway"].is_object() && fs["runway"].value("short", false)) out.push_back("disk: " + fs["runway"].value("text", std::string()));
   return out;
 }
 
@@ -183,13 +183,6 @@ json disk_json(const config::Config& c, const PaceFigures& pace, const DiskFacts
     j["file_systems"].push_back(std::move(f));
   }
   return j;
-}
-
-const json* checkpoint_fs(const json& disk) {
-  if (!disk.is_object() || !disk.contains("file_systems")) return nullptr;
-  for (const auto& fs : disk["file_systems"])
-    if (fs.is_object() && fs.contains("runway") && fs["runway"].is_object()) return &fs;
-  return nullptr;
 }
 
 std::vector<std::string> disk_lines(const json& disk) {

@@ -39,9 +39,6 @@ decide::RunwayInputs runway_inputs(const config::Config& c, const PaceFigures& p
 // free_bytes, free_inodes, bytes_percent, inodes_percent, runway: {state, seconds, inodes, short, text}}]}.
 nlohmann::json disk_json(const config::Config& c, const PaceFigures& pace, const DiskFacts& disk);
 
-// The checkpoint file system's entry of a disk_json (the one with a runway); nullptr when there is none.
-const nlohmann::json* checkpoint_fs(const nlohmann::json& disk);
-
 // One line per file system for status's text ("disk: runway 14h on /scratch at ...").
 std::vector<std::string> disk_lines(const nlohmann::json& disk);
 
