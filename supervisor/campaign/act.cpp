@@ -216,18 +216,38 @@ util::Result<void> Actor::act(const CampaignState&, const intent::PendingAlert& 
               events::PendingStuck{i.job.reason, true, i.never_starts, why});
 }
 
-// status.json changes when what it says changes ("updated": since when it says so): an idle pass
-// compares what it would say with what it said, and builds no JSON.
+// status.json changes when what it says of the job changes ("updated": since when it says so): an idle
+// pass compares what it would say with what it said, and builds no JSON. A new step alone is not
+// written (status --json reads the heartbeat itself): it goes with the next change, or at flush. Never
+// synced: the next pass says it again.
 util::Result<void> Actor::act(const CampaignState& s, const intent::Status& i) {
   StatusSaid said{s.current() ? s.current()->number : 0, i.job.job_id, i.job.state, i.job.nodes, i.job.reason,
                   combined(memory_.heartbeat).step};
-  if (said == status_said_ || !keep_lease(0)) return {};  // unchanged, or another supervisor's to write now
+  if (said == status_said_) {
+    status_due_.reset();
+    return {};
+  }
+  StatusSaid stepless = said;
+  if (status_said_) stepless.step = status_said_->step;
+  if (stepless == status_said_) status_due_ = std::move(said);
+  else write_status(said);
+  return {};
+}
+
+void Actor::flush_status() {
+  if (status_due_ && write_status(*status_due_)) status_due_.reset();
+}
+
+bool Actor::write_status(const StatusSaid& said) {
+  if (!keep_lease(0)) return false;  // another supervisor's to write now
   const json j = {{"version", 1},          {"campaign", config_.name},   {"attempts", said.attempts},
                   {"job_id", said.job_id}, {"job_state", std::string(slurm::state_name(said.state))},
                   {"nodes", said.nodes},   {"reason", said.reason},      {"step", said.step},
                   {"updated", edges_.now()}};
-  if (journal::write_atomically(config_.dir().status(), util::dump_json(j) + "\n")) status_said_ = std::move(said);
-  return {};
+  if (!journal::write_atomically(config_.dir().status(), util::dump_json(j) + "\n", 0644, journal::Sync::None)) return false;
+  status_said_ = said;
+  status_due_.reset();
+  return true;
 }
 
 }  // namespace mlsup::engine

@@ -82,6 +82,10 @@ class Actor {
   const CampaignState& state();
   // keep_lease() found another supervisor holding the campaign: nothing more is written.
   bool lease_lost() const { return lease_lost_; }
+  // True when this supervisor still holds the campaign's lease (read from its file).
+  bool holds_lease() { return !lease_lost_ && keep_lease(0).has_value(); }
+  // Writes status.json when a step it has not said yet waits (a step alone is not written at once).
+  void flush_status();
 
  private:
   util::Result<void> act(const CampaignState& s, const intent::Report& i);
@@ -181,6 +185,9 @@ class Actor {
     bool operator==(const StatusSaid&) const = default;
   };
   std::optional<StatusSaid> status_said_;  // as last written
+  std::optional<StatusSaid> status_due_;   // a newer step, not written yet
+  // Writes status.json saying said (false when it cannot, or the lease is another's now).
+  bool write_status(const StatusSaid& said);
   Notifier notifier_;
 };
 

@@ -1,6 +1,6 @@
 #include "campaign/campaign.h"
 
-#include <cmath>
+#include <chrono>
 #include <filesystem>
 #include <random>
 #include <sstream>
@@ -101,7 +101,7 @@ util::Result<std::optional<Outcome>> Campaign::pass() {
     auto acted = round(actor_.state());
     if (actor_.lease_lost()) return std::unexpected(acted ? util::Error{.kind = util::ErrorKind::Superseded, .message = "lost the lease"}
                                                           : acted.error());
-    save_memory();
+    save_memory(false);
     if (!acted) return std::unexpected(acted.error());
     if (!due_at_once(before, actor_.state(), memory_, config_, edges_.clocks())) break;
   }
@@ -122,43 +122,54 @@ util::Result<void> Campaign::round(const CampaignState& s) {
 
 void Campaign::load_memory() {
   memory_ = store::read_memory(config_, edges_.clocks());
+  std::error_code ec;
+  if (!fs::exists(config_.dir().memory(), ec)) return;  // none yet, or an older name's: the first pass writes it
+  memory_saved_ = comparable_text(memory_);
+  memory_checked_ = memory_;
+  observed_saved_at_ = edges_.monotonic();
 }
 
-// memory.json is written when it changed: an idle pass writes nothing. The time the job was last seen
-// running moves every pass; alone, it is written every 30 s (a tick's estimate of when a suspension
-// began is that much early at most).
-void Campaign::save_memory() {
-  constexpr double kSeenRefresh = 30;
-  memory_.clock_id = edges_.clock_id;
-  const double seen = memory_.running_seen_at;
-  const bool seen_fresh = std::abs(seen - seen_saved_) < kSeenRefresh;
-  if (seen_fresh && memory_unchanged()) return;  // an idle pass builds no JSON
-  auto j = to_json(memory_);
-  j["clock"]["wall"] = nullptr;  // compared without the save times and that time, written with them
+std::string Campaign::comparable_text(const Memory& m) {
+  auto j = to_json(m);
+  j["clock"]["wall"] = nullptr;  // compared without the save times, written with them
   j["clock"]["mono"] = nullptr;
-  j["running_seen_at"] = nullptr;
-  const std::string text = util::dump_json(j);
-  if (text == memory_saved_ && seen_fresh) {
+  return util::dump_json(j);
+}
+
+// A change a decision made is written at once and synced; observations alone wait for
+// memory_save_interval (or flush) and are not synced: a crash loses what the next pass sees again.
+void Campaign::save_memory(bool now) {
+  memory_.clock_id = edges_.clock_id;
+  if (memory_unchanged()) return;  // an idle pass builds no JSON
+  const bool decided = !memory_checked_ || decisions_of(*memory_checked_) != decisions_of(memory_);
+  const double mono = edges_.monotonic();
+  const double interval = std::chrono::duration<double>(config_.memory_save_interval).count();
+  if (!decided && !now && mono - observed_saved_at_ < interval) return;
+  const std::string text = comparable_text(memory_);
+  if (text == memory_saved_) {
     memory_checked_ = memory_;
     return;
   }
   memory_.saved_wall = edges_.now();
-  memory_.saved_mono = edges_.monotonic();
-  j["clock"]["wall"] = memory_.saved_wall;
-  j["clock"]["mono"] = memory_.saved_mono;
-  j["running_seen_at"] = seen;
-  if (!journal::write_atomically(config_.dir().memory(), util::dump_json(j) + "\n")) return;
+  memory_.saved_mono = mono;
+  const auto sync = decided ? journal::Sync::Durable : journal::Sync::None;
+  if (!journal::write_atomically(config_.dir().memory(), util::dump_json(to_json(memory_)) + "\n", 0644, sync)) return;
   memory_saved_ = text;
-  seen_saved_ = seen;
   memory_checked_ = memory_;
+  observed_saved_at_ = mono;
+}
+
+void Campaign::flush() {
+  if (!actor_.state().problems.empty() || !actor_.holds_lease()) return;  // another supervisor's to write now
+  save_memory(true);
+  actor_.flush_status();
 }
 
 bool Campaign::memory_unchanged() {
   if (!memory_checked_) return false;
-  auto& was = *memory_checked_;  // alike but for what is compared without: the save times, running_seen_at
+  auto& was = *memory_checked_;  // alike but for the save times
   was.saved_wall = memory_.saved_wall;
   was.saved_mono = memory_.saved_mono;
-  was.running_seen_at = memory_.running_seen_at;
   return was == memory_;
 }
 

@@ -35,6 +35,10 @@ class Campaign {
   // journals them, without a reconcile round (a pass does this first).
   util::Result<void> requests();
 
+  // Saves what the passes observed and have not saved yet (memory.json, status.json): before a tick
+  // or a supervisor lets the campaign go. Nothing once the lease is lost.
+  void flush();
+
   // Applies a new, already validated config from the next pass on.
   void reload(config::Config config);
 
@@ -52,10 +56,14 @@ class Campaign {
   util::Result<void> round(const CampaignState& s);
 
   void load_memory();
-  void save_memory();
+  // Saves the memory: a decision's change at once, observations when memory_save_interval is over or
+  // now is true.
+  void save_memory(bool now);
   // True when the memory is as when it was last saved, or last found to be (by its text), but for
-  // the save times and running_seen_at: then its text is too.
+  // the save times: then its text is too.
   bool memory_unchanged();
+  // The memory's text without its save times.
+  static std::string comparable_text(const Memory& m);
 
   config::Config config_;
   Edges edges_;
@@ -65,8 +73,8 @@ class Campaign {
   Actor actor_;
   Observer observer_;
   bool queued_ = false;
-  std::string memory_saved_;  // memory.json's text as last written
-  double seen_saved_ = 0;     // memory.json's running_seen_at as last written
+  std::string memory_saved_;     // memory.json's text as last written (comparable_text)
+  double observed_saved_at_ = 0; // mono: when memory.json was last written
   std::optional<Memory> memory_checked_;  // the memory whose text was last written or found unchanged
 };
 

@@ -35,32 +35,26 @@ namespace {
 // A heartbeat's first bytes are all it says (a step, phase words); a file that grows is read no further.
 constexpr std::size_t kHeartbeatBytes = 256;
 
-// A file's last write time, in unix seconds (0: unknown).
-double written_at(const fs::path& path) {
-  std::error_code ec;
-  const auto t = fs::last_write_time(path, ec);
-  if (ec) return 0;
-  return std::chrono::duration<double>(std::chrono::file_clock::to_sys(t).time_since_epoch()).count();
-}
-
-// newest: the latest write time among the files read (unix seconds; 0: none).
-std::map<std::string, std::string> read_heartbeats(const std::string& path, double& newest) {
+// newest: the latest write time among the files read (unix seconds; 0: none). heads reads a file
+// again only when it changed, and forgets the files this look did not find.
+std::map<std::string, std::string> read_heartbeats(const std::string& path, edges::FileHeads& heads, double& newest) {
   std::map<std::string, std::string> out;
-  if (auto p = util::read_head(path, kHeartbeatBytes)) {
-    out[""] = util::valid_utf8(*p);
-    newest = std::max(newest, written_at(path));
-  }
+  auto read = [&](const std::string& file, const std::string& name) {
+    if (const auto head = heads.read(file, kHeartbeatBytes)) {
+      out[name] = util::valid_utf8(head->text);
+      newest = std::max(newest, head->written);
+    }
+  };
+  read(path, "");
   std::error_code ec;
   std::size_t seen = 0;
   for (fs::directory_iterator it(path + ".d", ec), end; !ec && it != end && seen < 4096; it.increment(ec), ++seen) {
     const std::string name = util::valid_utf8(it->path().filename().string());
     std::error_code gone;  // a file renamed away meanwhile is skipped; the listing goes on
     if (name.empty() || name[0] == '.' || !it->is_regular_file(gone)) continue;
-    if (auto text = util::read_head(it->path().string(), kHeartbeatBytes)) {
-      out[name] = util::valid_utf8(*text);
-      newest = std::max(newest, written_at(it->path()));
-    }
+    read(it->path().string(), name);
   }
+  heads.forget_unread();
   return out;
 }
 
@@ -212,10 +206,10 @@ void Observer::look_at_runway(World& w) const {
   w.runway = runway_inputs(config_, pace_figures(memory_.pace), facts);
 }
 
-std::map<std::string, std::string> Observer::read_liveness(const AttemptState& a, World& w) const {
+std::map<std::string, std::string> Observer::read_liveness(const AttemptState& a, World& w) {
   const auto& source = config_.heartbeat.source;
   std::map<std::string, std::string> out;
-  if (source != "output") out = read_heartbeats(render::heartbeat_file(config_, a.number), w.heartbeat_written_at);
+  if (source != "output") out = read_heartbeats(render::heartbeat_file(config_, a.number), heads_, w.heartbeat_written_at);
   const bool written = heartbeat_written(memory_.heartbeat) ||
                        std::any_of(out.begin(), out.end(), [](const auto& f) { return !util::trim(f.second).empty(); });
   const bool output = source == "output" || (source == "auto" && !written);

@@ -13,6 +13,7 @@
 #include "campaign/edges.h"
 #include "campaign/template_snapshot.h"
 #include "config/config.h"
+#include "edges/file_heads.h"
 #include "events/kinds.h"
 #include "reconcile/intents.h"
 #include "reconcile/world.h"
@@ -47,7 +48,7 @@ class Observer {
   bool read_sources(const CampaignState& s, const Needs& n, World& w);
   // The attempt's liveness files (heartbeat.source): its heartbeat files, and its output's size while
   // that is what shows life.
-  std::map<std::string, std::string> read_liveness(const AttemptState& a, World& w) const;
+  std::map<std::string, std::string> read_liveness(const AttemptState& a, World& w);
   // The window at wall time now (nullopt: none), worked out again only once the last change it named has come.
   std::optional<WindowNow> window_at(double now);
   bool kill_switch() const;
@@ -73,6 +74,7 @@ class Observer {
   std::optional<util::Zone> zone_;  // the window's time zone, once loaded
   WindowNow window_;                // the window as last worked out: open, and until when (UTC s)
   double disk_looked_at_ = 0;       // mono: when look_at_disk last looked (0: not yet)
+  edges::FileHeads heads_;          // the heartbeat files as last read: one unchanged is not read again
 };
 
 }  // namespace mlsup::engine

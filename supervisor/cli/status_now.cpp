@@ -28,6 +28,13 @@ const util::JournalRecord* end_record(const store::StoredJournal& journal, int a
   return nullptr;
 }
 
+// When the supervisor last saw attempt's job running, as its memory saved it (wall time; 0: not saved).
+double seen_running(const store::StoredCampaign& stored, int attempt) {
+  const auto& m = stored.memory;
+  if (m.attempt != attempt || m.running_seen_at <= 0 || m.saved_wall <= 0) return 0;
+  return m.saved_wall - std::max(0.0, m.saved_mono - m.running_seen_at);
+}
+
 }  // namespace
 
 void stored_job(json& view, const store::StoredCampaign& stored, double now) {
@@ -51,7 +58,7 @@ void stored_job(json& view, const store::StoredCampaign& stored, double now) {
     return;  // the last pass looked at another job (an earlier attempt's)
   view["job_state"] = pass.value("job_state", json(nullptr));
   view["nodes"] = pass.value("nodes", json(nullptr));
-  view["job_seen"] = seen("supervisor", util::number_field(pass, "updated", 0), now);
+  view["job_seen"] = seen("supervisor", std::max(util::number_field(pass, "updated", 0), seen_running(stored, a->number)), now);
 }
 
 std::optional<slurm::JobId> open_job(const store::StoredCampaign& stored) {

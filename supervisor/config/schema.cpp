@@ -162,6 +162,10 @@ const std::vector<KeySpec>& table() {
       {"lease_ttl", Kind::Duration, [](Config& c) -> Field { return &c.lease_ttl; },
        "how long a supervisor's claim on the campaign lasts unrenewed: one on another host may take over a campaign "
        "whose supervisor died after this long (on the same host, at once); renewed when half is gone; at least five polls"},
+      {"memory_save_interval", Kind::Duration, [](Config& c) -> Field { return &c.memory_save_interval; },
+       "how often at most what the passes observe without deciding (the heartbeat's step, the pace, the time the "
+       "job was last seen running) is saved to memory.json, unsynced; whatever a decision changes is saved at once, "
+       "and a tick or a supervisor's stop saves the rest"},
       {"notify.command", Kind::String, [](Config& c) -> Field { return &c.notify.command; },
        "shell command run for each alert, with MLSUP_EVENT_* set; \"\" = none"},
       {"notify.webhook", Kind::String, [](Config& c) -> Field { return &c.notify.webhook; },

@@ -141,6 +141,11 @@ const std::vector<Rule>& rules() {
          if (c.lease_ttl >= Seconds(10)) return std::nullopt;
          return "must be at least \"10s\": a shorter lease could run out between two renewals";
        }},
+      {"memory_save_interval",
+       [](const Config& c) -> std::optional<std::string> {
+         if (c.memory_save_interval <= Seconds(3600)) return std::nullopt;
+         return "must be at most \"1h\": a supervisor that dies loses what it observed since the last save";
+       }},
       {"heartbeat.startup_timeout", [](const Config& c) { return at_least_poll(c, c.heartbeat.startup_timeout, "first heartbeat"); }},
       {"heartbeat.steady_timeout", [](const Config& c) { return at_least_poll(c, c.heartbeat.steady_timeout, "silence"); }},
       {"heartbeat.save_timeout",

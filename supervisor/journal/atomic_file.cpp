@@ -42,12 +42,12 @@ mode_t process_umask() {
   return at ? static_cast<mode_t>(std::strtoul(at + 6, nullptr, 8)) & 0777 : 022;
 }
 
-// Gives the temp file its mode and content, makes it durable and closes it (fd is closed in every case).
-util::Result<void> fill_and_close(int fd, std::string_view text, mode_t mode, const std::string& path) {
+// Gives the temp file its mode and content, syncs it when asked and closes it (fd is closed in every case).
+util::Result<void> fill_and_close(int fd, std::string_view text, mode_t mode, const std::string& path, bool sync) {
   util::Result<void> done;
   if (::fchmod(fd, mode & ~process_umask()) != 0) done = std::unexpected(io_error(path, "cannot set the mode", errno));
   if (done) done = write_all(fd, text, path);
-  if (done && ::fsync(fd) != 0) done = std::unexpected(io_error(path, "cannot sync", errno));
+  if (done && sync && ::fsync(fd) != 0) done = std::unexpected(io_error(path, "cannot sync", errno));
   if (::close(fd) != 0 && done) done = std::unexpected(io_error(path, "cannot close", errno));
   return done;
 }
@@ -69,17 +69,17 @@ util::Error io_error(const std::string& path, std::string_view what, int err) {
   return util::Error{.file = path, .message = std::string(what) + ": " + std::strerror(err)};
 }
 
-util::Result<void> write_atomically(const std::string& path, std::string_view text, mode_t mode, bool sync_folder) {
+util::Result<void> write_atomically(const std::string& path, std::string_view text, mode_t mode, Sync sync) {
   std::string temp = path + ".tmp.XXXXXX";
   const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
   if (fd < 0) return std::unexpected(io_error(path, "cannot create a temporary file beside it", errno));
-  auto done = fill_and_close(fd, text, mode, path);
+  auto done = fill_and_close(fd, text, mode, path, sync != Sync::None);
   if (done && ::rename(temp.c_str(), path.c_str()) != 0) done = std::unexpected(io_error(path, "cannot rename over it", errno));
   if (!done) {
     ::unlink(temp.c_str());
     return done;
   }
-  return sync_folder ? sync_folder_of(folder_of(path)) : util::Result<void>();
+  return sync == Sync::Durable ? sync_folder_of(folder_of(path)) : util::Result<void>();
 }
 
 util::Result<std::optional<std::string>> read_file_if_exists(const std::string& path) {

@@ -10,11 +10,17 @@
 
 namespace mlsup::journal {
 
-// Replaces path with text (temp file in the same folder, fsync, rename, fsync of the folder unless
-// sync_folder is false: for a file whose previous content may come back after a crash); on failure the
-// temp file is removed and path keeps its old content. The file gets mode less this process's umask.
+// How much of a whole-file write survives a crash of the machine: all of it (the file and its folder
+// synced); the content, though the previous file may come back (no folder sync); or nothing promised
+// (no sync: a file rewritten often whose loss costs nothing that is not seen again, such as what the
+// supervisor observed). A reader sees the old file or the new one, whole, in each case.
+enum class Sync { Durable, FileOnly, None };
+
+// Replaces path with text (temp file in the same folder, rename over it, synced as sync says); on
+// failure the temp file is removed and path keeps its old content. The file gets mode less this
+// process's umask.
 util::Result<void> write_atomically(const std::string& path, std::string_view text, mode_t mode = 0644,
-                                    bool sync_folder = true);
+                                    Sync sync = Sync::Durable);
 
 // The whole content of path, or nullopt when it does not exist.
 util::Result<std::optional<std::string>> read_file_if_exists(const std::string& path);

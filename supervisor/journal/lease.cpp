@@ -169,7 +169,7 @@ util::Result<std::optional<LeaseInfo>> load(const std::string& path) {
 // fsync: should a crash bring the earlier expiry back, that only ends the lease sooner, and every act
 // reads the file first (keep_for()).
 util::Result<void> write_and_confirm(const std::string& path, const LeaseInfo& info, bool extension = false) {
-  if (auto ok = write_atomically(path, lease_text(info), 0644, !extension); !ok) return ok;
+  if (auto ok = write_atomically(path, lease_text(info), 0644, extension ? Sync::FileOnly : Sync::Durable); !ok) return ok;
   auto back = load(path);
   if (!back) return std::unexpected(back.error());
   if (!*back || (*back)->owner != info.owner)

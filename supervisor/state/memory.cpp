@@ -135,6 +135,24 @@ void focus(Memory& m, int attempt) {
   m.release_error.clear();
 }
 
+Memory decisions_of(Memory m) {
+  const Memory fresh;
+  m.clock_id.clear();
+  m.saved_wall = m.saved_mono = 0;
+  m.calibration = fresh.calibration;
+  m.pace = fresh.pace;
+  m.heartbeat = fresh.heartbeat;
+  m.steps.clear();
+  m.running_seen_at = 0;
+  m.last_progress_wall = 0;
+  m.checkpoints_looked_at = 0;
+  m.waited_on_probed_at = 0;
+  m.sized_path.clear();
+  m.sized_bytes = m.sized_files = 0;
+  m.duplicates_swept_at = 0;
+  return m;
+}
+
 json to_json(const Memory& m) {
   const auto& c = m.cancel;
   return {{"version", 1},

@@ -1,7 +1,8 @@
 #pragma once
 // What the engine remembers between passes beyond the journal: one struct, persisted in
-// <state_dir>/memory.json after every pass, so that `mlsup tick` (a new process each pass) decides
-// exactly as `mlsup run` does. Its times are on the monotonic clock of the host and boot that wrote
+// <state_dir>/memory.json (a decision's change at once, observations at most every
+// memory_save_interval and before a tick or a supervisor lets go), so that `mlsup tick` (a new
+// process each pass) decides exactly as `mlsup run` does. Its times are on the monotonic clock of the host and boot that wrote
 // them; read under another clock they are re-based by the wall time elapsed since the write.
 #include <string>
 #include <vector>
@@ -104,6 +105,12 @@ void note_step(Memory& m, long long step, double now);
 
 // Starts the per-attempt part afresh when attempt is not the one remembered.
 void focus(Memory& m, int attempt);
+
+// m but for what passes observe without deciding anything (the heartbeat and steps seen, the pace,
+// when the job was last seen running or making progress, when the checkpoints and waited-on nodes were
+// last looked at, the checkpoint's size) and the save's own clock: two memories alike in it differ in
+// observations only, whose saving may wait (memory_save_interval).
+Memory decisions_of(Memory m);
 
 // The memory as JSON, and back (a missing or malformed field takes its default; never throws).
 nlohmann::json to_json(const Memory& m);

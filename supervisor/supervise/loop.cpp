@@ -132,7 +132,7 @@ void Clients::new_pass() {
 }
 
 bool write_textfile(const std::string& path, const std::string& text) {
-  if (auto ok = journal::write_atomically(path, text, 0644, false); !ok) {
+  if (auto ok = journal::write_atomically(path, text, 0644, journal::Sync::None); !ok) {
     print_line("mlsup: metrics: " + ok.error().str());
     return false;
   }
@@ -142,6 +142,11 @@ bool write_textfile(const std::string& path, const std::string& text) {
 std::unique_ptr<edges::Pacer> submit_pacer(const Supervise& what) {
   return std::make_unique<edges::Pacer>(what.submit_rate, what.submit_burst, mono_now,
                                        [](double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); });
+}
+
+void Opened::close() {
+  if (campaign) campaign->flush();
+  if (lease) lease->release();
 }
 
 std::variant<Opened, RunResult> open_campaign(const config::Config& config, slurm::Client* client, bool named,
@@ -336,7 +341,7 @@ RunResult tick_one(const std::string& file, const std::map<std::string, std::map
     return r->exit_code == kLeaseHeld ? RunResult{0, "tick: nothing done, " + r->reason, true} : *r;
   auto& o = std::get<Opened>(opened);
   auto outcome = one_pass(o);
-  o.lease->release();
+  o.close();
   if (!outcome) return {0, "tick: campaign " + c->name + " goes on", true};
   const bool ended_before = (phase == RunPhase::Completed || phase == RunPhase::Ended) && outcome->exit_code == code;
   return {outcome->exit_code, outcome->reason, ended_before};  // an end told when it happened, not every tick after

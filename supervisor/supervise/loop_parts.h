@@ -56,6 +56,8 @@ class Clients {
 struct Opened {
   std::unique_ptr<journal::Lease> lease;
   std::unique_ptr<Campaign> campaign;
+  // Saves what the campaign observed and has not saved yet, then releases the lease.
+  void close();
 };
 
 // Takes the campaign's lease, then opens it on client; a RunResult when it cannot (kLeaseHeld:
@@ -72,8 +74,8 @@ std::optional<RunResult> one_pass(Opened& o);
 // The config at file as run and tick load it; its errors printed, nullopt when it has some.
 std::optional<config::Config> load(const std::string& file);
 
-// Replaces the metrics textfile at path with text (a temporary file beside it, renamed); false, and a
-// line said, when it cannot.
+// Replaces the metrics textfile at path with text (a temporary file beside it, renamed, not synced:
+// the next round writes it again); false, and a line said, when it cannot.
 bool write_textfile(const std::string& path, const std::string& text);
 
 // Several campaigns' results as one: a single campaign's own, else the most severe code and every line.

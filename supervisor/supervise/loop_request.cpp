@@ -47,7 +47,7 @@ RunResult carry_out(const config::Config& c, const Request& r) {
   std::optional<RunResult> outcome;
   if (!taken) outcome = RunResult{decide::kRuntimeFailure, taken.error().str()};
   else outcome = carry_on(o, clients, r.verb, static_cast<double>(c.policy.stop_grace.count()));
-  o.lease->release();
+  o.close();
   return outcome.value_or(RunResult{decide::kCompleted, ""});
 }
 

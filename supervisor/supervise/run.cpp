@@ -131,7 +131,7 @@ class Supervisor {
   }
 
   void release(Slot& s) {
-    if (s.opened.lease) s.opened.lease->release();
+    s.opened.close();
     s.opened = {};
   }
 

@@ -46,7 +46,16 @@ struct EngineFixture {
   double disk_percent = 10;         // how full the checkpoint folder's file system is (bytes)
   std::optional<double> disk_free;  // and the bytes free there (nullopt: not measured)
 
-  std::unique_ptr<engine::Campaign> open() {
+  // A campaign let go saves what it observed first, as run and tick let go of one (Opened::close()).
+  struct Close {
+    void operator()(engine::Campaign* c) const {
+      c->flush();
+      delete c;
+    }
+  };
+  using Opened = std::unique_ptr<engine::Campaign, Close>;
+
+  Opened open() {
     auto probe = [this](slurm::JobId, const std::vector<std::string>&, std::chrono::seconds) { return silent; };
     engine::Edges edges{&fake, [this] { return clock; }, nullptr, probe};
     edges.mono = [this] { return mono(); };
@@ -59,7 +68,7 @@ struct EngineFixture {
     };
     auto c = engine::Campaign::open(config, std::move(edges));
     if (!c) FAIL(c.error().str());
-    return std::move(*c);
+    return Opened(c->release());
   }
 
   std::optional<engine::Outcome> pass(engine::Campaign& c) {

@@ -30,7 +30,8 @@ namespace {
 
 // A 2-node campaign with a target of 100 steps on a 4-node cluster.
 struct Figures : EngineFixture {
-  Figures() : EngineFixture("", "slurm: {nodes: 2}\ntarget: {steps: 100}\n") {
+  // status reads what the running supervisor saved: every observation at once here
+  Figures() : EngineFixture("", "slurm: {nodes: 2}\ntarget: {steps: 100}\nmemory_save_interval: 0s\n") {
     fake.node_table = {{"n1", "MIXED"}, {"n2", "MIXED"}, {"n3", "IDLE"}, {"n4", "IDLE"}};
   }
 

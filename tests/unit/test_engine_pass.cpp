@@ -250,8 +250,8 @@ TEST_CASE("an idle pass writes nothing: a job pending, or running with its heart
   CHECK(f.calls("cancel") == 0);
 }
 
-TEST_CASE("memory.json after idle passes: each change of the memory is written at once") {
-  EngineFixture f;
+TEST_CASE("memory.json: a decision's change is written at once; observations alone after memory_save_interval, and when let go") {
+  EngineFixture f;  // memory_save_interval: 30 s (the default)
   auto c = f.open();
   f.pass(*c);
   const auto id = f.last_job();
@@ -274,17 +274,64 @@ TEST_CASE("memory.json after idle passes: each change of the memory is written a
   f.fake.set_state(id, JobState::Running, 0, "n1");
   f.heartbeat("5\n");
   f.clock += 1;
-  f.pass(*c);
+  f.pass(*c);  // the job seen running (its nodes kept): at once, with the heartbeat as seen
   CHECK(memory()["heartbeat"]["files"][""]["content"] == "5\n");
+  const auto written = std::filesystem::last_write_time(path);
+  for (int step = 6; step < 35; ++step) {  // a step every second, nothing decided: 29 s without a write
+    f.heartbeat(std::to_string(step) + "\n");
+    f.clock += 1;
+    f.pass(*c);
+  }
+  CHECK(std::filesystem::last_write_time(path) == written);
+  CHECK(memory()["heartbeat"]["files"][""]["content"] == "5\n");
+  f.heartbeat("35\n");
   f.clock += 1;
-  f.pass(*c);  // the same heartbeat: idle
-  f.heartbeat("6\n");
+  f.pass(*c);  // 30 s since the write
+  CHECK(memory()["heartbeat"]["files"][""]["content"] == "35\n");
+  f.heartbeat("36\n");
   f.clock += 1;
   f.pass(*c);
-  CHECK(memory()["heartbeat"]["files"][""]["content"] == "6\n");
+  CHECK(memory()["heartbeat"]["files"][""]["content"] == "35\n");
+  c.reset();  // let go (a tick's end, a supervisor's stop): what it saw is saved
+  CHECK(memory()["heartbeat"]["files"][""]["content"] == "36\n");
 }
 
-TEST_CASE("status.json after idle passes: each change of what it says is written at once, an idle pass leaves it") {
+TEST_CASE("memory.json: with memory_save_interval 0s every observation is written at the pass that made it") {
+  EngineFixture f("", "memory_save_interval: 0s\n");
+  auto c = f.open();
+  const auto id = running(f, *c);
+  (void)id;
+  const std::string path = f.config.state_dir + "/memory.json";
+  for (const char* beat : {"6\n", "7\n"}) {
+    f.heartbeat(beat);
+    f.clock += 1;
+    f.pass(*c);
+    CHECK(nlohmann::json::parse(slurp(path))["heartbeat"]["files"][""]["content"] == beat);
+  }
+}
+
+TEST_CASE("memory.json: a campaign let go without a change since its last save writes nothing") {
+  EngineFixture f;
+  auto c = f.open();
+  running(f, *c);
+  const std::string path = f.config.state_dir + "/memory.json";
+  c.reset();
+  const auto written = std::filesystem::last_write_time(path);
+  const std::string text = slurp(path);
+  f.clock += 1;  // a tick that sees the same heartbeat and the job running as before but for its time
+  f.pass(*f.open());
+  CHECK(slurp(path) != text);  // when the job was last seen running moved: saved by the tick
+  const std::string after = slurp(path);
+  const auto stamp = std::filesystem::last_write_time(path);
+  CHECK(stamp >= written);
+  {
+    auto again = f.open();  // opened and let go without a pass: nothing to save
+  }
+  CHECK(std::filesystem::last_write_time(path) == stamp);
+  CHECK(slurp(path) == after);
+}
+
+TEST_CASE("status.json: a change of what it says of the job is written at once, with the step; a new step alone when let go") {
   EngineFixture f;
   auto c = f.open();
   f.pass(*c);
@@ -315,10 +362,33 @@ TEST_CASE("status.json after idle passes: each change of what it says is written
   f.pass(*c);
   CHECK(status()["job_state"] == "RUNNING");
   CHECK(status()["nodes"] == "n1");
-  f.heartbeat("6\n");
+  CHECK(status()["step"] == 5);
+  for (int step = 6; step < 35; ++step) {
+    f.heartbeat(std::to_string(step) + "\n");
+    f.clock += 1;
+    f.pass(*c);
+  }
+  CHECK(status()["step"] == 5);  // steps alone: not written
+  f.heartbeat("35\n");
   f.clock += 1;
   f.pass(*c);
-  CHECK(status()["step"] == 6);
+  f.heartbeat("36\n");
+  f.clock += 1;
+  f.pass(*c);
+  CHECK(status()["step"] == 5);
+  f.fake.set_state(id, JobState::Suspended, 0, "n1");
+  f.clock += 1;
+  f.pass(*c);
+  CHECK(status()["job_state"] == "SUSPENDED");  // a change of state: at once, with the newest step
+  CHECK(status()["step"] == 36);
+  f.fake.set_state(id, JobState::Running, 0, "n1");
+  f.clock += 1;
+  f.pass(*c);
+  f.heartbeat("37\n");
+  f.clock += 1;
+  f.pass(*c);
+  c.reset();  // let go: the step it saw is written
+  CHECK(status()["step"] == 37);
   CHECK(status()["campaign"] == "t");
   CHECK(status()["version"] == 1);
 }
