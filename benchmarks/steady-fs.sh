@@ -31,6 +31,7 @@ cleanup() {
   [ -z "$tracer" ] || kill "$tracer" 2>/dev/null || true
   [ -z "$runner" ] || { kill "$runner" 2>/dev/null; wait "$runner" 2>/dev/null; } || true
   scancel --name=bench-steady 2>/dev/null || true
+  for _ in $(seq 20); do [ -z "$(squeue -h --name=bench-steady 2>/dev/null)" ] && break; sleep 0.5; done
   rm -rf "$work"
   [ -z "$own_cluster" ] || tests/cluster/cluster.sh stop --dir "$own_cluster" --clean >/dev/null 2>&1 || true
 }
@@ -73,15 +74,42 @@ done
 sleep "$settle"  # the first passes of a running job decide (started, first step); then it is steady
 
 before=$(passes)
-strace -f -c -o "$work/strace.txt" -e trace=openat,open,stat,newfstatat,statx,lstat,fstat,fsync,fdatasync,rename,renameat,renameat2,write,unlink -p "$runner" 2>/dev/null &
+strace -f -y -qq -o "$work/trace" \
+  -e trace=openat,open,stat,newfstatat,statx,lstat,fsync,fdatasync,rename,renameat,renameat2,write,unlink -p "$runner" &
 tracer=$!
 sleep "$window"
 kill -INT "$tracer"; wait "$tracer" 2>/dev/null || true; tracer=""
 after=$(passes)
-n=$(( after - before ))
 printf 'steady state: one campaign, its job stepping every %s s, %s s window, %s passes (poll 0.5 s)\n' \
-  "$step_seconds" "$window" "$n"
-printf '%-12s %10s %10s %10s\n' syscall calls per_pass per_second
-awk -v n="$n" -v w="$window" '$NF ~ /^[a-z_0-9]+$/ && $NF != "total" && $1 ~ /^[0-9.]+$/ && NF >= 5 {
-  calls = $4; name = $NF; printf "%-12s %10d %10.2f %10.2f\n", name, calls, (n ? calls / n : 0), calls / w }' "$work/strace.txt" |
-  sort
+  "$step_seconds" "$window" "$(( after - before ))"
+# Every call on a file (a write to a pipe or a socket is none), by call, and the durable ones by file.
+/usr/bin/python3 - "$work/trace" "$(( after - before ))" "$window" "$work/" <<'PY'
+import collections, re, sys
+trace, passes, window, work = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+calls, durable = collections.Counter(), collections.Counter()
+for line in open(trace):
+    m = re.match(r"(?:\d+ +)?(\w+)\((.*)", line)
+    if not m or "resumed>" in line:
+        continue
+    name, args = m.groups()
+    path = re.search(r'<(/[^>]*)>|"(/[^"]*)"', args)
+    if not path:
+        continue
+    path = path.group(1) or path.group(2)
+    if name == "write" and not path.startswith("/"):
+        continue
+    if name in ("write",) and ("run.out" in path or path.startswith("/dev/")):
+        continue  # the supervisor's own console
+    calls[name] += 1
+    if name in ("fsync", "fdatasync", "rename", "renameat", "renameat2"):
+        short = re.sub(r"\.tmp\.\w+$", "", path.replace(work, "")).split("/")[-1] or path
+        durable[(name, short)] += 1
+print("%-12s %10s %10s %10s" % ("call", "calls", "per_pass", "per_second"))
+for name in sorted(calls):
+    print("%-12s %10d %10.2f %10.2f" % (name, calls[name], calls[name] / max(passes, 1), calls[name] / window))
+for (name, short), n in sorted(durable.items()):
+    print("durable: %s %s %d" % (name, short, n))
+print("fsync per pass: %.3f (memory.json and status.json: %d)" % (
+    (calls["fsync"] + calls["fdatasync"]) / max(passes, 1),
+    sum(n for (name, short), n in durable.items() if name.startswith("f") and short in ("memory.json", "status.json"))))
+PY

@@ -141,7 +141,8 @@ std::string Campaign::comparable_text(const Memory& m) {
 void Campaign::save_memory(bool now) {
   memory_.clock_id = edges_.clock_id;
   if (memory_unchanged()) return;  // an idle pass builds no JSON
-  const bool decided = !memory_checked_ || decisions_of(*memory_checked_) != decisions_of(memory_);
+  const auto decisions = [this](const Memory& m) { return decisions_of(m, config_.heartbeat, config_.poll_interval); };
+  const bool decided = !memory_checked_ || decisions(*memory_checked_) != decisions(memory_);
   const double mono = edges_.monotonic();
   const double interval = std::chrono::duration<double>(config_.memory_save_interval).count();
   if (!decided && !now && mono - observed_saved_at_ < interval) return;

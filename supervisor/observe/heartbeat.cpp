@@ -186,7 +186,7 @@ void learn(Calibration& c, const HeartbeatSeen& before, const HeartbeatSeen& aft
 }
 
 config::Seconds steady_timeout(const config::HeartbeatSettings& settings, const Calibration& c) {
-  if (!settings.calibrate || c.steps < 20) return settings.steady_timeout;
+  if (!settings.calibrate || c.steps < kCalibrateAfter) return settings.steady_timeout;
   const double factor = settings.calibrate_factor * std::ldexp(1.0, std::min(c.doublings, 20));
   const auto wanted = config::Seconds(static_cast<long long>(std::ceil(c.longest * factor)));
   return std::clamp(wanted, std::min(settings.calibrate_min, settings.steady_timeout), settings.steady_timeout);

@@ -102,6 +102,9 @@ struct Calibration {
 // output has no step, so it teaches nothing).
 void learn(Calibration& c, const HeartbeatSeen& before, const HeartbeatSeen& after);
 
+// Steps seen before the calibrated timeout applies.
+inline constexpr int kCalibrateAfter = 20;
+
 // The steady timeout in force: the configured one, or, with calibration on and 20 steps seen,
 // calibrate_factor x 2^doublings x the longest silence seen, within [calibrate_min, steady_timeout].
 config::Seconds steady_timeout(const config::HeartbeatSettings& settings, const Calibration& c);

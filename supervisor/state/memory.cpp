@@ -135,14 +135,18 @@ void focus(Memory& m, int attempt) {
   m.release_error.clear();
 }
 
-Memory decisions_of(Memory m) {
+Memory decisions_of(Memory m, const config::HeartbeatSettings& heartbeat, config::Millis poll_interval) {
   const Memory fresh;
   m.clock_id.clear();
   m.saved_wall = m.saved_mono = 0;
-  m.calibration = fresh.calibration;
-  m.pace = fresh.pace;
+  const auto in_force = settings_in_force(heartbeat, poll_interval, m.calibration).steady_timeout;
+  m.calibration.longest = static_cast<double>(in_force.count());  // a longer silence alone changes nothing
+  m.calibration.steps = std::min(m.calibration.steps, kCalibrateAfter);  // nor the count past calibration's
+  m.pace.steps.clear();  // a save measured is kept at once
+  m.pace.saving_since = 0;
   m.heartbeat = fresh.heartbeat;
-  m.steps.clear();
+  m.steps.resize(std::min<std::size_t>(m.steps.size(), 2));  // a rate once two steps were seen, at once
+  for (auto& seen : m.steps) seen = {};
   m.running_seen_at = 0;
   m.last_progress_wall = 0;
   m.checkpoints_looked_at = 0;

@@ -106,11 +106,13 @@ void note_step(Memory& m, long long step, double now);
 // Starts the per-attempt part afresh when attempt is not the one remembered.
 void focus(Memory& m, int attempt);
 
-// m but for what passes observe without deciding anything (the heartbeat and steps seen, the pace,
-// when the job was last seen running or making progress, when the checkpoints and waited-on nodes were
-// last looked at, the checkpoint's size) and the save's own clock: two memories alike in it differ in
-// observations only, whose saving may wait (memory_save_interval).
-Memory decisions_of(Memory m);
+// m but for what passes observe without deciding anything (the heartbeat and steps seen past the
+// second, the step times, the calibration but for the steady timeout it puts in force under heartbeat
+// and poll_interval, when the job was last seen running or making progress, when the checkpoints and
+// waited-on nodes were last looked at, the checkpoint's size) and the save's own clock: two memories
+// alike in it differ in observations only, whose saving may wait (memory_save_interval). A new
+// timeout in force, a save measured, a first rate are not such.
+Memory decisions_of(Memory m, const config::HeartbeatSettings& heartbeat, config::Millis poll_interval);
 
 // The memory as JSON, and back (a missing or malformed field takes its default; never throws).
 nlohmann::json to_json(const Memory& m);

@@ -57,6 +57,14 @@ check "width: the power loss excluded no healthy node, restarted in the same job
 check "width: the training's start-up measured apart from the rest of the time lost" \
   has_line "^ +4 +1 +clean +$num +- +$num +- +1 "
 
+bench steady-fs.sh 150 --window 10 --settle 15
+check "steady-fs: exits 0" [ "$RC" -eq 0 ]
+check "steady-fs: the calls counted per pass" has_line "^(openat|newfstatat) +[0-9]+ +$num +$num$"
+# Not a figure but the rule: a pass that decided nothing syncs neither memory.json nor status.json
+# (the lease's renewal, every 60 s, may fall in the window; it is counted apart).
+check "steady-fs: no fsync of memory.json or status.json while the training only steps" \
+  has_line "^fsync per pass: $num \(memory.json and status.json: 0\)$"
+
 bench hang.sh 240 --trials 2
 check "hang: exits 0" [ "$RC" -eq 0 ]
 check "hang: a hang found and replaced" has_line "^1 +hang +- +$num +$num$"
