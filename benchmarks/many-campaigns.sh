@@ -9,7 +9,9 @@
 # lease_ttl 2 minutes by default), so that the CPU share counts the steady renewals (each lease once
 # half of it is gone: every 60 s, so the 60 s window holds one of each); "lease files" is how many
 # leases were renewed in it.
-# --quick opens the window 3 s after the submissions instead (no renewal in it). Prints a table.
+# --quick opens the window 3 s after the submissions instead (no renewal in it). Prints a table; then,
+# with the same fleets' jobs still pending, one `mlsup tick` over each: its wall time, its job
+# queries (sdiag) and its file system calls (strace -c, a second tick).
 #   benchmarks/many-campaigns.sh [--counts "1 10 100"] [--records 3000] [--window 60] [--quick]
 # Uses the cluster named by SLURM_CONF, or starts (and stops) a private one.
 set -euo pipefail
@@ -89,6 +91,7 @@ stats() {
   grep "mlsup: stats:" "$1" | tail -n 1 | sed -E 's/[^0-9 ]//g' | awk '{ print $1, $2, $3, $4, $5 }'
 }
 
+ticks=""
 printf '%-10s %-8s %-14s %-10s %-8s %-14s %-16s %-14s %-12s\n' campaigns records "queries/pass" "cpu %" "rss MB" "pass mean ms" "longest ms (all)" "files written" "lease files"
 for n in $counts; do
   dir="$work/fleet-$n"
@@ -127,6 +130,28 @@ mean = (ms1 - ms0) / max(1, c1 - c0)
 print(f"{n:<10} {records:<8} {per_pass:<14.2f} {share:<10.2f} {rss / 1024:<8.1f} {mean:<14.1f} {longest:<16} {written:<14} {leases:<12}")
 PY
   kill -TERM "$runner"; wait "$runner" || true; runner=""
+  # The same fleet under cron: one `mlsup tick` over it, its jobs still pending (nothing to do), timed
+  # alone, then again under strace for its file system calls.
+  s0=$(rpc); t0=$(date +%s.%N)
+  "$mlsup" tick "$dir" > "$dir/tick.out" 2>&1 || true
+  t1=$(date +%s.%N); s1=$(rpc)
+  strace -f -c -o "$dir/tick.strace" -e trace=fsync,fdatasync,rename,openat,newfstatat,statx "$mlsup" tick "$dir" > /dev/null 2>&1 || true
+  ticks+=$(python3 - "$n" "$t0" "$t1" "$s0" "$s1" "$dir/tick.strace" <<'PY'
+import sys
+n, t0, t1, s0, s1, trace = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
+calls = {}
+for line in open(trace):
+    f = line.split()
+    if len(f) >= 5 and f[-1].isidentifier() and f[3].isdigit():
+        calls[f[-1]] = int(f[3])
+syncs = calls.get("fsync", 0) + calls.get("fdatasync", 0)
+opens = calls.get("openat", 0)
+stats = calls.get("newfstatat", 0) + calls.get("statx", 0)
+print(f"{n:<10} {t1 - t0:<10.2f} {s1 - s0:<12} {syncs:<8} {calls.get('rename', 0):<8} {opens:<8} {stats:<8}")
+PY
+)$'\n'
   scancel -u "$(id -un)" 2>/dev/null || true
   sleep 2
 done
+printf '\n%-10s %-10s %-12s %-8s %-8s %-8s %-8s\n' "tick over" "wall s" "job queries" fsync rename openat stat
+printf '%s' "$ticks"

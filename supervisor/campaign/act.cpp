@@ -223,6 +223,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::PendingAlert& 
 util::Result<void> Actor::act(const CampaignState& s, const intent::Status& i) {
   StatusSaid said{s.current() ? s.current()->number : 0, i.job.job_id, i.job.state, i.job.nodes, i.job.reason,
                   combined(memory_.heartbeat).step};
+  if (!status_said_) status_said_ = status_in_file();  // a new process (a tick): what the last one wrote
   if (said == status_said_) {
     status_due_.reset();
     return {};
@@ -232,6 +233,17 @@ util::Result<void> Actor::act(const CampaignState& s, const intent::Status& i) {
   if (stepless == status_said_) status_due_ = std::move(said);
   else write_status(said);
   return {};
+}
+
+std::optional<Actor::StatusSaid> Actor::status_in_file() const {
+  const auto text = util::read_file(config_.dir().status());
+  if (!text) return std::nullopt;
+  const auto j = json::parse(*text, nullptr, false);
+  if (!j.is_object()) return std::nullopt;
+  return StatusSaid{static_cast<int>(util::number_field(j, "attempts", 0)),
+                    static_cast<slurm::JobId>(util::number_field(j, "job_id", 0)),
+                    slurm::state_from_name(util::string_field(j, "job_state")), util::string_field(j, "nodes"),
+                    util::string_field(j, "reason"), static_cast<long long>(util::number_field(j, "step", -1))};
 }
 
 void Actor::flush_status() {

@@ -186,6 +186,8 @@ class Actor {
   };
   std::optional<StatusSaid> status_said_;  // as last written
   std::optional<StatusSaid> status_due_;   // a newer step, not written yet
+  // What status.json says now (nullopt: nothing readable).
+  std::optional<StatusSaid> status_in_file() const;
   // Writes status.json saying said (false when it cannot, or the lease is another's now).
   bool write_status(const StatusSaid& said);
   Notifier notifier_;

@@ -300,7 +300,9 @@ void Lease::release() {
   if (!holder || !*holder || (*holder)->owner != info_.owner) return;
   LeaseInfo ended = info_;
   ended.owner.clear();  // nobody's
-  (void)write_atomically(path_, lease_text(ended));
+  // Not synced: a crash that brings the held lease back only delays a takeover (its holder is dead:
+  // at once on this host, at its expiry on another), and any later holder's write replaces this one.
+  (void)write_atomically(path_, lease_text(ended), 0644, Sync::None);
 }
 
 std::optional<LeaseInfo> read_lease(const std::string& path) {

@@ -439,3 +439,24 @@ TEST_CASE("signal_lead auto: a save at the pre-timeout signal, the training gone
   CAPTURE(util::join(opts, " "));
   CHECK(std::find(opts.begin(), opts.end(), "--signal=B:USR1@105") != opts.end());
 }
+
+TEST_CASE("status.json: a tick that sees the job as the last one wrote it writes nothing") {
+  EngineFixture f;
+  f.pass(*f.open());
+  const auto id = f.last_job();
+  f.fake.set_state(id, JobState::Pending);
+  f.fake.table[id].reason = "BeginTime";
+  f.clock += 60;
+  f.pass(*f.open());  // each tick a process of its own
+  const std::string path = f.config.state_dir + "/status.json";
+  const auto updated = [&] { return nlohmann::json::parse(slurp(path))["updated"]; };
+  CHECK(updated() == 1060);
+  f.clock += 60;
+  f.pass(*f.open());
+  CHECK(updated() == 1060);  // the same state, nodes and reason: not written again
+  f.fake.table[id].reason = "Priority";
+  f.clock += 60;
+  f.pass(*f.open());
+  CHECK(updated() == 1180);
+  CHECK(nlohmann::json::parse(slurp(path))["reason"] == "Priority");
+}
