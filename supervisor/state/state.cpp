@@ -15,8 +15,8 @@ using Apply = std::function<void(CampaignState&, const JournalRecord&)>;
 namespace rec = records;
 
 AttemptState* attempt(CampaignState& s, int n) {
-  for (auto& a : s.attempts)
-    if (a.number == n) return &a;
+  for (auto it = s.attempts.rbegin(); it != s.attempts.rend(); ++it)  // newest first: a record is nearly always about it
+    if (it->number == n) return &*it;
   return nullptr;
 }
 
