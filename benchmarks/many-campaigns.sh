@@ -11,7 +11,7 @@
 # leases were renewed in it.
 # --quick opens the window 3 s after the submissions instead (no renewal in it). Prints a table; then,
 # with the same fleets' jobs still pending, one `mlsup tick` over each: its wall time, its job
-# queries (sdiag) and its file system calls (strace -c, a second tick).
+# queries (sdiag) and its file system calls (strace -c, a second tick), and `mlsup status --json` over it.
 #   benchmarks/many-campaigns.sh [--counts "1 10 100"] [--records 3000] [--window 60] [--quick]
 # Uses the cluster named by SLURM_CONF, or starts (and stops) a private one.
 set -euo pipefail
@@ -135,10 +135,13 @@ PY
   s0=$(rpc); t0=$(date +%s.%N)
   "$mlsup" tick "$dir" > "$dir/tick.out" 2>&1 || true
   t1=$(date +%s.%N); s1=$(rpc)
+  "$mlsup" status "$dir" --json > /dev/null 2>&1 || true
+  t2=$(date +%s.%N)
   strace -f -c -o "$dir/tick.strace" -e trace=fsync,fdatasync,rename,openat,newfstatat,statx "$mlsup" tick "$dir" > /dev/null 2>&1 || true
-  ticks+=$(python3 - "$n" "$t0" "$t1" "$s0" "$s1" "$dir/tick.strace" <<'PY'
+  ticks+=$(python3 - "$n" "$t0" "$t1" "$s0" "$s1" "$dir/tick.strace" "$t2" <<'PY'
 import sys
 n, t0, t1, s0, s1, trace = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
+t2 = float(sys.argv[7])
 calls = {}
 for line in open(trace):
     f = line.split()
@@ -147,11 +150,11 @@ for line in open(trace):
 syncs = calls.get("fsync", 0) + calls.get("fdatasync", 0)
 opens = calls.get("openat", 0)
 stats = calls.get("newfstatat", 0) + calls.get("statx", 0)
-print(f"{n:<10} {t1 - t0:<10.2f} {s1 - s0:<12} {syncs:<8} {calls.get('rename', 0):<8} {opens:<8} {stats:<8}")
+print(f"{n:<10} {t1 - t0:<10.2f} {s1 - s0:<12} {syncs:<8} {calls.get('rename', 0):<8} {opens:<8} {stats:<8} {t2 - t1:<10.2f}")
 PY
 )$'\n'
   scancel -u "$(id -un)" 2>/dev/null || true
   sleep 2
 done
-printf '\n%-10s %-10s %-12s %-8s %-8s %-8s %-8s\n' "tick over" "wall s" "job queries" fsync rename openat stat
+printf '\n%-10s %-10s %-12s %-8s %-8s %-8s %-8s %-10s\n' "tick over" "wall s" "job queries" fsync rename openat stat "status s"
 printf '%s' "$ticks"
