@@ -8,6 +8,8 @@
 #include <chrono>
 #include <csignal>
 #include <pthread.h>
+#include <set>
+#include <sys/stat.h>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -270,10 +272,10 @@ std::vector<std::string> set_runs_named(const std::vector<std::string>& files) {
 
 std::vector<std::string> config_files(const std::vector<std::string>& sources, std::vector<std::string>& problems) {
   std::vector<std::string> files;
-  const auto add = [&files](const std::string& file) {  // each config once, however it is named
-    std::error_code ec;
-    const auto same = [&](const std::string& f) { return fs::equivalent(f, file, ec); };
-    if (std::none_of(files.begin(), files.end(), same)) files.push_back(file);
+  std::set<std::pair<dev_t, ino_t>> seen;  // one stat per file: 1,000 configs are not compared pairwise
+  const auto add = [&files, &seen](const std::string& file) {  // each config once, however it is named
+    struct stat st {};
+    if (::stat(file.c_str(), &st) != 0 || seen.insert({st.st_dev, st.st_ino}).second) files.push_back(file);
   };
   for (const auto& source : sources) {
     std::error_code ec;

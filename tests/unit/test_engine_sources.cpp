@@ -24,4 +24,17 @@ TEST_CASE("config sources: a folder stands for the *.yaml and *.yml files direct
   CHECK(problems[1].find("a folder without *.yaml or *.yml configs") != std::string::npos);
 }
 
+TEST_CASE("config sources: a config named again through a link or another path is supervised once") {
+  TempDir dir;
+  dir.write("team/a.yaml", "x");
+  dir.write("team/b.yaml", "x");
+  std::filesystem::create_symlink(dir.path() + "/team/a.yaml", dir.path() + "/link.yaml");
+  std::vector<std::string> problems;
+  const auto files = engine::config_files(
+      {dir.path() + "/team", dir.path() + "/link.yaml", dir.path() + "/team/../team/b.yaml", dir.path() + "/link.yaml"},
+      problems);
+  CHECK(files == std::vector<std::string>{dir.path() + "/team/a.yaml", dir.path() + "/team/b.yaml"});
+  CHECK(problems.empty());
+}
+
 }  // namespace mlsup::test
