@@ -1,16 +1,22 @@
 #include "cli/plan_verb.h"
 
+#include <chrono>
+#include <condition_variable>
 #include <ctime>
 #include <iostream>
+#include <memory>
+#include <mutex>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "campaign/disk_facts.h"
-#include "cli/ask_slurm.h"
 #include "cli/exit_codes.h"
 #include "config/duration.h"
 #include "config/load.h"
+#include "slurm/client.h"
+#include "slurm/config_check.h"
 #include "store/read_campaign.h"
 #include "supervise/loop.h"
 #include "util/json.h"
@@ -22,11 +28,29 @@ namespace {
 // How long plan waits for the cluster's accounting before it goes on without it.
 constexpr double kHistoryDeadline = 5;
 
-// The cluster's node-failure history since `since`, asked once; an error when Slurm did not answer within deadline
-// seconds.
+// The cluster's node-failure history since `since`, asked once on a thread of its own; an error when Slurm did not
+// answer within deadline seconds (the question is left to finish on its own).
 slurm::Result<slurm::NodeFailureHistory> ask_history(const std::string& backend, std::time_t since, double deadline) {
-  return ask_slurm<slurm::NodeFailureHistory>(backend, deadline,
-                                              [since](slurm::Client& client) { return client.node_failure_history(since); });
+  using Answer = slurm::Result<slurm::NodeFailureHistory>;
+  if (const auto problem = slurm::config_problem()) return std::unexpected(slurm::Error{.message = *problem});
+  struct Shared {
+    std::mutex mutex;
+    std::condition_variable done;
+    std::optional<Answer> answer;
+  };
+  auto shared = std::make_shared<Shared>();
+  std::thread([shared, backend, since] {
+    auto client = slurm::make_client(backend);
+    Answer answer = client ? client->node_failure_history(since)
+                           : Answer(std::unexpected(slurm::Error{.message = "no Slurm backend " + backend}));
+    std::lock_guard lock(shared->mutex);
+    shared->answer = std::move(answer);
+    shared->done.notify_all();
+  }).detach();
+  std::unique_lock lock(shared->mutex);
+  if (!shared->done.wait_for(lock, std::chrono::duration<double>(deadline), [&] { return shared->answer.has_value(); }))
+    return std::unexpected(slurm::Error{.message = "Slurm did not answer within " + std::to_string(static_cast<int>(deadline)) + "s"});
+  return std::move(*shared->answer);
 }
 
 // A positive duration option's seconds, or nullopt after saying why on stderr.

@@ -1,9 +1,15 @@
 #include "cli/status_now.h"
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
 
-#include "cli/ask_slurm.h"
 #include "cli/status_watch.h"
+#include "slurm/client.h"
+#include "slurm/config_check.h"
 #include "util/json.h"
 
 namespace mlsup::cli {
@@ -67,7 +73,26 @@ std::optional<slurm::JobId> job_to_ask(const store::StoredCampaign& stored) {
 
 slurm::Result<std::vector<slurm::Job>> ask_jobs(const std::string& backend, const std::vector<slurm::JobId>& ids,
                                                double deadline) {
-  return ask_slurm<std::vector<slurm::Job>>(backend, deadline, [ids](slurm::Client& client) { return client.jobs(ids); });
+  if (const auto problem = slurm::config_problem()) return std::unexpected(slurm::Error{.message = *problem});
+  // The question runs on a thread of its own; one that outlives the deadline is left to finish alone.
+  struct Shared {
+    std::mutex mutex;
+    std::condition_variable done;
+    std::optional<slurm::Result<std::vector<slurm::Job>>> answer;
+  };
+  auto shared = std::make_shared<Shared>();
+  std::thread([shared, backend, ids] {
+    auto client = slurm::make_client(backend);
+    slurm::Result<std::vector<slurm::Job>> answer =
+        client ? client->jobs(ids) : slurm::Result<std::vector<slurm::Job>>(std::unexpected(slurm::Error{.message = "no Slurm backend " + backend}));
+    std::lock_guard lock(shared->mutex);
+    shared->answer = std::move(answer);
+    shared->done.notify_all();
+  }).detach();
+  std::unique_lock lock(shared->mutex);
+  if (!shared->done.wait_for(lock, std::chrono::duration<double>(deadline), [&] { return shared->answer.has_value(); }))
+    return std::unexpected(slurm::Error{.message = "Slurm did not answer within " + std::to_string(static_cast<int>(deadline)) + "s"});
+  return std::move(*shared->answer);
 }
 
 void slurm_job(json& view, slurm::JobId id, const slurm::Result<std::vector<slurm::Job>>& answer, double now) {
