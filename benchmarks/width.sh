@@ -74,24 +74,25 @@ echo "cluster: $((widest + 2)) slurmd up in $(( $(date +%s) - t0 )) s, SlurmdTim
 # slurmctld's count of job-step creations so far.
 step_creations() { sdiag | awk '/REQUEST_JOB_STEP_CREATE/ { sub("count:", "", $4); print $4; exit }'; }
 
-# The nodes the training of attempt $2 runs on, in rank order, for the campaign in folder $1.
+# The nodes the training of attempt $2 runs on, in rank order, for the campaign in folder $1; with
+# spare nodes ($3 > 0) nothing until the claim named them (the job's own nodes include the spares).
 training_nodes() {
   "$mlsup" status "$1/campaign.yaml" --json | /usr/bin/python3 -c 'import json, subprocess, sys
 s = json.load(sys.stdin)
 run = [a for a in s["history"] if a["number"] == int(sys.argv[1])]
-nodes = (run[0].get("step_nodes") if run else None) or s.get("nodes") or ""
+nodes = (run[0].get("step_nodes") if run else None) or (s.get("nodes") if sys.argv[2] == "0" else "") or ""
 if isinstance(nodes, list): nodes = ",".join(nodes)
-print(subprocess.run(["scontrol", "show", "hostnames", nodes], capture_output=True, text=True).stdout, end="")' "$2"
+if nodes: print(subprocess.run(["scontrol", "show", "hostnames", nodes], capture_output=True, text=True).stdout, end="")' "$2" "${3:-0}"
 }
 
-# Beside the run in folder $1: once attempt 1's heartbeat reaches step $2 - 1, with $3 = freeze
+# Beside the run in folder $1 ($4 spare nodes): once attempt 1's heartbeat reaches step $2 - 1, with $3 = freeze
 # freezes the last training node (the last rank's, looked up before), and notes in $1/fault when the
 # fault was in place, the node, $3 and when it began (a freeze takes a while on a wide cluster).
 injector_loop() {
-  local dir=$1 at=$2 how=$3 hb="" node="" t
+  local dir=$1 at=$2 how=$3 spare=$4 hb="" node="" t
   until [ -n "$hb" ] && [ -n "$node" ]; do
     hb=$(ls "$dir"/.mlsup/*/heartbeats/attempt-1 2>/dev/null | head -1)
-    [ -z "$hb" ] || node=$(training_nodes "$dir" 1 | tail -1)
+    [ -z "$hb" ] || node=$(training_nodes "$dir" 1 "$spare" | tail -1)
     sleep 0.2
   done
   until [ "$(cut -d' ' -f1 "$hb" 2>/dev/null || echo 0)" -ge $((at - 1)) ] 2>/dev/null; do sleep 0.05; done
@@ -152,8 +153,8 @@ target: {steps: $steps}
 YAML
   injector=""
   case $case in
-    crash) injector_loop "$dir" "$middle" crash & injector=$! ;;
-    powerloss) injector_loop "$dir" "$middle" freeze & injector=$! ;;
+    crash) injector_loop "$dir" "$middle" crash "$spare" & injector=$! ;;
+    powerloss) injector_loop "$dir" "$middle" freeze "$spare" & injector=$! ;;
   esac
   s0=$(step_creations)
   t0=$(date +%s.%N)

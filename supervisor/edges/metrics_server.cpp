@@ -1,5 +1,8 @@
 #include "edges/metrics_server.h"
 
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <set>
@@ -16,11 +19,21 @@ using asio::ip::tcp;
 constexpr std::size_t kMaxHead = 8192;              // a request head longer than this is not answered
 constexpr auto kDeadline = std::chrono::seconds(5);  // one connection's time, request and answer
 constexpr std::size_t kMaxOpen = 32;                 // connections served at once; more wait in the backlog
+constexpr std::size_t kFdShare = 4;                  // ... and at most 1/kFdShare of the descriptors allowed
 constexpr auto kAcceptRetry = std::chrono::milliseconds(200);  // after a failed accept (no fd left: EMFILE)
 
 std::string response(const char* status, const char* type, const std::string& body) {
   return std::string("HTTP/1.1 ") + status + "\r\nContent-Type: " + type + "\r\nContent-Length: " +
          std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+}
+
+// Connections served at once: kMaxOpen, or fewer under a low descriptor limit, so that a flood of idle
+// scrapers never leaves the supervisor without descriptors for Slurm, munge and its own files (libslurm
+// gives up on a controller it cannot open a socket to, and may end the process on a plugin it cannot load).
+std::size_t connection_cap() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return kMaxOpen;
+  return std::clamp<std::size_t>(limit.rlim_cur / kFdShare, 1, kMaxOpen);
 }
 
 }  // namespace
@@ -74,7 +87,7 @@ struct MetricsServer::Impl : std::enable_shared_from_this<MetricsServer::Impl> {
 
   explicit Impl(asio::io_context& context) : io(context), acceptor(context), retry(context) {}
 
-  // One accept at a time: none while kMaxOpen are open (end() resumes), and after a failure (a process
+  // One accept at a time: none while max_open are open (end() resumes), and after a failure (a process
   // out of file descriptors fails every accept at once) the next one only after kAcceptRetry, not in a loop.
   void accept() {
     auto c = std::make_shared<Connection>(io);
@@ -82,7 +95,7 @@ struct MetricsServer::Impl : std::enable_shared_from_this<MetricsServer::Impl> {
       if (ec == asio::error::operation_aborted || !self->acceptor.is_open()) return;
       if (ec) return self->accept_later();
       self->serve(c);
-      if (self->open.size() < kMaxOpen) self->accept();
+      if (self->open.size() < self->max_open) self->accept();
       else self->paused = true;
     });
   }
@@ -122,7 +135,8 @@ struct MetricsServer::Impl : std::enable_shared_from_this<MetricsServer::Impl> {
   asio::io_context& io;
   tcp::acceptor acceptor;
   asio::steady_timer retry;
-  bool paused = false;  // kMaxOpen connections open: the next accept waits for one to end
+  const std::size_t max_open = connection_cap();
+  bool paused = false;  // max_open connections open: the next accept waits for one to end
   std::set<std::shared_ptr<Connection>> open;
   std::string text = "# mlsup: no exposition yet\n";
 };

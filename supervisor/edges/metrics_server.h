@@ -1,7 +1,8 @@
 #pragma once
 // `mlsup run --metrics-listen HOST:PORT`: a small HTTP/1.1 responder on the run loop's io_context. GET /metrics
 // answers the newest exposition handed to it (never computed while a scraper waits), other paths 404, other
-// methods 405; one request per connection, each bounded by a deadline, so a slow client holds nothing up.
+// methods 405; one request per connection, each bounded by a deadline, so a slow client holds nothing up; at
+// most 32 connections at once, and no more than a quarter of the process's descriptor limit.
 #include <memory>
 #include <string>
 #include <utility>  // Boost 1.74's asio needs std::exchange declared before it under C++23

@@ -115,6 +115,9 @@ for _ in range(100):
 time.sleep(8)' "$PORT" &
 flood=$!
 sleep 2
+fds=$(ls "/proc/$RUNNER/fd" | wc -l)
+echo "the supervisor's descriptors 2 s into the flood: $fds of 40"
+check "the flood leaves the supervisor descriptors for Slurm and its files: at most 32 of 40 open" [ "$fds" -le 32 ]
 cpu() { awk '{ print $14 + $15 }' "/proc/$RUNNER/stat"; }  # user + system, in clock ticks (1/100 s)
 before=$(cpu); sleep 4; after=$(cpu)
 echo "the supervisor's CPU during 4 s of the flood: $(( after - before )) ticks"
@@ -123,6 +126,7 @@ wait "$flood"
 check "it answers again once the flood is over" wait_until 15 curl -sf -o /dev/null "http://127.0.0.1:$PORT/metrics"
 wait_campaign 180
 check "the campaign completed" [ "$RC" -eq 0 ]
+[ "$RC" -eq 0 ] || { echo "the end of mlsup run's output:"; tail -n 30 "$CDIR/run.out" | sed 's/^/  | /'; }
 scenario_done
 
 finish
