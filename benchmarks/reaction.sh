@@ -3,19 +3,21 @@
 # (seen by an independent 20 ms poller) to the replacement's submission, over N endings that need
 # no backoff (the training saves on the pre-timeout signal and exits short of its target). Also
 # measures, while a job runs: job-query RPCs per pass and the supervisor's CPU use.
-#   benchmarks/reaction.sh [--endings 20] [--steady 30]
+#   benchmarks/reaction.sh [--endings 20] [--steady 30] [--campaigns 1]
 # --steady S: how long the steady-state figures watch the running job (seconds).
+# --campaigns N: the same supervisor carries N - 1 more campaigns (from the same folder), their jobs
+# pending (they may begin in two hours: the local cluster runs a handful of jobs at once).
 # Uses the cluster named by SLURM_CONF, or starts (and stops) a private one. MLSUP and
 # MLSUP_SLURM_POLL pick the binaries (default build/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 source benchmarks/lib.sh
-endings=20 steady=30
+endings=20 steady=30 campaigns=1
 while [ $# -gt 0 ]; do
   case $1 in
-    --endings) endings=$2 ;; --steady) steady=$2 ;;
-    *) echo "usage: $0 [--endings N] [--steady S]" >&2; exit 2 ;;
+    --endings) endings=$2 ;; --steady) steady=$2 ;; --campaigns) campaigns=$2 ;;
+    *) echo "usage: $0 [--endings N] [--steady S] [--campaigns N]" >&2; exit 2 ;;
   esac
   shift 2
 done
@@ -28,6 +30,7 @@ runner=""
 cleanup() {
   [ -z "$runner" ] || kill "$runner" 2>/dev/null || true
   scancel --name=bench-reaction 2>/dev/null || true
+  squeue -h -o '%i %j' 2>/dev/null | awk '$2 ~ /^bench-reaction-idle-/ { print $1 }' | xargs -r scancel 2>/dev/null || true
   [ -z "$own_cluster" ] || tests/cluster/cluster.sh stop --dir "$own_cluster" --clean >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
@@ -48,7 +51,14 @@ target: {steps: 1000000}
 YAML
 conf="$work/campaign.yaml"
 state="$work/.mlsup/bench-reaction"
-"$mlsup" run "$conf" > "$work/run.out" 2>&1 &
+printf '#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --begin=now+2hours\n#SBATCH --output=/dev/null\nsleep 60\n' > "$work/idle.sbatch"
+for i in $(seq 2 "$campaigns"); do
+  printf 'name: bench-reaction-idle-%s\ntemplate: idle.sbatch\n' "$i" > "$work/idle-$i.yaml"
+done
+echo "-- one supervisor, $campaigns campaign(s): one with a running job, the others' jobs pending"
+if [ "$campaigns" -gt 1 ]; then "$mlsup" run "$work" > "$work/run.out" 2>&1 &
+else "$mlsup" run "$conf" > "$work/run.out" 2>&1 &
+fi
 runner=$!
 
 # True once attempt N has a job (as `mlsup status --json` shows it).
@@ -58,6 +68,9 @@ submission_told() { submitted_at=$(event_time "$mlsup" "$conf" submitted "$1"); 
 # Waits until a command succeeds (at most 120 s), polling every $poll_s seconds (0.1 unless set).
 wait_for() { local end=$(( $(date +%s) + 120 )); until "$@"; do [ "$(date +%s)" -lt "$end" ] || return 1; sleep "${poll_s:-0.1}"; done; }
 
+# The others' submissions first (paced): the figures are of a fleet that waits, not of its start.
+idle_pending() { [ "$(squeue -h -t PD -o '%j' | grep -c '^bench-reaction-idle-')" -ge $((campaigns - 1)) ]; }
+[ "$campaigns" -eq 1 ] || { wait_for idle_pending && echo "($((campaigns - 1)) jobs pending)"; }
 echo "-- steady state: a job running, $steady s"
 wait_for test -s "$state/heartbeats/attempt-1"
 rpc() { sdiag | awk '$1 == "REQUEST_JOB_USER_INFO" { sub("count:","",$4); print $4 }'; }
@@ -105,5 +118,6 @@ print(f"reaction (Slurm shows the end -> replacement submitted), {len(r)} ending
       f"min {r[0]:.3f} s, p50 {p(0.5):.3f} s, p95 {p(0.95):.3f} s, max {r[-1]:.3f} s")
 PY
 "$mlsup" stop "$conf" >/dev/null
+[ "$campaigns" -eq 1 ] || { sleep 2; kill -TERM "$runner"; }  # the others' jobs pend on: let them go
 wait "$runner" || true
 runner=""

@@ -1,5 +1,6 @@
 #include "campaign/campaign.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <random>
@@ -108,6 +109,12 @@ util::Result<std::optional<Outcome>> Campaign::pass() {
   const auto& s = actor_.state();
   if (s.finished_code) return std::optional<Outcome>(Outcome{*s.finished_code, s.finished_reason});
   return std::optional<Outcome>();
+}
+
+std::size_t Campaign::endings() {
+  const auto& s = actor_.state();
+  const auto ended = std::count_if(s.attempts.begin(), s.attempts.end(), [](const AttemptState& a) { return a.ended; });
+  return static_cast<std::size_t>(ended) + (s.finished_code ? 1 : 0);
 }
 
 util::Result<void> Campaign::round(const CampaignState& s) {

@@ -47,6 +47,9 @@ class Campaign {
   // The last pass saw only its job waiting in the queue (reconcile/reconcile.h): the next may wait
   // pending_poll_interval.
   bool queued() const { return queued_; }
+  // Attempts whose end is journaled, and whether the campaign finished: a pass that saw an ending
+  // changes one of them.
+  std::size_t endings();
 
  private:
   Campaign(config::Config config, Edges edges);

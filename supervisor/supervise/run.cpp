@@ -22,6 +22,7 @@
 #include "supervise/loop.h"
 #include "supervise/loop_parts.h"
 #include "supervise/set_runs.h"
+#include "edges/dir_watch.h"
 #include "edges/metrics_server.h"
 #include "edges/elastic_pool.h"
 #include "edges/mailbox.h"
@@ -32,6 +33,11 @@ namespace {
 namespace asio = boost::asio;
 using namespace loop_parts;
 using Clock = std::chrono::steady_clock;
+
+// After a job's script wrote its end record (ends/), the campaign passes every kQuickLook until a pass
+// sees the ending in Slurm, for at most kQuickWindow; then its own pace again.
+constexpr auto kQuickLook = std::chrono::milliseconds(50);
+constexpr auto kQuickWindow = std::chrono::milliseconds(1500);
 
 // A campaign whose job only waits in the queue passes again pending_poll_interval after its pass
 // (next: the pass's start plus poll_interval), rounded up to a multiple of it on the steady clock: such
@@ -52,6 +58,9 @@ struct Slot {
   std::string held;                            // why it waits: another supervisor holds it ("" = not waiting)
   std::string gated;                           // why its set's gate holds it back ("" = not held back)
   bool in_flight = false;
+  bool watch_tried = false;                    // its ends/ folder watched (or found unwatchable)
+  std::size_t endings = 0;                     // its endings as its last pass saw them (Campaign::endings)
+  Clock::time_point quick_until{};             // an end record landed: quick passes until then
   bool passed = false;                         // it made a pass since it was opened
   bool leaving = false;                        // no longer named by the sources (SIGHUP): let go
   Clock::time_point next{};                    // its next pass, not before
@@ -74,6 +83,7 @@ class Supervisor {
     if (auto failed = serve_metrics()) return *failed;
     join_sources();
     wait_for_signal();
+    ends_ = std::make_unique<edges::DirWatch>(io_, [this](const std::string& file) { landed(file); });
     asio::post(io_, [this] { round(); });
     io_.run();
     pool_.reset();  // waits for nothing: every pass has posted its result (each holds the io loop's work)
@@ -131,13 +141,15 @@ class Supervisor {
   }
 
   void release(Slot& s) {
+    if (ends_ && s.watch_tried) ends_->forget(s.file);
+    s.watch_tried = false;
     s.opened.close();
     s.opened = {};
   }
 
   // One round: a new pass of the Slurm clients, then every campaign whose poll interval is over.
   void round() {
-    if (!stop_signal_.empty()) return;
+    if (!stop_signal_.empty() || finished_) return;
     clients_.new_pass();
     ++rounds_;
     expose();
@@ -181,10 +193,36 @@ class Supervisor {
     return true;
   }
 
-  // The rounds' period: the shortest poll interval of the campaigns supervised.
+  // A file landed in the ends/ folder of the campaign of file (its job's script wrote how it ended):
+  // a pass at once, with a fresh job query, and quick ones after it until one sees the ending.
+  void landed(const std::string& file) {
+    if (!stop_signal_.empty() || finished_) return;
+    const auto now = Clock::now();
+    bool any = false;
+    for (auto& s : slots_)
+      if (s->file == file && s->running() && !s->leaving) {
+        s->quick_until = now + kQuickWindow;
+        s->next = now;
+        any = true;
+      }
+    if (any) round();
+  }
+
+  // Watches the ends/ folder of a campaign just opened (once; a folder that cannot be watched is
+  // found by the pace alone).
+  void watch_ends(Slot& s) {
+    s.watch_tried = true;
+    if (ends_ && s.config) ends_->watch(s.file, s.config->dir().ends());
+  }
+
+  // The rounds' period: the shortest poll interval of the campaigns supervised (kQuickLook while one
+  // looks quickly for an ending).
   std::chrono::milliseconds period() const {
     std::chrono::milliseconds p{500};
     bool any = false;
+    const auto now = Clock::now();
+    for (const auto& s : slots_)
+      if (s->running() && !s->leaving && now < s->quick_until) return kQuickLook;
     for (const auto& s : slots_)
       if (s->config && !s->result && !s->leaving) {
         p = any ? std::min(p, s->config->poll_interval) : s->config->poll_interval;
@@ -195,7 +233,7 @@ class Supervisor {
 
   void start(Slot& s, Clock::time_point now) {
     s.in_flight = true;
-    s.next = now + s.config->poll_interval;
+    s.next = now + (now < s.quick_until ? std::chrono::duration_cast<Clock::duration>(kQuickLook) : s.config->poll_interval);
     const bool named = slots_.size() > 1;
     auto reloaded = std::exchange(s.reloaded, std::nullopt);
     // The config is copied for the worker only when it opens the campaign (not on every pass).
@@ -231,7 +269,13 @@ class Supervisor {
 
   void pass_done(Slot& s, const std::optional<RunResult>& r, const std::string& held) {
     s.in_flight = false;
-    if (s.opened.campaign && s.opened.campaign->queued()) s.next = queued_next(s.next, *s.config);
+    if (s.opened.campaign) {
+      const auto endings = s.opened.campaign->endings();
+      if (endings != s.endings) s.quick_until = {};  // this pass saw the ending: the campaign's own pace again
+      s.endings = endings;
+      if (!s.watch_tried) watch_ends(s);
+    }
+    if (s.opened.campaign && s.opened.campaign->queued() && Clock::now() >= s.quick_until) s.next = queued_next(s.next, *s.config);
     if (!s.passed && s.opened.campaign) {  // its journal was read: give back what reading it took
       s.passed = true;
       ::malloc_trim(0);
@@ -261,6 +305,8 @@ class Supervisor {
   }
 
   void finish() {
+    finished_ = true;
+    if (ends_) ends_->close();
     signals_.cancel();
     timer_.cancel();
     if (server_) server_->close();
@@ -368,6 +414,8 @@ class Supervisor {
   asio::signal_set signals_;
   asio::steady_timer timer_;
   std::unique_ptr<edges::MetricsServer> server_;  // --metrics-listen (on io_)
+  std::unique_ptr<edges::DirWatch> ends_;         // the campaigns' ends/ folders (on io_)
+  bool finished_ = false;                         // finish() ran: no round begins again
   edges::Mailbox results_{[this](std::function<void()> f) { asio::post(io_, std::move(f)); }};  // the passes' results, to the loop
   // "R passes, Q Slurm job queries, C campaign passes (T ms in all, longest L ms)": SIGUSR1 prints it.
   std::string stats() {

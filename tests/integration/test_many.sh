@@ -129,6 +129,22 @@ check "SIGTERM: the pass's own end is reported: exit 14 (Slurm refused the job)"
 check "SIGTERM: the campaign's state says stopped" [ "$(status_of "$FLEET/refused.yaml" state)" = stopped ]
 scenario_done
 
+scenario "poll_interval 30s: an ending is taken when its script's end record lands, not at the next poll -> two crashes, each seen within 5 s of its record"
+new_campaign quick "--steps 40 --step-seconds 0.1 --ckpt-every 10 --fail-at-step 15 --fail-attempts 1,2"
+sed -i 's/^poll_interval: 1s$/poll_interval: 30s/' "$CONF"
+start_campaign
+wait_campaign 240
+check "quick: the campaign completed" [ "$RC" -eq 0 ]
+# For each failed attempt: its attempt-ended event's time less its end record's write time.
+seen=$("$MLSUP" events "$CONF" --json | /usr/bin/python3 -c 'import json, os, sys
+for e in map(json.loads, filter(str.strip, sys.stdin)):
+    if e["event"] == "attempt-ended" and e.get("class") == "failed":
+        print("%.2f" % (e["time"] - os.stat(os.path.join(sys.argv[1], "ends", str(e["job_id"]))).st_mtime))' "$STATE")
+echo "each failed attempt's end seen after its end record (s): $(echo $seen)"
+check "quick: two failed attempts, each seen within 5 s of its end record (the pace alone: up to 30 s)" \
+  /usr/bin/python3 -c 'import sys; v = [float(x) for x in sys.argv[1:]]; sys.exit(not (len(v) == 2 and max(v) < 5))' $seen
+scenario_done
+
 scenario "the benchmark, short: 5 idle campaigns with 300-record journals, a 5 s window -> one job query per pass, nothing written; a tick over them"
 bench=$(MLSUP="$MLSUP" timeout 300 "$REPO/benchmarks/many-campaigns.sh" --counts 5 --records 300 --window 5 --quick 2>&1)
 echo "$bench" | tail -n 5
