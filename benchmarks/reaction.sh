@@ -88,6 +88,7 @@ PY
 
 echo "-- $endings endings"
 : > "$work/reactions"
+e0=$(rpc); et0=$(date +%s.%N)
 for n in $(seq 1 "$endings"); do
   wait_for has_job "$n"
   job=$(attempt_job "$mlsup" "$conf" "$n")
@@ -110,6 +111,11 @@ ended = next(json.loads(l)["t"] for l in open(sys.argv[1])
 print(f"{float(sys.argv[2]) - ended:.3f}")
 PY
 done
+e1=$(rpc); et1=$(date +%s.%N)
+watched=$(cat "$work"/watch.* | wc -l)  # the 20 ms poller's own queries, one line each
+python3 -c 'import sys; n, t = float(sys.argv[2]) - float(sys.argv[1]) - float(sys.argv[5]), float(sys.argv[4]) - float(sys.argv[3])
+print(f"job-query RPCs over the endings, the poller'"'"'s {sys.argv[5]} taken off: {n:.0f} in {t:.1f} s = {n / t:.2f}/s")' \
+  "$e0" "$e1" "$et0" "$et1" "$watched"
 python3 - "$work/reactions" <<'PY'
 import sys
 r = sorted(float(x) for x in open(sys.argv[1]) if x.strip())

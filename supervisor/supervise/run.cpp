@@ -2,7 +2,8 @@
 // per campaign, a reload applied before the next) run on an elastic pool and post their results back:
 // a few threads serve every campaign, and one more starts whenever all are busy, so that one campaign's
 // slow call (a 120 s sbatch, the hang command, a probe) never delays another's pass. Each round begins
-// a new pass of the shared Slurm clients: one job query serves every campaign due in it.
+// a new pass of the shared Slurm clients: one job query serves every campaign due in it. An end record
+// landing in a campaign's ends/ (edges/dir_watch.h) begins a round at once.
 #include <algorithm>
 #include <chrono>
 #include <csignal>
