@@ -21,9 +21,11 @@ bench() {
 has_line() { grep -qE "$1" <<<"$OUT"; }
 num='[0-9]+(\.[0-9]+)?'
 
-bench reaction.sh 150 --endings 3 --steady 5
+bench reaction.sh 180 --endings 3 --steady 5 --campaigns 5
 check "reaction: exits 0" [ "$RC" -eq 0 ]
+check "reaction: the 4 other campaigns' jobs pending first" has_line "^\(4 jobs pending\)$"
 check "reaction: job-query RPCs and CPU share while a job runs" has_line "^supervisor CPU: $num s in $num s = $num% of one core$"
+check "reaction: the job queries over the endings, the poller's taken off" has_line "^job-query RPCs over the endings, the poller's [0-9]+ taken off: -?[0-9]+ in $num s = -?$num/s$"
 check "reaction: the percentiles over 3 endings" has_line "^reaction .*, 3 endings: min $num s, p50 $num s, p95 $num s, max $num s$"
 
 bench recovery.sh 420
