@@ -201,7 +201,7 @@ class Supervisor {
     const auto now = Clock::now();
     bool any = false;
     for (auto& s : slots_)
-      if (s->file == file && s->running() && !s->leaving) {
+      if (s->file == file && s->watch_tried && !s->result && !s->leaving) {  // not s->opened: a first pass may be filling it
         s->quick_until = now + kQuickWindow;
         s->next = now;
         any = true;
@@ -223,7 +223,7 @@ class Supervisor {
     bool any = false;
     const auto now = Clock::now();
     for (const auto& s : slots_)
-      if (s->running() && !s->leaving && now < s->quick_until) return kQuickLook;
+      if (!s->result && !s->leaving && now < s->quick_until) return kQuickLook;
     for (const auto& s : slots_)
       if (s->config && !s->result && !s->leaving) {
         p = any ? std::min(p, s->config->poll_interval) : s->config->poll_interval;
