@@ -6,9 +6,9 @@
 # `mlsup tick --metrics-textfile` writes the same facts; `promtool check metrics` accepts every exposition
 # (a missing promtool is a failure). A bad address is a usage error (exit 2), a port in use exit 1,
 # other paths 404.
-# Hard timeout 120 s; prints its wall time (about 40 s).
+# Hard timeout 240 s; prints its wall time (about 60 s alone, more beside another suite).
 set -uo pipefail
-[ -n "${METRICS_TIMED:-}" ] || METRICS_TIMED=1 exec timeout -k 5 120 bash "$0" "$@"
+[ -n "${METRICS_TIMED:-}" ] || METRICS_TIMED=1 exec timeout -k 5 240 bash "$0" "$@"
 source "$(dirname "$0")/lib.sh"
 require_cluster
 source "$(dirname "$0")/campaign_lib.sh"
