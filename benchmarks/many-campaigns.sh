@@ -12,6 +12,9 @@
 # --quick opens the window 3 s after the submissions instead (no renewal in it). Prints a table; then,
 # with the same fleets' jobs still pending, one `mlsup tick` over each: its wall time, its job
 # queries (sdiag) and its file system calls (strace -c, a second tick), and `mlsup status --json` over it.
+# Also per count: Slurm's RPCs of every type in the window (sdiag by message type, the benchmark's own
+# and the slurmd's left out) and the supervisor's file system calls per second (strace -c, 20 s after
+# the window).
 #   benchmarks/many-campaigns.sh [--counts "1 10 100"] [--records 3000] [--window 60] [--quick]
 # Uses the cluster named by SLURM_CONF, or starts (and stops) a private one.
 set -euo pipefail
@@ -85,21 +88,23 @@ PY
 cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$1/stat"; }
 rss_kb() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$1/status"; }
 rpc() { sdiag | awk '$1 == "REQUEST_JOB_USER_INFO" { sub("count:","",$4); print $4; f=1 } END { if (!f) print 0 }'; }
+# sdiag's RPC counts by message type, "TYPE COUNT" a line.
+rpc_types() { sdiag | awk '/by message type/ { on = 1; next } /^$/ { on = 0 } on && /count:/ { for (i = 1; i <= NF; i++) if ($i ~ /^count:/) { sub("count:", "", $i); print $1, $i } }'; }
 # The last stats line's fields: passes queries campaign-passes all-ms longest-ms.
 stats() {
   kill -USR1 "$runner"; sleep 0.5
   grep "mlsup: stats:" "$1" | tail -n 1 | sed -E 's/[^0-9 ]//g' | awk '{ print $1, $2, $3, $4, $5 }'
 }
 
-ticks=""
+ticks="" rpcs="" fsops=""
 printf '%-10s %-8s %-14s %-10s %-8s %-14s %-16s %-14s %-12s\n' campaigns records "queries/pass" "cpu %" "rss MB" "pass mean ms" "longest ms (all)" "files written" "lease files"
 for n in $counts; do
   dir="$work/fleet-$n"
   make_fleet "$n" "$dir"
   "$mlsup" run "$dir" > "$dir/run.out" 2>&1 &
   runner=$!
-  # Every campaign submitted and pending.
-  for _ in $(seq 1 120); do
+  # Every campaign submitted and pending (sbatch calls are paced: about one a second for a fleet).
+  for _ in $(seq 1 $((n * 2 > 120 ? n * 2 : 120))); do
     [ "$(squeue -h -u "$(id -un)" -t PD | wc -l)" -ge "$n" ] && break
     sleep 1
   done
@@ -113,10 +118,12 @@ for n in $counts; do
   sleep 1
   touch "$work/mark"
   read -r p0 q0 c0 ms0 _ < <(stats "$dir/run.out")
+  rpc_types > "$dir/rpc.0"
   s0=$(rpc); cpu0=$(cpu_seconds "$runner"); t0=$(date +%s.%N)
   sleep "$window"
   read -r p1 q1 c1 ms1 longest < <(stats "$dir/run.out")
   s1=$(rpc); cpu1=$(cpu_seconds "$runner"); t1=$(date +%s.%N)
+  rpc_types > "$dir/rpc.1"
   written=$(find "$dir/.mlsup" -type f -newer "$work/mark" ! -name 'lease.json*' | wc -l)
   leases=$(find "$dir/.mlsup" -type f -newer "$work/mark" -name lease.json | wc -l)
   python3 - "$n" "$records" "$p0" "$p1" "$s0" "$s1" "$cpu0" "$cpu1" "$t0" "$t1" "$(rss_kb "$runner")" "$c0" "$c1" "$ms0" "$ms1" "$longest" "$written" "$leases" <<'PY'
@@ -129,6 +136,35 @@ share = 100 * (cpu1 - cpu0) / (t1 - t0)
 mean = (ms1 - ms0) / max(1, c1 - c0)
 print(f"{n:<10} {records:<8} {per_pass:<14.2f} {share:<10.2f} {rss / 1024:<8.1f} {mean:<14.1f} {longest:<16} {written:<14} {leases:<12}")
 PY
+  # Slurm's RPCs in the window by type, without this benchmark's (sdiag) and the slurmd's (their
+  # registrations, epilogs): the cluster is private, so the rest is the supervisor's.
+  rpcs+=$(python3 - "$n" "$dir/rpc.0" "$dir/rpc.1" "$t0" "$t1" <<'PY'
+import sys
+n, before, after, t0, t1 = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5])
+read = lambda p: {l.split()[0]: int(l.split()[1]) for l in open(p) if l.strip()}
+b, a = read(before), read(after)
+d = {k: v - b.get(k, 0) for k, v in a.items() if v - b.get(k, 0) > 0}
+others = ("REQUEST_STATS_INFO", "MESSAGE_NODE_REGISTRATION_STATUS", "MESSAGE_EPILOG_COMPLETE", "REQUEST_COMPLETE_BATCH_SCRIPT")
+own = {k: v for k, v in d.items() if k not in others and v > 0}
+t = t1 - t0
+print(f"{n:<10} {sum(own.values()) / t:<10.2f} " + ", ".join(f"{k} {v} ({v / t:.2f}/s)" for k, v in sorted(own.items(), key=lambda x: -x[1])))
+PY
+)$'\n'
+  # The supervisor's file system calls per second, counted by strace over a window of its own (strace
+  # slows the process: not in the CPU window above).
+  timeout -s INT 20 strace -f -c -o "$dir/run.strace" -p "$runner" -e trace=fsync,fdatasync,rename,openat,newfstatat,statx,write > /dev/null 2>&1 || true
+  fsops+=$(python3 - "$n" "$dir/run.strace" <<'PY'
+import sys
+calls = {}
+for line in open(sys.argv[2]):
+    f = line.split()
+    if len(f) >= 5 and f[-1].isidentifier() and f[3].isdigit():
+        calls[f[-1]] = int(f[3])
+t = 20.0
+g = lambda *k: sum(calls.get(x, 0) for x in k) / t
+print(f"{sys.argv[1]:<10} {g('openat'):<8.1f} {g('newfstatat', 'statx'):<8.1f} {g('fsync', 'fdatasync'):<8.2f} {g('rename'):<8.2f} {g('write'):<8.2f}")
+PY
+)$'\n'
   kill -TERM "$runner"; wait "$runner" || true; runner=""
   # The same fleet under cron: one `mlsup tick` over it, its jobs still pending (nothing to do), timed
   # alone, then again under strace for its file system calls.
@@ -156,5 +192,9 @@ PY
   scancel -u "$(id -un)" 2>/dev/null || true
   sleep 2
 done
+printf '\n%-10s %-10s %s\n' "rpcs of" "all /s" "by type, in the window (the benchmark's sdiag and the slurmd's messages left out)"
+printf '%s' "$rpcs"
+printf '\n%-10s %-8s %-8s %-8s %-8s %-8s\n' "fs calls/s" openat stat fsync rename write
+printf '%s' "$fsops"
 printf '\n%-10s %-10s %-12s %-8s %-8s %-8s %-8s %-10s\n' "tick over" "wall s" "job queries" fsync rename openat stat "status s"
 printf '%s' "$ticks"

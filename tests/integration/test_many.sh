@@ -152,6 +152,10 @@ row=$(echo "$bench" | grep -E '^5 +300 ' | tail -n 1)
 tick=$(echo "$bench" | sed -n '/^tick over/,$p' | grep -E '^5 +[0-9.]+ ' | tail -n 1)
 check "benchmark: at most 1.5 job queries per pass" /usr/bin/python3 -c "import sys; sys.exit(0 if float('$(echo "$row" | awk '{print $3}')') <= 1.5 else 1)"
 check "benchmark: idle passes wrote no file" [ "$(echo "$row" | awk '{print $8}')" = 0 ]
+check "benchmark: Slurm's RPCs of every type in the window, the job queries among them" \
+  grep -qE '^5 +[0-9.]+ +.*REQUEST_JOB_USER_INFO [0-9]+ ' <<<"$(echo "$bench" | sed -n '/^rpcs of/,/^$/p')"
+check "benchmark: the supervisor's file system calls per second" \
+  grep -qE '^5 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ *$' <<<"$(echo "$bench" | sed -n '/^fs calls/,/^$/p')"
 check "benchmark: the tick over 5 campaigns asked Slurm for jobs once" [ "$(echo "$tick" | awk '{print $3}')" = 1 ]
 # Each campaign's lease taken (a synced write: the file and its folder); nothing else synced: the
 # release, status.json and memory.json of a tick that found nothing new are not.
