@@ -15,7 +15,7 @@ namespace mlsup::edges {
 namespace asio = boost::asio;
 
 struct DirWatch::Impl : std::enable_shared_from_this<DirWatch::Impl> {
-  Impl(asio::io_context& io, std::function<void(const std::string&)> landed) : stream(io), on_landed(std::move(landed)) {
+  Impl(asio::io_context& io, Landed landed) : stream(io), on_landed(std::move(landed)) {
     const int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     if (fd >= 0) stream.assign(fd);
   }
@@ -29,15 +29,18 @@ struct DirWatch::Impl : std::enable_shared_from_this<DirWatch::Impl> {
     });
   }
 
-  // The keys of the events in the first n bytes of buffer, each told once.
+  // The keys and names of the events in the first n bytes of buffer, each told once.
   void tell(std::size_t n) {
-    std::set<std::string> landed;
+    std::set<std::pair<std::string, std::string>> landed;
     for (std::size_t at = 0; at + sizeof(inotify_event) <= n;) {
       inotify_event e{};
       std::memcpy(&e, buffer.data() + at, sizeof e);
+      const char* name_at = buffer.data() + at + sizeof(inotify_event);
       at += sizeof(inotify_event) + e.len;
+      if (at > n) break;  // the kernel gives whole events: not met
       if (e.mask & IN_Q_OVERFLOW) {
-        for (const auto& [wd, keys] : watched) landed.insert(keys.begin(), keys.end());
+        for (const auto& [wd, keys] : watched)
+          for (const auto& key : keys) landed.insert({key, ""});
         continue;
       }
       const auto it = watched.find(e.wd);
@@ -46,18 +49,20 @@ struct DirWatch::Impl : std::enable_shared_from_this<DirWatch::Impl> {
         watched.erase(it);
         continue;
       }
-      landed.insert(it->second.begin(), it->second.end());
+      const std::string name(name_at, ::strnlen(name_at, e.len));  // NUL-padded to e.len
+      if (name.starts_with('.')) continue;
+      for (const auto& key : it->second) landed.insert({key, name});
     }
-    for (const auto& key : landed) on_landed(key);
+    for (const auto& [key, name] : landed) on_landed(key, name);
   }
 
   asio::posix::stream_descriptor stream;
-  std::function<void(const std::string&)> on_landed;
+  Landed on_landed;
   std::map<int, std::set<std::string>> watched;  // watch descriptor -> keys (one folder may serve several)
   alignas(inotify_event) std::array<char, 16 * 1024> buffer{};
 };
 
-DirWatch::DirWatch(asio::io_context& io, std::function<void(const std::string&)> on_landed)
+DirWatch::DirWatch(asio::io_context& io, Landed on_landed)
     : impl_(std::make_shared<Impl>(io, std::move(on_landed))) {
   impl_->read();
 }

@@ -14,8 +14,10 @@ namespace mlsup::edges {
 
 class DirWatch {
  public:
-  // on_landed(key): a file was created in, or moved into, the folder watched for key.
-  DirWatch(boost::asio::io_context& io, std::function<void(const std::string& key)> on_landed);
+  // on_landed(key, name): the file name was created in, or moved into, the folder watched for key (a
+  // hidden name, a writer's temporary file, is not told); name "" when the system lost events.
+  using Landed = std::function<void(const std::string& key, const std::string& name)>;
+  DirWatch(boost::asio::io_context& io, Landed on_landed);
   ~DirWatch();
   DirWatch(const DirWatch&) = delete;
   DirWatch& operator=(const DirWatch&) = delete;

@@ -84,7 +84,7 @@ class Supervisor {
     if (auto failed = serve_metrics()) return *failed;
     join_sources();
     wait_for_signal();
-    ends_ = std::make_unique<edges::DirWatch>(io_, [this](const std::string& file) { landed(file); });
+    ends_ = std::make_unique<edges::DirWatch>(io_, [this](const std::string& file, const std::string&) { landed(file); });
     asio::post(io_, [this] { round(); });
     io_.run();
     pool_.reset();  // waits for nothing: every pass has posted its result (each holds the io loop's work)
@@ -194,8 +194,9 @@ class Supervisor {
     return true;
   }
 
-  // A file landed in the ends/ folder of the campaign of file (its job's script wrote how it ended):
-  // a pass at once, with a fresh job query, and quick ones after it until one sees the ending.
+  // An end record landed in the ends/ folder of the campaign of file (its job's script wrote how it
+  // ended; on SIGTERM twice, the second as the script exits): a pass at once, with a fresh job query,
+  // and quick ones after it until one sees the ending.
   void landed(const std::string& file) {
     if (!stop_signal_.empty() || finished_) return;
     const auto now = Clock::now();
