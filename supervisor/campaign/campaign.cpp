@@ -111,10 +111,10 @@ util::Result<std::optional<Outcome>> Campaign::pass() {
   return std::optional<Outcome>();
 }
 
-std::size_t Campaign::endings() {
-  const auto& s = actor_.state();
-  const auto ended = std::count_if(s.attempts.begin(), s.attempts.end(), [](const AttemptState& a) { return a.ended; });
-  return static_cast<std::size_t>(ended) + (s.finished_code ? 1 : 0);
+int Campaign::last_ended() {
+  const auto& attempts = actor_.state().attempts;  // the newest few (Actor::state): the newest ended is among them
+  const auto it = std::find_if(attempts.rbegin(), attempts.rend(), [](const AttemptState& a) { return a.ended; });
+  return it == attempts.rend() ? 0 : it->number;
 }
 
 util::Result<void> Campaign::round(const CampaignState& s) {

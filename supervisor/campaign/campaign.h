@@ -47,9 +47,8 @@ class Campaign {
   // The last pass saw only its job waiting in the queue (reconcile/reconcile.h): the next may wait
   // pending_poll_interval.
   bool queued() const { return queued_; }
-  // Attempts whose end is journaled, and whether the campaign finished: a pass that saw an ending
-  // changes one of them.
-  std::size_t endings();
+  // The newest attempt whose end is journaled (0: none yet): a pass that saw an ending raises it.
+  int last_ended();
 
  private:
   Campaign(config::Config config, Edges edges);

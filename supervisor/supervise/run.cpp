@@ -60,7 +60,7 @@ struct Slot {
   std::string gated;                           // why its set's gate holds it back ("" = not held back)
   bool in_flight = false;
   bool watch_tried = false;                    // its ends/ folder watched (or found unwatchable)
-  std::size_t endings = 0;                     // its endings as its last pass saw them (Campaign::endings)
+  int last_ended = 0;                          // its newest ended attempt, as its last pass saw it
   Clock::time_point quick_until{};             // an end record landed: quick passes until then
   bool passed = false;                         // it made a pass since it was opened
   bool leaving = false;                        // no longer named by the sources (SIGHUP): let go
@@ -272,9 +272,9 @@ class Supervisor {
   void pass_done(Slot& s, const std::optional<RunResult>& r, const std::string& held) {
     s.in_flight = false;
     if (s.opened.campaign) {
-      const auto endings = s.opened.campaign->endings();
-      if (endings != s.endings) s.quick_until = {};  // this pass saw the ending: the campaign's own pace again
-      s.endings = endings;
+      const int ended = s.opened.campaign->last_ended();
+      if (ended != s.last_ended) s.quick_until = {};  // this pass saw the ending: the campaign's own pace again
+      s.last_ended = ended;
       if (!s.watch_tried) watch_ends(s);
     }
     if (s.opened.campaign && s.opened.campaign->queued() && Clock::now() >= s.quick_until) s.next = queued_next(s.next, *s.config);

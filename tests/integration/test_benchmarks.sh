@@ -33,8 +33,10 @@ check "recovery: exits 0" [ "$RC" -eq 0 ]
 for case in clean crash sticky hang nodecrash powerloss; do
   check "recovery: a row for $case" has_line "^$case +$num "
 done
+# The time lost is the wall less the clean run's: below zero when a quick recovery loses less than the
+# two runs' own spread (seen with a crash recovered 0.06 s after its end record).
 check "recovery: each fault's row sets mlsup's own time lost beside the stopwatch's" \
-  [ "$(echo "$OUT" | grep -cE "^(crash|sticky|hang|nodecrash|powerloss) +$num +$num +$num ")" -eq 5 ]
+  [ "$(echo "$OUT" | grep -cE "^(crash|sticky|hang|nodecrash|powerloss) +$num +-?$num +$num ")" -eq 5 ]
 check "recovery: the faults' restarts split into detect+react+queue" \
   [ "$(echo "$OUT" | grep -cE "^(crash|sticky|hang|nodecrash|powerloss) .* $num\+$num\+$num$")" -eq 5 ]
 
