@@ -198,7 +198,7 @@ class Supervisor {
   // ended; on SIGTERM twice, the second as the script exits): a pass at once, with a fresh job query,
   // and quick ones after it until one sees the ending.
   void landed(const std::string& file) {
-    if (!stop_signal_.empty() || finished_) return;
+    if (!stop_signal_.empty()) return;
     const auto now = Clock::now();
     bool any = false;
     for (auto& s : slots_)
@@ -276,8 +276,8 @@ class Supervisor {
       if (ended != s.last_ended) s.quick_until = {};  // this pass saw the ending: the campaign's own pace again
       s.last_ended = ended;
       if (!s.watch_tried) watch_ends(s);
+      if (s.opened.campaign->queued() && Clock::now() >= s.quick_until) s.next = queued_next(s.next, *s.config);
     }
-    if (s.opened.campaign && s.opened.campaign->queued() && Clock::now() >= s.quick_until) s.next = queued_next(s.next, *s.config);
     if (!s.passed && s.opened.campaign) {  // its journal was read: give back what reading it took
       s.passed = true;
       ::malloc_trim(0);
