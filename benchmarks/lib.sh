@@ -57,3 +57,9 @@ event_time() {
   "$1" events "$2" --json --kind "$3" 2>/dev/null | /usr/bin/python3 -c 'import json,sys
 print(next((e["time"] for e in map(json.loads, filter(str.strip, sys.stdin)) if e.get("attempt") == int(sys.argv[1])), ""))' "$4"
 }
+
+# Writes to $1 a one-node batch script that may begin in two hours: its job waits in the queue, so that
+# a campaign submitting it has nothing to do but wait (the local cluster runs a handful of jobs at once).
+pending_job_script() {
+  printf '#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --begin=now+2hours\n#SBATCH --output=/dev/null\nsleep 60\n' > "$1"
+}

@@ -19,6 +19,7 @@
 # Uses the cluster named by SLURM_CONF, or starts (and stops) a private one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source benchmarks/lib.sh
 counts="1 10 100" records=3000 window=60 quick=""
 while [ $# -gt 0 ]; do
   case $1 in
@@ -52,7 +53,7 @@ trap cleanup EXIT
 make_fleet() {
   local n=$1 dir=$2
   mkdir -p "$dir"
-  printf '#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --begin=now+2hours\n#SBATCH --output=/dev/null\nsleep 60\n' > "$dir/job.sbatch"
+  pending_job_script "$dir/job.sbatch"
   for i in $(seq 1 "$n"); do
     local name="bench-$n-$i"
     printf 'name: %s\ntemplate: job.sbatch\npoll_interval: 1s\n' "$name" > "$dir/$name.yaml"

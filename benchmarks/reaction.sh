@@ -51,7 +51,7 @@ target: {steps: 1000000}
 YAML
 conf="$work/campaign.yaml"
 state="$work/.mlsup/bench-reaction"
-printf '#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --begin=now+2hours\n#SBATCH --output=/dev/null\nsleep 60\n' > "$work/idle.sbatch"
+pending_job_script "$work/idle.sbatch"
 for i in $(seq 2 "$campaigns"); do
   printf 'name: bench-reaction-idle-%s\ntemplate: idle.sbatch\n' "$i" > "$work/idle-$i.yaml"
 done
