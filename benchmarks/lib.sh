@@ -63,3 +63,6 @@ print(next((e["time"] for e in map(json.loads, filter(str.strip, sys.stdin)) if 
 pending_job_script() {
   printf '#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --begin=now+2hours\n#SBATCH --output=/dev/null\nsleep 60\n' > "$1"
 }
+
+# slurmctld's count of RPCs of message type $1 so far (sdiag; 0 before the first).
+sdiag_count() { sdiag | awk -v t="$1" '$1 == t { sub("count:", "", $4); print $4; f = 1; exit } END { if (!f) print 0 }'; }

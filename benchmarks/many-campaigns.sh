@@ -88,7 +88,7 @@ PY
 # The supervisor's CPU seconds so far (user + system).
 cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$1/stat"; }
 rss_kb() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$1/status"; }
-rpc() { sdiag | awk '$1 == "REQUEST_JOB_USER_INFO" { sub("count:","",$4); print $4; f=1 } END { if (!f) print 0 }'; }
+rpc() { sdiag_count REQUEST_JOB_USER_INFO; }
 # sdiag's RPC counts by message type, "TYPE COUNT" a line.
 rpc_types() { sdiag | awk '/by message type/ { on = 1; next } /^$/ { on = 0 } on && /count:/ { for (i = 1; i <= NF; i++) if ($i ~ /^count:/) { sub("count:", "", $i); print $1, $i } }'; }
 # The last stats line's fields: passes queries campaign-passes all-ms longest-ms.

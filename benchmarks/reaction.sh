@@ -73,7 +73,7 @@ idle_pending() { [ "$(squeue -h -t PD -o '%j' | grep -c '^bench-reaction-idle-')
 [ "$campaigns" -eq 1 ] || { wait_for idle_pending && echo "($((campaigns - 1)) jobs pending)"; }
 echo "-- steady state: a job running, $steady s"
 wait_for test -s "$state/heartbeats/attempt-1"
-rpc() { sdiag | awk '$1 == "REQUEST_JOB_USER_INFO" { sub("count:","",$4); print $4 }'; }
+rpc() { sdiag_count REQUEST_JOB_USER_INFO; }
 ticks() { awk '{ print $14 + $15 }' "/proc/$runner/stat"; }
 r0=$(rpc); c0=$(ticks); t0=$(date +%s.%N)
 sleep "$steady"

@@ -72,7 +72,7 @@ echo "cluster: $((widest + 2)) slurmd up in $(( $(date +%s) - t0 )) s, SlurmdTim
   "TreeWidth=$(scontrol show config | awk '$1 == "TreeWidth" { print $3 }'); $steps steps of 0.2 s, fault at step $middle"
 
 # slurmctld's count of job-step creations so far.
-step_creations() { sdiag | awk '/REQUEST_JOB_STEP_CREATE/ { sub("count:", "", $4); print $4; exit }'; }
+step_creations() { sdiag_count REQUEST_JOB_STEP_CREATE; }
 
 # The nodes the training of attempt $2 runs on, in rank order, for the campaign in folder $1; with
 # spare nodes ($3 > 0) nothing until the claim named them (the job's own nodes include the spares).

@@ -93,9 +93,6 @@ job_ended() {
 # The nodes of job J, one per line: nodes_of J.
 nodes_of() { scontrol show hostnames "$(scontrol -o show job "$1" | grep -o ' NodeList=[^ ]*' | cut -d= -f2)"; }
 
-# The count of an RPC type in sdiag (0 when absent).
-rpc_count() { sdiag | awk -v t="$1" '$1 == t { sub("count:", "", $4); print $4; found=1 } END { if (!found) print 0 }'; }
-
 # Lays out what another user's jobs read under DIR (folders 0755) as an admin installs it, so that the
 # suites that run jobs as an ordinary user pass from a checkout others cannot read (a 0700 home):
 # DIR/lib/slurm/mlsup_spank.so, DIR/bin/mlsup, DIR/share/mlsup/templates/, DIR/share/mlsup/trainer/.

@@ -35,9 +35,9 @@ RUNNER=$!
 # A quiet window: every job submitted (the last after 7 s: a burst of 4, then 2/s) and none ended
 # yet (each trains for 24 s or more).
 sleep 9
-q0=$(rpc_count REQUEST_JOB_USER_INFO); w0=$(date +%s.%N)
+q0=$(sdiag_count REQUEST_JOB_USER_INFO); w0=$(date +%s.%N)
 sleep 8
-q1=$(rpc_count REQUEST_JOB_USER_INFO); w1=$(date +%s.%N)
+q1=$(sdiag_count REQUEST_JOB_USER_INFO); w1=$(date +%s.%N)
 per_second=$(python3 -c "print(round(($q1 - $q0) / ($w1 - $w0), 2))")
 echo "job queries in the quiet window: $((q1 - q0)) in $(python3 -c "print(round($w1 - $w0, 1))") s = $per_second/s (two supervisors polling every 1 s; one query per campaign per poll would be 19/s)"
 timeout 300 tail --pid="$RUNNER" -f /dev/null || kill -9 "$RUNNER"

@@ -23,9 +23,9 @@ make_shim() {
 echo "== one job-query RPC per poll for 12 watched jobs"
 for i in $(seq 12); do ids+=("$(sbatch --parsable -N1 -o /dev/null --comment="mlsup-client-test" --wrap 'sleep 300')"); done
 make_shim
-before=$(rpc_count REQUEST_JOB_USER_INFO); before_all=$(rpc_count REQUEST_JOB_INFO); before_fed=$(rpc_count REQUEST_FED_INFO)
+before=$(sdiag_count REQUEST_JOB_USER_INFO); before_all=$(sdiag_count REQUEST_JOB_INFO); before_fed=$(sdiag_count REQUEST_FED_INFO)
 PATH="$work/shim:$PATH" "$POLL" --backend libslurm --polls 20 --interval-ms 100 "${ids[@]}" > "$work/poll.out"
-after=$(rpc_count REQUEST_JOB_USER_INFO); after_all=$(rpc_count REQUEST_JOB_INFO); after_fed=$(rpc_count REQUEST_FED_INFO)
+after=$(sdiag_count REQUEST_JOB_USER_INFO); after_all=$(sdiag_count REQUEST_JOB_INFO); after_fed=$(sdiag_count REQUEST_FED_INFO)
 echo "REQUEST_JOB_USER_INFO +$((after - before)), REQUEST_JOB_INFO +$((after_all - before_all)), REQUEST_FED_INFO +$((after_fed - before_fed)) over 20 polls"
 check "libslurm: 20 polls cost exactly 20 job-info RPCs" [ $((after - before)) -eq 20 ]
 check "libslurm: no other job-info or federation RPC" [ $((after_all - before_all + after_fed - before_fed)) -eq 0 ]
@@ -34,9 +34,9 @@ check "libslurm: every poll saw all 12 jobs" [ "$(grep -c '"ok":true' "$work/pol
   [ "$(head -1 "$work/poll.out" | grep -o '"id"' | wc -l)" -eq 12 ]
 
 make_shim
-before_all=$(rpc_count REQUEST_JOB_INFO)
+before_all=$(sdiag_count REQUEST_JOB_INFO)
 PATH="$work/shim:$PATH" "$POLL" --backend cli --polls 5 --interval-ms 100 "${ids[@]}" > "$work/poll-cli.out"
-after_all=$(rpc_count REQUEST_JOB_INFO)
+after_all=$(sdiag_count REQUEST_JOB_INFO)
 echo "cli: REQUEST_JOB_INFO +$((after_all - before_all)) over 5 polls; $(wc -l < "$work/shim.log") command(s) ran"
 check "cli: one scontrol per poll, nothing else" [ "$(grep -c '^scontrol -o show job' "$work/shim.log")" -eq 5 ] && \
   [ "$(wc -l < "$work/shim.log")" -eq 5 ]
