@@ -14,7 +14,8 @@
 # queries (sdiag) and its file system calls (strace -c, a second tick), and `mlsup status --json` over it.
 # Also per count: Slurm's RPCs of every type in the window (sdiag by message type, the benchmark's own
 # and the slurmd's left out) and the supervisor's file system calls per second (strace -c, 20 s after
-# the window).
+# the window), and while the fleet's first jobs are submitted, how long that took and the
+# supervisor's peak threads and RSS (sampled every second).
 #   benchmarks/many-campaigns.sh [--counts "1 10 100"] [--records 3000] [--window 60] [--quick]
 # Uses the cluster named by SLURM_CONF, or starts (and stops) a private one.
 set -euo pipefail
@@ -97,18 +98,24 @@ stats() {
   grep "mlsup: stats:" "$1" | tail -n 1 | sed -E 's/[^0-9 ]//g' | awk '{ print $1, $2, $3, $4, $5 }'
 }
 
-ticks="" rpcs="" fsops=""
+ticks="" rpcs="" fsops="" subs=""
 printf '%-10s %-8s %-14s %-10s %-8s %-14s %-16s %-14s %-12s\n' campaigns records "queries/pass" "cpu %" "rss MB" "pass mean ms" "longest ms (all)" "files written" "lease files"
 for n in $counts; do
   dir="$work/fleet-$n"
   make_fleet "$n" "$dir"
   "$mlsup" run "$dir" > "$dir/run.out" 2>&1 &
   runner=$!
-  # Every campaign submitted and pending (sbatch calls are paced: about one a second for a fleet).
+  # Every campaign submitted and pending (sbatch calls are paced: about one a second for a fleet),
+  # the supervisor's threads and RSS sampled meanwhile.
+  sub0=$(date +%s.%N) peak_threads=0 peak_rss=0
   for _ in $(seq 1 $((n * 2 > 120 ? n * 2 : 120))); do
+    peak_threads=$(awk -v p="$peak_threads" '$1 == "Threads:" { print ($2 > p ? $2 : p) }' "/proc/$runner/status")
+    peak_rss=$(awk -v p="$peak_rss" '$1 == "VmRSS:" { print ($2 > p ? $2 : p) }' "/proc/$runner/status")
     [ "$(squeue -h -u "$(id -un)" -t PD | wc -l)" -ge "$n" ] && break
     sleep 1
   done
+  subs+=$(awk -v n="$n" -v a="$sub0" -v b="$(date +%s.%N)" -v t="$peak_threads" -v r="$peak_rss" \
+    'BEGIN { printf "%-10s %-12.1f %-14s %-10.1f", n, b - a, t, r / 1024 }')$'\n'
   # Every lease renewed since: the steady state (at most 150 s after the last submission).
   touch "$work/submitted"
   [ -z "$quick" ] || sleep 2
@@ -193,6 +200,8 @@ PY
   scancel -u "$(id -un)" 2>/dev/null || true
   sleep 2
 done
+printf '\n%-10s %-12s %-14s %-10s\n' "submitted" "in s" "peak threads" "peak RSS MB"
+printf '%s' "$subs"
 printf '\n%-10s %-10s %s\n' "rpcs of" "all /s" "by type, in the window (the benchmark's sdiag and the slurmd's messages left out)"
 printf '%s' "$rpcs"
 printf '\n%-10s %-8s %-8s %-8s %-8s %-8s\n' "fs calls/s" openat stat fsync rename write

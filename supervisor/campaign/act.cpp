@@ -71,18 +71,35 @@ util::Result<void> Actor::act(const CampaignState&, const intent::Submit& i) {
     intent.in_job = *i.in_job;
     intent.step_nodes = i.step_nodes;
   }
+  const bool calls_sbatch = !i.queued && !i.in_job;
+  if (calls_sbatch && !submit_turn(i.attempt)) return {};  // nothing journaled: decided again when the turn comes
   if (auto ok = record(intent); !ok) return ok;
   crash_point("after-intent");
   const AttemptState a = state().attempts.back();
   if (i.queued) return hand_over(a, *i.queued, i.before);
   if (i.in_job) return hand_over_in_job(a, *i.in_job, i.step_nodes);
   if (i.stop_job) write_spare_values(AttemptState{}, *i.stop_job, {});  // the old job waits for no hand-over
-  return send(a);
+  return send(a, edges_.reserve_submit != nullptr);
+}
+
+bool Actor::submit_turn(int attempt) {
+  if (!edges_.reserve_submit) return true;
+  if (!turn_at_) {
+    const double in = edges_.reserve_submit();
+    if (in <= 0) return true;
+    turn_at_ = mono() + in;
+    if (in >= 1)
+      event(events::SubmitPaced{attempt, in, "the supervisor spaces its sbatch calls out (run/tick --submit-rate): this "
+                                             "submission waits its turn, journaled when it comes"});
+  }
+  if (mono() + 0.01 < *turn_at_) return false;
+  turn_at_.reset();
+  return true;
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::Send& i) { return send(i.attempt); }
 
-util::Result<void> Actor::send(const AttemptState& a) {
+util::Result<void> Actor::send(const AttemptState& a, bool turn_taken) {
   if (!templates_.text()) return {};  // no template has rendered yet (told by take_template)
   auto plan = render::plan_submission(config_, *templates_.text(),
                                      {a.number, a.resume_from, a.exclude, a.tag, campaign_id_, a.signal_lead});
@@ -97,7 +114,7 @@ util::Result<void> Actor::send(const AttemptState& a) {
   const std::string script = config_.dir().attempt_script(a.number);
   if (auto ok = journal::write_atomically(script, plan->script, 0644); !ok) return std::unexpected(ok.error());
   if (plan->array) write_chain_values(a, a.resume_from);  // the first task may start the moment sbatch returns
-  if (const double waited = edges_.pace_submit ? edges_.pace_submit() : 0; waited >= 1)
+  if (const double waited = edges_.pace_submit && !turn_taken ? edges_.pace_submit() : 0; waited >= 1)
     event(events::SubmitPaced{a.number, waited, "the supervisor spaces its sbatch calls out (run/tick --submit-rate)"});
   if (auto leased = keep_lease(static_cast<double>(slurm::kSbatchTimeout.count())); !leased) return leased;
   // Held until the journal has it: a job no journal names (an sbatch that outlived its supervisor, or

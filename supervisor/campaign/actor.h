@@ -86,6 +86,8 @@ class Actor {
   bool holds_lease() { return !lease_lost_ && keep_lease(0).has_value(); }
   // Writes status.json when a step it has not said yet waits (a step alone is not written at once).
   void flush_status();
+  // When the turn reserved for a submission that waits comes (monotonic seconds; nullopt: none waits).
+  std::optional<double> submit_turn_at() const { return turn_at_; }
 
  private:
   util::Result<void> act(const CampaignState& s, const intent::Report& i);
@@ -139,8 +141,11 @@ class Actor {
   // An event of kind what with these fields told (event() and intent::Report come here).
   void tell(events::EventKind what, nlohmann::json fields);
   void emit(const nlohmann::json& e);
-  // sbatch for attempt a, whose intent is journaled.
-  util::Result<void> send(const AttemptState& a);
+  // sbatch for attempt a, whose intent is journaled (its turn to call sbatch waited for unless taken).
+  util::Result<void> send(const AttemptState& a, bool turn_taken = false);
+  // True when a new submission for attempt may call sbatch now: edges_.reserve_submit's turn came
+  // (reserved on the first call, told when it is a second or more away); always without it.
+  bool submit_turn(int attempt);
   // The sbatch for attempt that runs as pid, journaled; the job id a submission got, released.
   util::Result<void> sbatch_started(int attempt, int pid);
   util::Result<void> release_submission(int attempt, slurm::JobId id);
@@ -175,6 +180,7 @@ class Actor {
   std::unique_ptr<journal::EventLog> events_;
   CampaignState state_;         // the journal replayed, record after record as the journal hands them over
   bool lease_lost_ = false;
+  std::optional<double> turn_at_;  // submit_turn(): the sbatch turn reserved, on the monotonic clock
   // What status.json says, but for its time: compared before any JSON is built.
   struct StatusSaid {
     int attempts = 0;

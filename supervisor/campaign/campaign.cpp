@@ -117,6 +117,11 @@ int Campaign::last_ended() {
   return it == attempts.rend() ? 0 : it->number;
 }
 
+std::optional<double> Campaign::submit_turn_in() const {
+  const auto at = actor_.submit_turn_at();
+  return at ? std::optional<double>(std::max(0.0, *at - edges_.monotonic())) : std::nullopt;
+}
+
 util::Result<void> Campaign::round(const CampaignState& s) {
   const World w = observer_.observe(s);
   auto decided = reconcile(s, w, memory_, config_, campaign_id_);

@@ -49,6 +49,8 @@ class Campaign {
   bool queued() const { return queued_; }
   // The newest attempt whose end is journaled (0: none yet): a pass that saw an ending raises it.
   int last_ended();
+  // Seconds until the turn to call sbatch that a new submission waits for (nullopt: none waits).
+  std::optional<double> submit_turn_in() const;
 
  private:
   Campaign(config::Config config, Edges edges);

@@ -31,6 +31,10 @@ struct Edges {
   // Waits for the supervisor's turn to call sbatch (its submit rate), returning the seconds waited;
   // empty function = no wait.
   std::function<double()> pace_submit;
+  // Takes the supervisor's next turn to call sbatch without waiting, returning the seconds until it
+  // comes (0: now); a new submission then waits for it in no pass. Empty function = it waits in
+  // pace_submit (a tick, a verb).
+  std::function<double()> reserve_submit;
   // How full the file system holding a folder is; empty function = statvfs (edges/disk_use.h).
   std::function<std::optional<decide::DiskUse>(const std::string& folder)> disk;
   // The file server's clock, as the lease reads it (nullopt: it cannot be read); empty function = now.

@@ -10,18 +10,19 @@ Pacer::Pacer(double per_second, int burst, std::function<double()> now, std::fun
       now_(std::move(now)),
       sleep_(std::move(sleep)) {}
 
+double Pacer::reserve() {
+  std::lock_guard lock(mutex_);
+  const double t = now_();
+  const double due = std::max(next_, t);
+  const double go = std::max(t, due - tolerance_);
+  next_ = due + interval_;
+  return go - t;
+}
+
 double Pacer::wait() {
-  double go = 0, t = 0;
-  {
-    std::lock_guard lock(mutex_);
-    t = now_();
-    const double due = std::max(next_, t);
-    go = std::max(t, due - tolerance_);
-    next_ = due + interval_;
-  }
-  const double waited = go - t;
+  const double waited = reserve();
   if (waited > 0) sleep_(waited);
-  return std::max(0.0, waited);
+  return waited;
 }
 
 }  // namespace mlsup::edges

@@ -14,6 +14,8 @@ class Pacer {
 
   // Waits for this caller's turn; returns the seconds waited.
   double wait();
+  // Takes the next turn without waiting: the seconds until it comes (0: now).
+  double reserve();
 
  private:
   double interval_, tolerance_;

@@ -152,7 +152,7 @@ void Opened::close() {
 }
 
 std::variant<Opened, RunResult> open_campaign(const config::Config& config, slurm::Client* client, bool named,
-                                              edges::Pacer& submits) {
+                                              edges::Pacer& submits, SubmitTurns turns) {
   if (!client) return RunResult{kBadInput, "slurm.backend " + config.slurm.backend + " is not one mlsup knows"};
   std::error_code ec;
   fs::create_directories(config.state_dir, ec);
@@ -172,6 +172,7 @@ std::variant<Opened, RunResult> open_campaign(const config::Config& config, slur
   edges.keep_lease = [held](double seconds) { return held->keep_for(wall_now(), seconds); };
   edges.epoch = held->info().epoch;
   edges.pace_submit = [&submits] { return submits.wait(); };
+  if (turns == SubmitTurns::Reserve) edges.reserve_submit = [&submits] { return submits.reserve(); };
   edges.server_now = [path = config.dir().lease()] { return journal::file_server_time(path); };
   auto campaign = Campaign::open(config, std::move(edges));
   if (!campaign) {

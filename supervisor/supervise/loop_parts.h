@@ -60,10 +60,14 @@ struct Opened {
   void close();
 };
 
+// How a submission waits for its turn to call sbatch: in the pass (a tick, a verb), or in no pass at
+// all, its turn reserved and the campaign passed again when it comes (run: no thread waits).
+enum class SubmitTurns { Wait, Reserve };
+
 // Takes the campaign's lease, then opens it on client; a RunResult when it cannot (kLeaseHeld:
 // another supervisor holds it).
 std::variant<Opened, RunResult> open_campaign(const config::Config& config, slurm::Client* client, bool named,
-                                              edges::Pacer& submits);
+                                              edges::Pacer& submits, SubmitTurns turns = SubmitTurns::Wait);
 
 // The pacer of a supervisor's sbatch calls.
 std::unique_ptr<edges::Pacer> submit_pacer(const Supervise& what);

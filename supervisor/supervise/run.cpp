@@ -247,7 +247,7 @@ class Supervisor {
       std::string held;
       if (reloaded && s.opened.campaign) s.opened.campaign->reload(std::move(*reloaded));
       if (to_open) {
-        auto opened = open_campaign(*to_open, clients_.get(to_open->slurm.backend), named, *submits_);
+        auto opened = open_campaign(*to_open, clients_.get(to_open->slurm.backend), named, *submits_, SubmitTurns::Reserve);
         if (auto* o = std::get_if<Opened>(&opened)) s.opened = std::move(*o);
         else if (std::get<RunResult>(opened).exit_code == decide::kLeaseHeld) held = std::get<RunResult>(opened).reason;
         else r = std::get<RunResult>(opened);
@@ -277,6 +277,8 @@ class Supervisor {
       s.last_ended = ended;
       if (!s.watch_tried) watch_ends(s);
       if (s.opened.campaign->queued() && Clock::now() >= s.quick_until) s.next = queued_next(s.next, *s.config);
+      if (const auto turn = s.opened.campaign->submit_turn_in())  // at the queue's pace until its sbatch turn comes
+        s.next = std::min(queued_next(s.next, *s.config), Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*turn)));
     }
     if (!s.passed && s.opened.campaign) {  // its journal was read: give back what reading it took
       s.passed = true;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -45,6 +46,7 @@ struct EngineFixture {
   std::vector<double> held_for;     // every keep_lease() the engine asked for, in seconds
   double disk_percent = 10;         // how full the checkpoint folder's file system is (bytes)
   std::optional<double> disk_free;  // and the bytes free there (nullopt: not measured)
+  std::function<double()> reserve_submit;  // the sbatch turns of run (empty: none, as a tick)
 
   // A campaign let go saves what it observed first, as run and tick let go of one (Opened::close()).
   struct Close {
@@ -61,6 +63,7 @@ struct EngineFixture {
     edges.mono = [this] { return mono(); };
     edges.clock_id = clock_id;
     edges.disk = [this](const std::string& folder) { return decide::DiskUse{folder, disk_percent, 1, disk_free, 1e9}; };
+    edges.reserve_submit = reserve_submit;
     edges.keep_lease = [this](double seconds) -> util::Result<void> {
       held_for.push_back(seconds);
       if (lease_lost) return std::unexpected(util::Error{.kind = util::ErrorKind::Superseded, .message = "lease lost"});

@@ -29,3 +29,17 @@ TEST_CASE("pacer: 100 callers at once at 2 per second with a burst of 4 take 48 
   for (int i = 0; i < 100; ++i) longest = pacer.wait();  // all reserve at t = 0 (no sleeping)
   CHECK(longest == doctest::Approx(48));
 }
+
+TEST_CASE("pacer: reserve takes a turn without sleeping, and turns taken that way space later ones out") {
+  double clock = 0;
+  int sleeps = 0;
+  Pacer pacer(2, 2, [&] { return clock; }, [&](double) { ++sleeps; });
+  CHECK(pacer.reserve() == 0);
+  CHECK(pacer.reserve() == 0);
+  CHECK(pacer.reserve() == doctest::Approx(0.5));  // the burst is spent: the turn after 0.5 s
+  CHECK(pacer.reserve() == doctest::Approx(1.0));
+  CHECK(sleeps == 0);
+  clock = 1.0;  // the reserved turns came: a caller now waits behind them
+  CHECK(pacer.wait() == doctest::Approx(0.5));
+  CHECK(sleeps == 1);
+}

@@ -371,3 +371,27 @@ TEST_CASE("outcome_unknown: what sbatch's failure says of the job") {
   for (auto k : {ErrorKind::Busy, ErrorKind::OverLimit, ErrorKind::Rejected, ErrorKind::PermissionDenied, ErrorKind::UnknownJob})
     CHECK_FALSE(decide::outcome_unknown(k));
 }
+
+TEST_CASE("run: a submission that must wait for its sbatch turn journals nothing and holds no pass until the turn comes") {
+  EngineFixture f;
+  std::vector<double> turns{2.5};  // the first turn is 2.5 s away
+  int reserved = 0;
+  f.reserve_submit = [&] { return reserved < static_cast<int>(turns.size()) ? turns[reserved++] : 0.0; };
+  auto c = f.open();
+  f.pass(*c);
+  CHECK(f.submits() == 0);
+  CHECK(reserved == 1);
+  CHECK(c->submit_turn_in() == doctest::Approx(2.5));
+  CHECK(f.told(events::SubmitPaced::kKind, "reason", "waits its turn"));
+  const std::string journal = slurp(f.config.dir().journal());
+  CHECK(journal.find("submit-intent") == std::string::npos);  // a supervisor that dies now leaves nothing to recover
+  f.clock += 1;
+  f.pass(*c);
+  CHECK(f.submits() == 0);
+  CHECK(reserved == 1);  // the turn reserved is kept, not taken again
+  f.clock += 1.5;
+  f.pass(*c);
+  CHECK(f.submits() == 1);
+  CHECK_FALSE(c->submit_turn_in().has_value());
+  CHECK(reserved == 1);  // send() waits for no second turn
+}
