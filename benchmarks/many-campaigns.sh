@@ -59,30 +59,7 @@ make_fleet() {
     local name="bench-$n-$i"
     printf 'name: %s\ntemplate: job.sbatch\npoll_interval: 1s\n' "$name" > "$dir/$name.yaml"
     mkdir -p "$dir/.mlsup/$name"
-    python3 - "$dir/.mlsup/$name/journal.jsonl" "$name" "$records" "$i" <<'PY'
-import json, sys, time
-path, name, records, index = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-cid = "%08x" % (0x10000000 + index)
-t = time.time() - 30 * 86400
-seq = 0
-def line(f, kind, **fields):
-    global seq, t
-    seq += 1
-    t += 60
-    f.write(json.dumps(dict(seq=seq, time=t, type=kind, epoch=1, **fields)) + "\n")
-with open(path, "w") as f:
-    f.write(json.dumps({"mlsup_journal": 1, "campaign": name}) + "\n")
-    line(f, "campaign", id=cid, name=name)
-    for attempt in range(1, max(2, records // 3) + 1):
-        tag = "mlsup:%s:%s:%d" % (name, cid, attempt)
-        line(f, "submit-intent", attempt=attempt, tag=tag, resume_from="/ckpt/step_%d" % attempt, resume_step=attempt,
-             exclude=[])
-        line(f, "submitted", attempt=attempt, job_id=900000 + attempt, chain=False)
-        line(f, "ended", attempt=attempt, job_id=900000 + attempt, **{"class": "preempted"}, slurm_state="PREEMPTED",
-             exit_code=0, signal=0, nodes="n1", step=attempt * 10, checkpoint_step=attempt * 10,
-             resumed_from="/ckpt/step_%d" % attempt, progressed=True, action="resubmit", delay=0,
-             reason="preempted: resubmitted")
-PY
+    preempted_journal "$dir/.mlsup/$name/journal.jsonl" "$name" "$records" "$i"
   done
 }
 

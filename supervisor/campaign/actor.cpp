@@ -3,6 +3,7 @@
 #include "campaign/actor.h"
 
 #include "journal/journal.h"
+#include "store/replay_snapshot.h"
 #include "views/alert_kinds.h"
 
 namespace mlsup::engine {
@@ -17,9 +18,19 @@ Actor::~Actor() = default;
 util::Result<void> Actor::open() {
   const std::string path = config_.dir().journal();
   // each record applied as it is read: the records are never all in memory
-  auto j = journal::Journal::open(path, config_.name, [this, &path](journal::Record&& r) { apply(state_, r, path); });
-  if (!j) return std::unexpected(j.error());
-  journal_ = std::make_unique<journal::Journal>(std::move(*j));
+  const auto sink = [this, &path](journal::Record&& r) { apply(state_, r, path); };
+  std::optional<util::Result<journal::Journal>> j;
+  if (auto snap = store::read_replay_snapshot(config_.dir().replay(), config_.name, path)) {  // the records after it only
+    state_ = std::move(snap->state);
+    j = journal::Journal::open(path, config_.name, sink, snap->mark);
+    if (*j) snapshot_count_ = snap->mark.count;
+  }
+  if (!j || !*j) {
+    state_ = {};
+    j = journal::Journal::open(path, config_.name, sink);
+  }
+  if (!*j) return std::unexpected(j->error());
+  journal_ = std::make_unique<journal::Journal>(std::move(**j));
   journal_->set_epoch(edges_.epoch);
   events_ = std::make_unique<journal::EventLog>(config_.dir().events());
   for (const auto& w : journal_->warnings()) event(events::JournalRepaired{w});
@@ -82,7 +93,15 @@ const CampaignState& Actor::state() {
     attempts.erase(attempts.begin(), attempts.end() - kKept);
     attempts.shrink_to_fit();  // what a long journal's replay grew is given back
   }
+  keep_snapshot();
   return state_;
+}
+
+void Actor::keep_snapshot() {
+  if (lease_lost_ || !state_.problems.empty() || journal_->count() < snapshot_count_ + store::kReplaySnapshotEvery) return;
+  const auto mark = journal_->mark();
+  snapshot_count_ = mark.count;  // tried once per that many records, whether the write goes through or not
+  (void)store::write_replay_snapshot(config_.dir().replay(), config_.name, {mark, state_});
 }
 
 }  // namespace mlsup::engine

@@ -167,6 +167,8 @@ class Actor {
   void keep_hang_evidence(const AttemptState& a, const slurm::Job& job, const std::vector<std::string>& nodes);
   void send_cancel(const AttemptState& a, decide::EndClass why);
 
+  // Keeps the replay snapshot (store/replay_snapshot.h) when the journal gained enough records since.
+  void keep_snapshot();
   double mono() const { return edges_.monotonic(); }
   Clocks clocks() const { return edges_.clocks(); }
   util::Result<void> keep_lease(double seconds);
@@ -181,6 +183,7 @@ class Actor {
   CampaignState state_;         // the journal replayed, record after record as the journal hands them over
   bool lease_lost_ = false;
   std::optional<double> turn_at_;  // submit_turn(): the sbatch turn reserved, on the monotonic clock
+  std::size_t snapshot_count_ = 0; // the journal's records when the replay snapshot was last kept (or read)
   // What status.json says, but for its time: compared before any JSON is built.
   struct StatusSaid {
     int attempts = 0;

@@ -14,6 +14,7 @@ struct StateDir {
   std::string old_memory() const { return root + "/heartbeat.json"; }  // memory as an older mlsup named it
   std::string lease() const { return root + "/lease.json"; }           // which supervisor holds the campaign
   std::string status() const { return root + "/status.json"; }         // the last pass's view
+  std::string replay() const { return root + "/replay.json"; }         // the journal's replay up to a point, kept
   std::string template_snapshot() const { return root + "/template.snapshot"; }
   std::string logs() const { return root + "/logs"; }                  // the jobs' output
   std::string requests() const { return root + "/requests"; }          // lifecycle verbs' requests to the holder

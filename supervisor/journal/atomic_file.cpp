@@ -82,13 +82,19 @@ util::Result<void> write_atomically(const std::string& path, std::string_view te
   return sync == Sync::Durable ? sync_folder_of(folder_of(path)) : util::Result<void>();
 }
 
-util::Result<std::optional<std::string>> read_file_if_exists(const std::string& path) {
+util::Result<std::optional<std::string>> read_file_if_exists(const std::string& path, std::size_t offset) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT) return std::optional<std::string>();
   if (fd < 0) return std::unexpected(io_error(path, "cannot open", errno));
   std::string text;
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && st.st_size > 0) text.reserve(static_cast<std::size_t>(st.st_size));  // one allocation, no copies
+  if (::fstat(fd, &st) == 0 && st.st_size > static_cast<off_t>(offset))  // one allocation, no copies
+    text.reserve(static_cast<std::size_t>(st.st_size) - offset);
+  if (offset > 0 && ::lseek(fd, static_cast<off_t>(offset), SEEK_SET) < 0) {
+    const int err = errno;
+    ::close(fd);
+    return std::unexpected(io_error(path, "cannot seek in", err));
+  }
   char buffer[65536];
   for (;;) {
     const ssize_t n = ::read(fd, buffer, sizeof buffer);

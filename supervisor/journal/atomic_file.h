@@ -22,8 +22,8 @@ enum class Sync { Durable, FileOnly, None };
 util::Result<void> write_atomically(const std::string& path, std::string_view text, mode_t mode = 0644,
                                     Sync sync = Sync::Durable);
 
-// The whole content of path, or nullopt when it does not exist.
-util::Result<std::optional<std::string>> read_file_if_exists(const std::string& path);
+// The content of path from offset on (the whole of it by default), or nullopt when it does not exist.
+util::Result<std::optional<std::string>> read_file_if_exists(const std::string& path, std::size_t offset = 0);
 
 // The whole content of path; a missing file is an error like any other.
 util::Result<std::string> read_file(const std::string& path);

@@ -131,6 +131,20 @@ bool ends_with_newline(int fd) {
   return ::pread(fd, &last, 1, st.st_size - 1) == 1 && last == '\n';
 }
 
+// The file's first line (its header), read alone: at most 64 KiB.
+util::Result<std::string> first_line(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::unexpected(io_error(path, "cannot open", errno));
+  std::string head(65536, '\0');
+  const ssize_t n = ::pread(fd, head.data(), head.size(), 0);
+  ::close(fd);
+  const std::size_t nl = n > 0 ? head.find('\n') : std::string::npos;
+  if (nl == std::string::npos || nl >= static_cast<std::size_t>(n))
+    return std::unexpected(line_error(path, 1, "the header line is incomplete; move the file away"));
+  head.resize(nl);
+  return head;
+}
+
 }  // namespace
 
 util::Result<Journal> Journal::open(const std::string& path, const std::string& campaign) { return open(path, campaign, {}); }
@@ -182,27 +196,82 @@ util::Result<void> Journal::read(const std::string& text) {
     return std::unexpected(line_error(path_, 1, "the header line is incomplete; move the file away"));
   auto base = parse_header(lines.complete[0], path_, campaign_);
   if (!base) return std::unexpected(base.error());
-  long long prev = 0;
-  repair_to_ = lines.complete[0].size() + 1;
-  for (std::size_t i = 1; i < lines.complete.size(); ++i) {
-    auto record = parse_record(lines.complete[i], static_cast<int>(i + 1), prev);
-    if (record) {
-      prev = record->seq;
-      repair_to_ += lines.complete[i].size() + 1;
-      keep(std::move(*record));
-    } else if (i + 1 == lines.complete.size() && lines.tail.empty()) {
-      drop_last(i + 1, "a garbled last record", lines.complete[i].size());
-    } else {
-      return std::unexpected(line_error(path_, i + 1, "not a journal record, and records follow it; the journal is "
-                                                      "damaged: restore it or repair this line by hand"));
-    }
-  }
-  if (!lines.tail.empty())
-    drop_last(lines.complete.size() + 1, "an incomplete last record (no newline: a crash while it was written)",
-              lines.tail.size());
-  last_seq_ = std::max(*base, prev);
+  auto prev = read_records(lines.complete, lines.tail, 1, 2, lines.complete[0].size() + 1, 0);
+  if (!prev) return std::unexpected(prev.error());
+  last_seq_ = std::max(*base, *prev);
   known_size_ = text.size();
   return {};
+}
+
+util::Result<long long> Journal::read_records(const std::vector<std::string_view>& complete, std::string_view tail,
+                                              std::size_t first, std::size_t first_line, std::size_t start, long long prev) {
+  repair_to_ = start;
+  std::string_view last;
+  for (std::size_t i = first; i < complete.size(); ++i) {
+    const std::size_t line = first_line + (i - first);
+    auto record = parse_record(complete[i], static_cast<int>(line), prev);
+    if (record) {
+      prev = record->seq;
+      repair_to_ += complete[i].size() + 1;
+      last = complete[i];
+      keep(std::move(*record));
+    } else if (i + 1 == complete.size() && tail.empty()) {
+      drop_last(line, "a garbled last record", complete[i].size());
+    } else {
+      return std::unexpected(line_error(path_, line, "not a journal record, and records follow it; the journal is "
+                                                     "damaged: restore it or repair this line by hand"));
+    }
+  }
+  if (!tail.empty())
+    drop_last(first_line + (complete.size() - first), "an incomplete last record (no newline: a crash while it was written)",
+              tail.size());
+  if (!last.empty()) {
+    last_line_ = std::string(last);
+    last_line_end_ = repair_to_;
+  }
+  return prev;
+}
+
+util::Result<Journal> Journal::open(const std::string& path, const std::string& campaign,
+                                    const std::function<void(Record&&)>& sink, const Mark& from) {
+  if (from.bytes == 0) return open(path, campaign, sink);
+  Journal journal(path, campaign);
+  auto head = first_line(path);
+  if (!head) return std::unexpected(head.error());
+  if (auto base = parse_header(*head, path, campaign); !base) return std::unexpected(base.error());
+  auto text = read_file_if_exists(path, from.bytes - from.last_line.size() - 2);  // from the newline before the marked line
+  if (!text) return std::unexpected(text.error());
+  const std::string marked = "\n" + from.last_line + "\n";
+  if (!*text || !(*text)->starts_with(marked))
+    return std::unexpected(util::Error{.file = path, .message = "is no longer the journal its replay snapshot was taken of"});
+  const std::string_view after = std::string_view(**text).substr(marked.size());
+  const Lines lines = split_lines(after);
+  journal.sink_ = sink ? &sink : nullptr;
+  journal.count_ = from.count;
+  journal.newest_epoch_ = from.newest_epoch;
+  journal.last_line_ = from.last_line;
+  journal.last_line_end_ = from.bytes;
+  auto prev = journal.read_records(lines.complete, lines.tail, 0, from.count + 2, from.bytes, from.last_seq);
+  journal.sink_ = nullptr;
+  if (!prev) return std::unexpected(prev.error());
+  journal.last_seq_ = std::max(from.last_seq, *prev);
+  journal.known_size_ = from.bytes + after.size();
+  return journal;
+}
+
+bool Journal::continues(const std::string& path, const Mark& from) {
+  if (from.bytes < from.last_line.size() + 2 || from.last_line.empty()) return false;
+  const std::string marked = "\n" + from.last_line + "\n";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  std::string seen(marked.size(), '\0');
+  const ssize_t n = ::pread(fd, seen.data(), seen.size(), static_cast<off_t>(from.bytes - marked.size()));
+  ::close(fd);
+  return n == static_cast<ssize_t>(seen.size()) && seen == marked;
+}
+
+Mark Journal::mark() const {
+  return {last_line_.empty() ? 0 : last_line_end_, count_, last_seq_, newest_epoch_, last_line_};
 }
 
 void Journal::keep(Record r) {
@@ -218,6 +287,7 @@ std::vector<Record> Journal::take() { return std::exchange(records_, {}); }
 util::Result<void> Journal::catch_up(const std::string& text) {
   const Lines lines = split_lines(text);
   std::vector<Record> theirs;
+  std::string_view last;  // the newest of their lines
   long long prev = last_seq_;
   for (std::size_t i = 1; i < lines.complete.size(); ++i) {
     const json j = json::parse(lines.complete[i], nullptr, false);
@@ -227,6 +297,7 @@ util::Result<void> Journal::catch_up(const std::string& text) {
     if (!record) return std::unexpected(line_error(path_, i + 1, "another writer appended a record this one cannot read"));
     prev = record->seq;
     theirs.push_back(std::move(*record));
+    last = lines.complete[i];
   }
   for (const auto& r : theirs) {
     if (epoch_of(r) <= epoch_) continue;
@@ -238,6 +309,10 @@ util::Result<void> Journal::catch_up(const std::string& text) {
   for (auto& r : theirs) keep(std::move(r));
   last_seq_ = prev;
   known_size_ = text.size() - lines.tail.size();
+  if (!last.empty()) {
+    last_line_ = std::string(last);
+    last_line_end_ = static_cast<std::size_t>(last.data() + last.size() + 1 - text.data());
+  }
   return {};
 }
 
@@ -286,7 +361,8 @@ util::Result<Record> Journal::append(const std::string& type, json fields, doubl
   record.data["type"] = record.type;
   if (epoch_ > 0) record.data["epoch"] = epoch_;
   bool intact = true;
-  auto written = append_to(fd, record_line(record), true, path_, intact);
+  const std::string line = record_line(record);
+  auto written = append_to(fd, line, true, path_, intact);
   const off_t end = ::lseek(fd, 0, SEEK_CUR);  // where this line ends: after every line before it
   ::close(fd);
   if (!written) {
@@ -297,6 +373,8 @@ util::Result<Record> Journal::append(const std::string& type, json fields, doubl
   keep(record);
   last_seq_ = record.seq;
   if (end > 0) known_size_ = static_cast<std::size_t>(end);
+  last_line_ = line.substr(0, line.size() - 1);
+  last_line_end_ = known_size_;
   return record;
 }
 

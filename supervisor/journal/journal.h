@@ -21,6 +21,16 @@ inline constexpr int kJournalVersion = 1;
 
 using Record = util::JournalRecord;
 
+// Where a journal stood when a replay had applied each of its records: what a replay snapshot keeps,
+// so that a later reader parses only the records after it.
+struct Mark {
+  std::size_t bytes = 0;      // the file's length then (whole lines)
+  std::size_t count = 0;      // the records in those bytes
+  long long last_seq = 0;     // the highest seq written by then (the header's included)
+  long long newest_epoch = 0;
+  std::string last_line;      // the last record's line, without its newline: the same journal is known by it
+};
+
 // <state_dir>/journal.jsonl: a header line {"mlsup_journal":1,"campaign":...}, then one Record per line.
 class Journal {
  public:
@@ -32,6 +42,14 @@ class Journal {
   // journal is replayed without all its records in memory together.
   static util::Result<Journal> open(const std::string& path, const std::string& campaign,
                                     const std::function<void(Record&&)>& sink);
+
+  // As open() with sink, the records up to from taken as read already (sink gets only those after
+  // it); from must be a mark of this file (continues()). Checks the header as open() does.
+  static util::Result<Journal> open(const std::string& path, const std::string& campaign,
+                                    const std::function<void(Record&&)>& sink, const Mark& from);
+  // True when the file at path still holds, ending at from.bytes, the line from names: its records up
+  // to there are those from was taken of (a journal only grows; one replaced or cut is not the same).
+  static bool continues(const std::string& path, const Mark& from);
 
   // Reads path as open() does, without creating, repairing or otherwise changing it (for status and
   // events beside a running supervisor): the records it could read, and what it could not, each a
@@ -64,9 +82,19 @@ class Journal {
   // The journal file.
   const std::string& path() const { return path_; }
 
+  // Where this journal stands: every record read or appended so far (bytes 0 before any record).
+  Mark mark() const;
+  // The records it holds (read and appended).
+  std::size_t count() const { return count_; }
+
  private:
   Journal(std::string path, std::string campaign) : path_(std::move(path)), campaign_(std::move(campaign)) {}
   util::Result<void> read(const std::string& text);
+  // The records of complete from index first on (first_line: the file line of that one; start: its
+  // byte offset; prev: the seq before it), kept; a bad last one, or a tail without its newline,
+  // dropped for repair. The last seq read.
+  util::Result<long long> read_records(const std::vector<std::string_view>& complete, std::string_view tail,
+                                       std::size_t first, std::size_t first_line, std::size_t start, long long prev);
   void drop_last(std::size_t line, const std::string& what, std::size_t bytes);
   util::Result<void> rewrite(const std::vector<Record>& records);
   util::Result<void> catch_up(const std::string& text);
@@ -83,6 +111,8 @@ class Journal {
   long long newest_epoch_ = 0;
   long long epoch_ = 0;
   std::size_t known_size_ = 0;  // the file's length when this writer last read or wrote it
+  std::string last_line_;       // the newest record's line (mark())
+  std::size_t last_line_end_ = 0;  // where it ends in the file
   const std::function<void(Record&&)>* sink_ = nullptr;  // while open() reads: where records go
 };
 

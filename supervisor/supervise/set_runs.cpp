@@ -2,13 +2,14 @@
 
 #include "state/state.h"
 #include "store/read_campaign.h"
+#include "store/replay_snapshot.h"
 #include "render/submission.h"
 #include "util/files.h"
 
 namespace mlsup::engine {
 
 std::pair<RunPhase, int> journal_phase(const config::Config& c) {
-  const auto s = store::read_journal(c).state;
+  const auto s = store::replayed_state(c);  // the snapshot and what follows it: a long journal is not parsed whole
   if (s.finished_code) return {*s.finished_code == 0 ? RunPhase::Completed : RunPhase::Ended, *s.finished_code};
   if (s.attempts.empty() && s.campaign_id.empty()) return {RunPhase::NotStarted, 0};
   return {RunPhase::Active, 0};

@@ -1,0 +1,37 @@
+#pragma once
+// The replay snapshot (<state_dir>/replay.json): the campaign's state as its journal told it up to a
+// mark, kept so that the next process to open a long journal parses only the records after the mark.
+// A cache, never the truth: one that is missing, of another version, or whose mark the journal no
+// longer holds is ignored and the journal replayed whole.
+#include <optional>
+#include <string>
+
+#include "config/config.h"
+#include "journal/journal.h"
+#include "state/state.h"
+#include "util/error.h"
+
+namespace mlsup::store {
+
+struct ReplaySnapshot {
+  journal::Mark mark;           // the journal up to here ...
+  engine::CampaignState state;  // ... replayed (attempts trimmed as the supervisor keeps them)
+};
+
+// A supervisor keeps a new snapshot once its journal has gained this many records since the last.
+inline constexpr std::size_t kReplaySnapshotEvery = 1000;
+
+// The snapshot at path written for campaign, when this mlsup reads it and the journal at journal_path
+// still holds its mark; nullopt otherwise.
+std::optional<ReplaySnapshot> read_replay_snapshot(const std::string& path, const std::string& campaign,
+                                                   const std::string& journal_path);
+
+// Writes it whole (not synced: one lost in a crash costs a full replay, nothing else).
+util::Result<void> write_replay_snapshot(const std::string& path, const std::string& campaign, const ReplaySnapshot& s);
+
+// The campaign's state as its journal tells it, from the snapshot and the records after its mark when
+// it has one, else from the whole journal; changes nothing. (The read-only verbs that show every
+// attempt replay the journal whole: store/read_campaign.h.)
+engine::CampaignState replayed_state(const config::Config& c);
+
+}  // namespace mlsup::store
