@@ -58,7 +58,7 @@ constexpr std::array<Row, 20> kRows{{
      "nccl_timeout", B::None, A::Retry, P::Cause},
     {"nccl_system_error", "ystem", R"(unhandled system error|ncclSystemError)", "nccl_error", B::None, A::Retry,
      P::Cause},
-    {"nccl_cuda_error", "unhandled cuda error", R"(NCCL error.*unhandled cuda error)", "gpu_fault", B::None,
+    {"nccl_cuda_error", "nhandled", R"(unhandled cuda error|ncclUnhandledCudaError)", "gpu_fault", B::None,
      A::RetryNoBlame, P::Cause},
     // torch: "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate ..." (before 1.13
     // "RuntimeError: CUDA out of memory."); JAX/XLA: "RESOURCE_EXHAUSTED: Out of memory while trying to allocate".

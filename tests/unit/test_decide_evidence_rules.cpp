@@ -80,6 +80,7 @@ const Sample kSamples[] = {
     {"RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, unhandled cuda error, "
      "NCCL version 2.14.3",
      "nccl_cuda_error", ""},
+    {"ncclUnhandledCudaError: Call to CUDA function failed.", "nccl_cuda_error", ""},
     {"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total capacity; "
      "75.02 GiB already allocated; 1.19 GiB free; 76.81 GiB reserved in total by PyTorch)",
      "cuda_oom", ""},
