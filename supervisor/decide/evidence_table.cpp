@@ -26,13 +26,18 @@ struct Row {
 // effects (a peer's refused connection after a rank's CUDA error, the traceback that unwinds an NCCL
 // error). Generic signs (a Python exception, a peer gone, a shell's "Killed") last, in the table's
 // order, so that a traceback following an NCCL error is the effect and the NCCL line the cause.
-constexpr std::array<Row, 20> kRows{{
+constexpr std::array<Row, 21> kRows{{
     // The kernel's Xid of a GPU's hardware fault ("NVRM: Xid (PCI:0000:3b:00): 79, pid=..., ...", older
     // drivers without "PCI:"): 48 double-bit ECC, 63/64 ECC page retirement or row remapping, 74 NVLink,
     // 79 fallen off the bus, 92/94/95 ECC, 119/120 the GSP.
     {"gpu_xid", "Xid", R"(NVRM: Xid \((?:PCI:)?([0-9A-Fa-f:.]+)\): (?:48|63|64|74|79|92|94|95|119|120),)", "gpu_hardware",
      B::NodeOfLog, A::Retry, P::Machine},
-    {"gpu_ecc", "ECC", R"([Uu]ncorrectable ECC error)", "gpu_hardware", B::NodeOfLog, A::Retry, P::Machine},
+    // CUDA's cudaErrorECCUncorrectable as the runtime and torch word it, and the driver API's name.
+    {"gpu_ecc", "ECC", R"(uncorrectable ECC error encountered|CUDA_ERROR_ECC_UNCORRECTABLE)", "gpu_hardware",
+     B::NodeOfLog, A::Retry, P::Machine},
+    // The first line of examples/health/gpu_health.sh, which the plugin records when a node fails it.
+    {"gpu_health_check", " on ", R"((?:uncorrectable ECC errors|page retirement pending) on ([\w.-]+):|^Xid \d+ on ([\w.-]+): )",
+     "gpu_hardware", B::NodeInLine, A::Retry, P::Machine},
     {"gpu_lost", "GPU", R"(GPU has fallen off the bus|GPU is lost)", "gpu_hardware", B::NodeOfLog, A::Retry, P::Machine},
     // NCCL's socket transport: 2.12+ "socketStartConnect: Connect to ADDR<PORT> failed : WHY", 2.19+
     // "socketPollConnect: Connect to ADDR<PORT> returned 111(Connection refused) ...", before 2.12

@@ -29,6 +29,10 @@ const Sample kSamples[] = {
      "gpu_xid", "0000:b1:00"},
     {"NVRM: Xid (PCI:0000:18:00): 94, pid=1702, Contained: SM (0x1). RST: No, D-RST: No", "gpu_xid", "0000:18:00"},
     {"RuntimeError: CUDA error: uncorrectable ECC error encountered", "gpu_ecc", ""},
+    {"CUDA_ERROR_ECC_UNCORRECTABLE", "gpu_ecc", ""},
+    {"uncorrectable ECC errors on gpu-7: SRAM Uncorrectable : 2 (volatile)", "gpu_health_check", "gpu-7"},
+    {"page retirement pending on gpu-7.cluster: reset the GPU", "gpu_health_check", "gpu-7.cluster"},
+    {"Xid 79 on gpu-3: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.", "gpu_health_check", "gpu-3"},
     {"Unable to determine the device handle for GPU 0000:3B:00.0: GPU is lost.  Reboot the system to recover this GPU",
      "gpu_lost", ""},
     // NCCL 2.12 to 2.18, and 2.19+
@@ -158,6 +162,7 @@ TEST_CASE("evidence: lines that say nothing of a failure match no rule") {
       "NCCL INFO comm 0x55d0 rank 3 nranks 8 cudaDev 3 busId 3b000 - Init COMPLETE",
       "saving checkpoint to /scratch/ckpt/step_1200",
       "Error: 3 retries left",  // no exception class
+      "        SRAM Uncorrectable            : 0",  // nvidia-smi -q on a sound GPU
       "NVRM: Xid (PCI:0000:3b:00): 13, pid=1, Graphics Exception",  // a program's own fault, not the machine's
   };
   CHECK_FALSE(match(shipped_rules(), lines));
