@@ -14,6 +14,7 @@ using Read = std::expected<EvidenceRuleSpec, RuleProblem>;
 
 constexpr std::array<std::string_view, 5> kFields{"name", "pattern", "class", "blame", "action"};
 
+// The list's words as strings, for join and did-you-mean.
 std::vector<std::string> words(std::span<const std::string_view> list) { return {list.begin(), list.end()}; }
 
 // The scalar under key, or a problem at where it is (or at the rule, when missing and required).
@@ -50,10 +51,13 @@ std::optional<RuleProblem> unknown_key(const YAML::Node& rule) {
   return std::nullopt;
 }
 
-// A problem with the pattern: no regular expression, or no group where the blame reads one.
+// A problem with the pattern: no regular expression, one that matches anything, or no group where the
+// blame reads one.
 std::optional<RuleProblem> bad_pattern(const YAML::Node& rule, const EvidenceRuleSpec& r) {
   try {
     const std::regex re(r.pattern, std::regex::ECMAScript);
+    if (std::regex_search(std::string(), re))
+      return RuleProblem{"pattern: matches an empty line, so it would match every line", rule["pattern"].Mark()};
     if (re.mark_count() == 0 && (r.blame == "node_in_line" || r.blame == "rank_in_line"))
       return RuleProblem{"blame: " + r.blame + " reads the pattern's first group ( ... ), and the pattern has none",
                          rule["blame"].Mark()};

@@ -1,7 +1,8 @@
 #pragma once
 // Reads `evidence.rules` (a list of mappings: name, pattern, class, blame, action) from YAML, each
 // problem with the line and column of the value at fault: a pattern that is no regular expression, a
-// class, blame or action that is no known word, a rule blaming by a group its pattern lacks.
+// class, blame or action that is no known word, a pattern that matches every line, a rule blaming by a
+// group its pattern lacks.
 #include <expected>
 #include <string>
 #include <vector>

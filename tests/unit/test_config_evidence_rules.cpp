@@ -78,6 +78,7 @@ TEST_CASE("evidence.rules: each problem at the column of the value at fault") {
               "      action: retry_no_blame\n",
               "9:15: ", "retry_no_blame blames no node");
   check_error("    - name: r\n      class: software\n", "5:7: ", "the rule has no pattern:");
+  check_error("    - name: r\n      pattern: '.*'\n      class: software\n", "6:16: ", "matches an empty line");
   check_error("    - name: r\n      pattern: x\n      class: software\n      acton: stop\n", "8:7: ",
               "(did you mean \"action\"?)");
   check_error("    - name: r\n      pattern: x\n      class: software\n    - name: r\n      pattern: y\n      class: software\n",
