@@ -39,12 +39,12 @@ constexpr std::array<Row, 21> kRows{{
     {"gpu_health_check", " on ", R"((?:uncorrectable ECC errors|page retirement pending) on ([\w.-]+):|^Xid \d+ on ([\w.-]+): )",
      "gpu_hardware", B::NodeInLine, A::Retry, P::Machine},
     {"gpu_lost", "GPU", R"(GPU has fallen off the bus|GPU is lost)", "gpu_hardware", B::NodeOfLog, A::Retry, P::Machine},
-    // NCCL's socket transport: 2.12+ "socketStartConnect: Connect to ADDR<PORT> failed : WHY", 2.19+
-    // "socketPollConnect: Connect to ADDR<PORT> returned 111(Connection refused) ...", before 2.12
-    // "NET/Socket : Connect to ADDR<PORT> failed : WHY".
+    // NCCL's socket transport: newer releases "socketStartConnect: Connect to ADDR<PORT> failed : WHY" and
+    // "socketPollConnect: Connect to ADDR<PORT> returned 111(Connection refused) ...", older ones
+    // "Connect to ADDR<PORT> failed : WHY" and "NET/Socket : Connect to ADDR<PORT> failed : WHY".
     {"nccl_connect", "Connect to ", R"(Connect to \[?([0-9A-Za-z_.:%-]+?)\]?<\d+> (?:failed|returned))", "network",
      B::NodeInLine, A::Retry, P::Cause},
-    // NCCL before 2.12, retrying a connection without naming the peer.
+    // Older NCCL, retrying a connection without naming the peer.
     {"nccl_connect_retry", "Call to connect", R"(Call to connect returned (?:Connection refused|Connection timed out))",
      "network", B::None, A::Retry, P::Cause},
     // Gloo's TCP pair: "connect [ADDR]:PORT: Connection refused".
@@ -56,7 +56,7 @@ constexpr std::array<Row, 21> kRows{{
      R"(client socket has failed to connect to \[([^\]]+)\]:\d+|client socket has timed out after \d+s while trying to connect to \(([^,]+), \d+\))",
      "network", B::None, A::Retry, P::Cause},
     // ProcessGroupNCCL's watchdog: "[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9,
-    // OpType=ALLREDUCE, ...)"; before torch 2.0 without SeqNum; torch 2.4+ "[PG ID 0 PG GUID 0 Rank 3]". Every
+    // OpType=ALLREDUCE, ...)"; older torch without SeqNum; newer "[PG ID 0 PG GUID 0(default_pg) Rank 3]". Every
     // rank that waited says it, so the rank is told, not blamed: the one that hung is the one that does not.
     {"nccl_watchdog", "Watchdog caught collective operation timeout",
      R"(Rank (\d+)\] Watchdog caught collective operation timeout: WorkNCCL\((?:SeqNum=\d+, )?OpType=\w+)",
@@ -65,7 +65,7 @@ constexpr std::array<Row, 21> kRows{{
      P::Cause},
     {"nccl_cuda_error", "nhandled", R"(unhandled cuda error|ncclUnhandledCudaError)", "gpu_fault", B::None,
      A::RetryNoBlame, P::Cause},
-    // torch: "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate ..." (before 1.13
+    // torch: "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate ..." (older torch
     // "RuntimeError: CUDA out of memory."); JAX/XLA: "RESOURCE_EXHAUSTED: Out of memory while trying to allocate".
     {"cuda_oom", "ut of memory", R"(CUDA out of memory|RESOURCE_EXHAUSTED: Out of memory while trying to allocate)",
      "cuda_oom", B::None, A::StopAlert, P::Cause},
@@ -77,7 +77,7 @@ constexpr std::array<Row, 21> kRows{{
      "shared_memory", B::None, A::StopAlert, P::Cause},
     {"dataloader_killed", "is killed by signal: Killed", R"(DataLoader worker \(pid \d+\) is killed by signal: Killed)",
      "host_oom", B::None, A::RetryNoBlame, P::Cause},
-    // slurmstepd (20.11+ "oom_kill event", before "oom-kill event"), srun's task line, the kernel's.
+    // slurmstepd (newer "oom_kill event", older "oom-kill event(s)"), srun's task line, the kernel's.
     {"oom_killer", "", R"(Detected \d+ oom[-_]kill event|task \d+: Out Of Memory|Memory cgroup out of memory|Out of memory: Killed process)",
      "host_oom", B::None, A::RetryNoBlame, P::Cause},
     // ENOSPC and EDQUOT as Python, C libraries and the shell word them.
@@ -87,7 +87,7 @@ constexpr std::array<Row, 21> kRows{{
      B::None, A::RetryNoBlame, P::Generic},
     {"python_traceback", "Traceback", R"(Traceback \(most recent call last\):)", "software", B::None, A::RetryNoBlame,
      P::Generic},
-    // NCCL 2.18+: a peer's process ended (most often the effect of its own failure, told elsewhere).
+    // Newer NCCL: a peer's process ended (most often the effect of its own failure, told elsewhere).
     {"nccl_peer_closed", "closed by remote peer", R"(Connection closed by remote peer ([^<\s]+)<\d+>)", "network",
      B::None, A::Retry, P::Generic},
     // bash's report of a child killed by SIGKILL: the OOM killer's usual way, or a person's.

@@ -35,7 +35,7 @@ const Sample kSamples[] = {
     {"Xid 79 on gpu-3: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.", "gpu_health_check", "gpu-3"},
     {"Unable to determine the device handle for GPU 0000:3B:00.0: GPU is lost.  Reboot the system to recover this GPU",
      "gpu_lost", ""},
-    // NCCL 2.12 to 2.18, and 2.19+
+    // newer NCCL
     {"gpu-12:48213:48390 [3] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.0.0.12<43567> failed : "
      "Connection refused",
      "nccl_connect", "10.0.0.12"},
@@ -45,7 +45,7 @@ const Sample kSamples[] = {
     {"gpu-3:1:2 [0] misc/socket.cc:599 NCCL WARN socketPollConnect: Connect to 10.1.4.7<53211> returned "
      "111(Connection refused) errno 115(Operation now in progress)",
      "nccl_connect", "10.1.4.7"},
-    // before 2.12
+    // older NCCL
     {"gpu-3:1:2 [0] include/socket.h:403 NCCL WARN Connect to 10.0.0.9<60211> failed : Connection refused",
      "nccl_connect", "10.0.0.9"},
     {"gpu-3:1:2 [0] transport/net_socket.cc:332 NCCL WARN NET/Socket : Connect to 10.0.0.14<38831> failed : No route "
@@ -64,7 +64,7 @@ const Sample kSamples[] = {
     {"torch.distributed.DistStoreError: The client socket has timed out after 900s while trying to connect to "
      "(gpu-1, 29500).",
      "store_connect", "gpu-1"},
-    // torch 2.0 to 2.3, 2.4+, before 2.0
+    // the watchdog as torch words it, newer and older
     {"[rank3]:[E ProcessGroupNCCL.cpp:563] [Rank 3] Watchdog caught collective operation timeout: "
      "WorkNCCL(SeqNum=18231, OpType=ALLREDUCE, NumelIn=26214400, NumelOut=26214400, Timeout(ms)=600000) ran for "
      "600030 milliseconds before timing out.",
