@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/check_verb.h"
+#include "cli/explain_verb.h"
 #include "cli/init_verb.h"
 #include "cli/logs_verb.h"
 #include "cli/status_watch.h"
@@ -75,6 +76,7 @@ struct Parsed {
   InitOptions init;
   ReportOptions report;
   PlanOptions plan;
+  ExplainOptions explain;
 };
 
 // A verb: its subcommand, and what runs once the command line named it.
@@ -251,11 +253,16 @@ Verb add_plan(CLI::App& app, Parsed& p) {
   return {cmd, [&p] { return plan_verb(p.plan); }};
 }
 
+Verb add_explain(CLI::App& app, Parsed& p) {
+  auto* cmd = add_explain_verb(app, p.explain);
+  return {cmd, [&p] { return explain_verb(p.explain); }};
+}
+
 // Every verb, in the order --help and a mistyped command list them.
 constexpr Verb (*kVerbs[])(CLI::App&, Parsed&) = {add_validate, add_render, add_run,    add_tick,  add_status,
                                                  add_stop,     add_save,   add_events, add_resume, add_pause,
-                                                 add_cancel,   add_logs,   add_check,  add_report, add_plan,
-                                                 add_init};
+                                                 add_cancel,   add_logs,   add_explain, add_check, add_report,
+                                                 add_plan,     add_init};
 
 // A first word that names no command: the nearest one and the list (exit 2); nullopt when it names one
 // (or is an option).

@@ -167,43 +167,56 @@ CLI::App* add_logs_command(CLI::App& app, LogsOptions& o) {
   return cmd;
 }
 
+std::expected<AttemptOutput, OutputProblem> attempt_output(const config::Config& c, std::optional<int> attempt) {
+  const auto journal = store::read_journal(c);
+  if (!journal.problems.empty()) return std::unexpected(OutputProblem{kRuntimeFailure, journal.problems.front().str()});
+  const auto& s = journal.state;
+  if (s.attempts.empty()) return std::unexpected(OutputProblem{kOk, "no attempt yet: campaign " + c.name + " has not run"});
+  const int number = attempt.value_or(s.current() ? s.current()->number : 1);
+  const auto* a = find_attempt(s, number);
+  if (!a)
+    return std::unexpected(OutputProblem{kUsage, "attempt " + std::to_string(number) + ": no such attempt (campaign " +
+                                                     c.name + " has attempts 1 to " +
+                                                     std::to_string(s.current() ? s.current()->number : 0) + ")"});
+  const auto where = locate(c, *a);
+  if (!where)
+    return std::unexpected(OutputProblem{
+        kRuntimeFailure, "attempt " + std::to_string(number) + " has no job yet, or its output cannot be found" +
+                             (job_of(*a) ? " (Slurm no longer knows job " + std::to_string(*job_of(*a)) + ")" : "")});
+  std::error_code ec;
+  if (!fs::exists(where->first, ec))
+    return std::unexpected(OutputProblem{kRuntimeFailure, where->first + " (from " + where->second + ") does not exist" +
+                                                              (a->ended ? "" : " yet: the job has not started; --follow waits for it")});
+  return AttemptOutput{number, where->first, where->second};
+}
+
 int logs_verb(const LogsOptions& o) {
   const auto c = config::load_config_file(o.config_path, {.template_file = false});
   if (!c) {
     for (const auto& e : c.error()) std::cerr << e.str() << "\n";
     return kBadInput;
   }
-  const auto journal = store::read_journal(*c);
-  if (!journal.problems.empty()) {
-    std::cerr << "mlsup logs: " << journal.problems.front().str() << "\n";
-    return kRuntimeFailure;
+  if (o.follow) {
+    const auto journal = store::read_journal(*c);
+    if (!journal.problems.empty()) {
+      std::cerr << "mlsup logs: " << journal.problems.front().str() << "\n";
+      return kRuntimeFailure;
+    }
+    const auto& s = journal.state;
+    const int number = o.attempt.value_or(s.current() ? s.current()->number : 1);
+    if (o.attempt && !find_attempt(s, number)) {
+      std::cerr << "mlsup logs: attempt " << number << ": no such attempt (campaign " << c->name << " has attempts 1 to "
+                << (s.current() ? s.current()->number : 0) << ")\n";
+      return kUsage;
+    }
+    return follow(*c, number, !o.attempt, o.follow_poll);
   }
-  const auto& s = journal.state;
-  if (s.attempts.empty() && !o.follow) {
-    std::cerr << "mlsup logs: no attempt yet: campaign " << c->name << " has not run\n";
-    return kOk;
+  const auto out = attempt_output(*c, o.attempt);
+  if (!out) {
+    std::cerr << "mlsup logs: " << out.error().message << "\n";
+    return out.error().code;
   }
-  const int number = o.attempt.value_or(s.current() ? s.current()->number : 1);
-  const auto* a = find_attempt(s, number);
-  if (!a && (!o.follow || o.attempt)) {
-    std::cerr << "mlsup logs: attempt " << number << ": no such attempt (campaign " << c->name << " has attempts 1 to "
-              << (s.current() ? s.current()->number : 0) << ")\n";
-    return kUsage;
-  }
-  if (o.follow) return follow(*c, number, !o.attempt, o.follow_poll);
-  const auto where = locate(*c, *a);
-  if (!where) {
-    std::cerr << "mlsup logs: attempt " << number << " has no job yet, or its output cannot be found"
-              << (job_of(*a) ? " (Slurm no longer knows job " + std::to_string(*job_of(*a)) + ")" : "") << "\n";
-    return kRuntimeFailure;
-  }
-  std::error_code ec;
-  if (!fs::exists(where->first, ec)) {
-    std::cerr << "mlsup logs: " << where->first << " (from " << where->second << ") does not exist"
-              << (a->ended ? "" : " yet: the job has not started; --follow waits for it") << "\n";
-    return kRuntimeFailure;
-  }
-  print_from(where->first, 0);
+  print_from(out->path, 0);
   return kOk;
 }
 

@@ -9,6 +9,7 @@
 #include "config/alert_kinds.h"
 #include "config/array_spec.h"
 #include "config/duration.h"
+#include "config/evidence_rule.h"
 #include "config/state_dir.h"
 
 namespace mlsup::config {
@@ -91,6 +92,10 @@ struct DiskSettings {
   Seconds runway_alert{24 * 3600};  // the checkpoint file system full sooner than this at the campaign's pace: an alert
 };
 
+struct EvidenceSettings {
+  std::vector<EvidenceRuleSpec> rules;  // tried before the shipped rules, in this order
+};
+
 // window: when the campaign's jobs may run. decide/window.h reads hours and days; the engine loads the zone.
 struct WindowSettings {
   std::string hours;              // "20:00-07:00" (local, across midnight allowed); "" = no window: always open
@@ -138,6 +143,7 @@ struct Config {
   NotifySettings notify;
   WindowSettings window;
   DiskSettings disk;
+  EvidenceSettings evidence;
 
   std::string set_file;  // a run of a campaign set: the set's file, as given ("" for a config of its own)
   std::string set_run;   // and the run's name in it

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <regex>
 
+#include "config/evidence_read.h"
 #include "config/slurm_time.h"
 #include "util/strings.h"
 
@@ -160,6 +161,10 @@ Converted store(std::expected<U, std::string> value, T* target) {
 }  // namespace
 
 YAML::Mark error_mark(const KeySpec& spec, const YAML::Node& value) {
+  if (spec.kind == Kind::EvidenceRules) {
+    const auto rules = read_evidence_rules(value);
+    return rules ? value.Mark() : rules.error().mark;
+  }
   if (spec.kind != Kind::ChoiceList || !value.IsSequence()) return value.Mark();
   std::vector<std::string> seen;
   for (const auto& item : value) {
@@ -218,6 +223,12 @@ Converted convert(const KeySpec& spec, const YAML::Node& value, Config& config) 
       return store(string_map(value), std::get<std::map<std::string, std::string>*>(field));
     case Kind::Budget:
       return store(budget(value), std::get<Budget*>(field));
+    case Kind::EvidenceRules: {
+      auto rules = read_evidence_rules(value);
+      if (!rules) return std::unexpected(rules.error().message);
+      *std::get<std::vector<EvidenceRuleSpec>*>(field) = std::move(*rules);
+      return {};
+    }
   }
   return std::unexpected("internal error: unknown kind");
 }

@@ -13,7 +13,7 @@ namespace mlsup::config {
 std::expected<void, std::string> convert(const KeySpec& spec, const YAML::Node& value, Config& config);
 
 // Where convert's error about value is: the list item it names (a choice list's unknown or repeated
-// name), else the value itself.
+// name), the rule's value at fault (evidence.rules), else the value itself.
 YAML::Mark error_mark(const KeySpec& spec, const YAML::Node& value);
 
 }  // namespace mlsup::config

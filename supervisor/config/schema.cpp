@@ -154,6 +154,10 @@ const std::vector<KeySpec>& table() {
       {"disk.runway_alert", Kind::Duration, [](Config& c) -> Field { return &c.disk.runway_alert; },
        "alert when the checkpoint file system would be full sooner than this at the campaign's pace (the newest "
        "checkpoint's size, the save cadence, checkpoint.keep, the bytes and inodes free)"},
+      {"evidence.rules", Kind::EvidenceRules, [](Config& c) -> Field { return &c.evidence.rules; },
+       "your rules over an attempt's output and logs, tried before the shipped ones: each a name, an ECMAScript "
+       "pattern, a class, a blame (none, node_in_line, rank_in_line, node_of_log) and an action (retry, "
+       "retry_no_blame, stop, stop_alert); try one with `mlsup explain --rules FILE --log FILE`"},
       {"poll_interval", Kind::Interval, [](Config& c) -> Field { return &c.poll_interval; },
        "how often Slurm, heartbeats and switches are looked at"},
       {"pending_poll_interval", Kind::Interval, [](Config& c) -> Field { return &c.pending_poll_interval; },

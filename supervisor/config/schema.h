@@ -28,10 +28,12 @@ enum class Kind {
   ChoiceList,  // a sequence of choices, each at most once
   StringMap,   // a mapping of identifier -> scalar
   Budget,      // "5/6h" (count per window) or "unlimited"
+  EvidenceRules,  // a list of mappings: name, pattern, class, blame, action (config/evidence_read.h)
 };
 
 using Field = std::variant<std::string*, int*, std::optional<int>*, long long*, bool*, Seconds*, Millis*,
-                           std::vector<std::string>*, std::map<std::string, std::string>*, Budget*, AutoSeconds*>;
+                           std::vector<std::string>*, std::map<std::string, std::string>*, Budget*, AutoSeconds*,
+                           std::vector<EvidenceRuleSpec>*>;
 
 struct KeySpec {
   std::string_view path;                   // "slurm.signal_lead"
