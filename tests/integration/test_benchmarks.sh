@@ -28,6 +28,12 @@ check "reaction: job-query RPCs and CPU share while a job runs" has_line "^super
 check "reaction: the job queries over the endings, the poller's taken off" has_line "^job-query RPCs over the endings, the poller's [0-9]+ taken off: -?[0-9]+ in $num s = -?$num/s$"
 check "reaction: the percentiles over 3 endings" has_line "^reaction .*, 3 endings: min $num s, p50 $num s, p95 $num s, max $num s$"
 
+bench long-journal.sh 120 --records 3000 --ticks 2
+check "long-journal: exits 0" [ "$RC" -eq 0 ]
+check "long-journal: a row for the fresh campaign, without a replay snapshot" has_line "^fresh +3 +$num +$num +$num +$num +0\.0 *$"
+check "long-journal: a row for the long one, its replay snapshot kept" \
+  [ "$(echo "$OUT" | awk '$1 == "long" && $2 == 3000 && $7 > 0' | wc -l)" -eq 1 ]
+
 bench recovery.sh 420
 check "recovery: exits 0" [ "$RC" -eq 0 ]
 for case in clean crash sticky hang nodecrash powerloss; do
