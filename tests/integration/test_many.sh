@@ -33,8 +33,15 @@ t0=$(date +%s)
 "$MLSUP" run --submit-rate 2 "$FLEET" > "$FLEET/run.out" 2>&1 &
 RUNNER=$!
 # A quiet window: every job submitted (the last after 7 s: a burst of 4, then 2/s) and none ended
-# yet (each trains for 24 s or more).
-sleep 9
+# yet (each trains for 24 s or more). Meanwhile the supervisor's threads: a submission waiting for
+# its turn holds none (before, each held a pool thread: 18 and more).
+peak_threads=0
+for _ in $(seq 1 45); do
+  t=$(awk '$1 == "Threads:" { print $2 }' "/proc/$RUNNER/status" 2>/dev/null)
+  [ "${t:-0}" -gt "$peak_threads" ] && peak_threads=$t
+  sleep 0.2
+done
+echo "the supervisor's threads while the 18 submissions waited their turns: at most $peak_threads"
 q0=$(sdiag_count REQUEST_JOB_USER_INFO); w0=$(date +%s.%N)
 sleep 8
 q1=$(sdiag_count REQUEST_JOB_USER_INFO); w1=$(date +%s.%N)
@@ -58,6 +65,7 @@ times = [e["time"] for e in map(json.loads, sys.stdin) if e.get("event") == "sub
 print(round(max(times) - min(times), 2) if len(times) == 18 else -1)')
 echo "the 18 first submissions spread over ${spread}s (a burst of 4, then 2/s: 7 s between the first and the last sbatch call)"
 check "fleet: sbatch calls spaced out by --submit-rate" /usr/bin/python3 -c "import sys; sys.exit(0 if $spread >= 5 else 1)"
+check "fleet: no thread waits for a submission's turn (at most 8 threads while 14 waited)" [ "$peak_threads" -le 8 ]
 kill -TERM "$OTHER"; wait "$OTHER"
 scancel --name="${NAMES[held]}" 2>/dev/null; scancel -u "$(id -un)" 2>/dev/null
 scenario_done
