@@ -174,6 +174,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::Exclude& i) {
     x.rank = i.first_end.rank;
     x.step = i.first_end.step;
   }
+  if (!i.rule.empty()) x.rule = i.rule;
   return fact(x, events::Excluded{config::format_duration(config_.policy.exclusion_ttl)});
 }
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <charconv>
 #include <filesystem>
+#include <ios>
 #include <map>
 
 #include "decide/window.h"
@@ -82,11 +83,19 @@ void read_output(const slurm::Job& job, std::map<std::string, std::string>& out)
   if (bytes > 0) out[kOutputKey] = output_content(bytes);
 }
 
-// What a finished job left about its nodes: srun's reports in its output, the plugin's records.
+// The bytes of a finished job's output read from each file's end: srun's reports and the evidence rules' lines.
+constexpr std::streamoff kEndingTailBytes = 64 * 1024;
+
+// What a finished job left about its nodes: srun's reports in its output, the plugin's records, and
+// the output's tail the evidence rules read.
 EndingOutput ending_output(const slurm::Job& job, const std::string& state_dir) {
-  std::string output = util::read_end(job.std_err.empty() ? job.std_out : job.std_err, 64 * 1024);
-  if (!job.std_err.empty() && job.std_err != job.std_out) output += util::read_end(job.std_out, 64 * 1024);
-  return {slurm::first_task_end(slurm::srun_task_reports(output)), observe::read_node_records(state_dir, job.job_id)};
+  std::string output = util::read_end(job.std_err.empty() ? job.std_out : job.std_err, kEndingTailBytes);
+  if (!job.std_err.empty() && job.std_err != job.std_out) {
+    if (!output.empty() && output.back() != '\n') output += '\n';  // a line cut short does not join the next file's
+    output += util::read_end(job.std_out, kEndingTailBytes);
+  }
+  auto first = slurm::first_task_end(slurm::srun_task_reports(output));
+  return {std::move(first), observe::read_node_records(state_dir, job.job_id), util::valid_utf8(output)};
 }
 
 // The job whose ending is judged: the watched one as the query showed it, or only its id.

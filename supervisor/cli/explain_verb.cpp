@@ -11,6 +11,7 @@
 #include "config/evidence_read.h"
 #include "config/load.h"
 #include "decide/evidence_rules.h"
+#include "store/read_campaign.h"
 #include "util/files.h"
 #include "util/json.h"
 
@@ -71,6 +72,35 @@ void print(const std::optional<decide::Finding>& f, const std::string& log, std:
             << "action: " << decide::rule_action_name(f->action) << ": " << meaning(*f) << "\n";
 }
 
+// The keys of the `ended` record that tell the evidence rules' finding at the ending.
+constexpr const char* kAtEnding[] = {"evidence_rule", "evidence_class", "evidence_action", "evidence_line",
+                                     "evidence_quote", "no_node_blamed"};
+
+// What the journal says the supervisor found at attempt's ending ({} when no rule explained it);
+// nullopt when it has not ended.
+std::optional<nlohmann::json> at_ending(const config::Config& c, int attempt) {
+  for (const auto& r : store::read_journal(c).records) {
+    const auto number = r.data.find("attempt");
+    if (r.type != "ended" || number == r.data.end() || !number->is_number_integer() || number->get<int>() != attempt) continue;
+    nlohmann::json found = nlohmann::json::object();
+    for (const char* key : kAtEnding)
+      if (r.data.contains(key)) found[key] = r.data[key];
+    return found;
+  }
+  return std::nullopt;
+}
+
+// The journal's word on the ending, for people.
+void print_at_ending(const nlohmann::json& found) {
+  if (found.empty()) {
+    std::cout << "at its ending: no rule explained it (or it was no failure); it was judged by its exit and Slurm's word\n";
+    return;
+  }
+  std::cout << "at its ending: rule " << util::json_text(found.value("evidence_rule", nlohmann::json(""))) << ", line "
+            << util::json_text(found.value("evidence_line", nlohmann::json(0))) << " of the output's tail read: "
+            << util::json_text(found.value("evidence_action", nlohmann::json(""))) << "\n";
+}
+
 // The log to read and the attempt it is of; nullopt with the exit code after telling why not.
 std::expected<std::pair<std::string, std::optional<int>>, int> log_of(const ExplainOptions& o, const config::Config* c) {
   if (!o.log.empty()) return std::pair{o.log, std::optional<int>()};
@@ -124,8 +154,15 @@ int explain_verb(const ExplainOptions& o) {
   }
   const auto lines = decide::split_lines(*text);
   const auto found = decide::match(*rules, lines);
-  if (o.json) std::cout << util::dump_json(as_json(found, log->first, lines.size(), log->second)) << "\n";
-  else print(found, log->first, lines.size());
+  const auto recorded = c && log->second ? at_ending(*c, *log->second) : std::nullopt;
+  if (o.json) {
+    auto j = as_json(found, log->first, lines.size(), log->second);
+    if (recorded) j["at_ending"] = *recorded;
+    std::cout << util::dump_json(j) << "\n";
+    return kOk;
+  }
+  print(found, log->first, lines.size());
+  if (recorded) print_at_ending(*recorded);
   return kOk;
 }
 

@@ -16,7 +16,10 @@ constexpr std::array<ExitCodeRow, 15> kRows = {{
     {kStoppedBySwitch, "the campaign stopped: the kill switch", 3},
     {kBudgetSpent, "the campaign stopped: a restart budget is spent, or a crash loop", 7},
     {kCancelledByPerson, "the campaign stopped: its job was cancelled by a person", 6},
-    {kNoRetry, "the campaign stopped: the training exited with the do-not-retry code", 5},
+    {kNoRetry,
+     "the campaign stopped: the training exited with the do-not-retry code, or its output shows a failure another "
+     "attempt would repeat (an evidence rule's stop)",
+     5},
     {kCannotGoOn,
      "the campaign stopped: it cannot go on (Slurm refused the job, or kept refusing it for policy.submit_retry_for; "
      "deadline)", 8},

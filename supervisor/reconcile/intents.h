@@ -96,6 +96,7 @@ struct Exclude {
   decide::Blamed blamed;
   double until = 0;  // wall time
   decide::FirstEnd first_end;  // blamed by the first-evidence rule: the failure that named it
+  std::string rule;            // blamed by an evidence rule: "evidence:<its name>" ("" = none)
 };
 
 // The failure follows the training, not a node: lift the first-evidence rule's exclusions of nodes.

@@ -5,6 +5,7 @@
 
 #include "config/duration.h"
 #include "decide/ending.h"
+#include "decide/evidence_ending.h"
 #include "decide/fallback.h"
 #include "decide/pending.h"
 #include "reconcile/reconcile_pass.h"
@@ -115,14 +116,52 @@ bool excluded_for(const CampaignState& s, int attempt) {
   return std::find(s.ledger_attempts.begin(), s.ledger_attempts.end(), attempt) != s.ledger_attempts.end();
 }
 
+// The finding of the evidence rules (the config's, then the shipped) over the tail of a failed job's
+// output; nullopt when the ending is no failure its output explains, or no rule matches.
+std::optional<decide::Finding> explained(const Pass& p, decide::EndClass cls) {
+  if (!p.w.ending || !decide::explained_by_output(cls)) return std::nullopt;
+  const auto rules = decide::all_rules(p.c.evidence.rules);
+  return decide::explain_ending(cls, rules, p.w.ending->tail);
+}
+
+// The `ended` record's account of a finding: the rule, its class and action, the line quoted.
+void note_finding(records::Ended& e, const decide::Finding& f) {
+  e.evidence_rule = f.rule;
+  e.evidence_class = f.cls;
+  e.evidence_action = std::string(decide::rule_action_name(f.action));
+  e.evidence_line = static_cast<int>(f.line_number);
+  e.evidence_quote = util::valid_utf8(f.line);  // a quote cut short may end inside a character
+  if (!decide::stops(f)) e.reason += "; " + decide::finding_words(f) + (e.no_node_blamed ? ": no node is held responsible" : "");
+}
+
+// The exclusions a finding decides: none, or the one node its line (or a one-node job's log) names;
+// nullopt when the nodes are blamed as without it. The suspects the record keeps follow it.
+std::optional<std::vector<intent::Exclude>> by_finding(const Pass& p, const AttemptState& a, const slurm::Job& job,
+                                                       const decide::Finding& f, records::Ended& ended) {
+  const auto named = decide::finding_nodes(f, slurm::expand_hostlist(job.nodes));
+  if (named.blame == decide::FindingBlame::AsBefore) return std::nullopt;
+  if (named.blame == decide::FindingBlame::NoNode) {
+    ended.no_node_blamed = true;
+    ended.suspects = std::vector<std::string>{};
+    return std::vector<intent::Exclude>{};
+  }
+  ended.suspects = std::vector<std::string>{named.node};
+  const double until = p.wall() + static_cast<double>(p.c.policy.exclusion_ttl.count());
+  const decide::Blamed b{named.node, decide::finding_words(f) + ": " + named.node + " is kept out", false};
+  return std::vector<intent::Exclude>{{a.number, b, until, {}, "evidence:" + f.rule}};
+}
+
 // The nodes an ending other than a hang blames (a hang was judged when it was cancelled), with the
 // evidence's fields for the `ended` record; a failure that follows the training lifts the rule's exclusions.
+// A finding of the evidence rules that holds no node, or one node, responsible decides alone.
 std::vector<intent::Exclude> blamed(Pass& p, const AttemptState& a, const slurm::Job& job, const decide::EndingVerdict& v,
-                                    records::Ended& ended) {
+                                    records::Ended& ended, const std::optional<decide::Finding>& finding) {
   if (v.cls == decide::EndClass::Hang || !decide::node_related(v.cls)) return {};
   std::optional<decide::FirstEnd> first;
   const auto evidence = node_evidence(p, job, ended, first);
   ended.suspects = decide::suspects(evidence);
+  if (finding)
+    if (auto decided = by_finding(p, a, job, *finding, ended)) return std::move(*decided);
   std::optional<FirstWeighed> weighed;
   if (first && v.cls == decide::EndClass::Failed && evidence.size() > 1) {
     first->step = v.step;
@@ -212,19 +251,23 @@ void end(Pass& p, const AttemptState& a, const slurm::Job& seen, bool vanished, 
                             !vanished && job.state == slurm::JobState::Failed && job.batch_host.empty() &&
                                 decide::never_starts(job.reason)};
   auto v = decide::judge_ending(facts, p.s.restarts, p.c, p.wall());
+  const auto finding = explained(p, v.cls);
   records::Ended ended;
-  auto exclusions = blamed(p, a, job, v, ended);
+  auto exclusions = blamed(p, a, job, v, ended, finding);
   if (!exclusions.empty() && !facts.new_exclusion) {  // judged again: a newly excluded node needs no backoff
     facts.new_exclusion = true;
     v = decide::judge_ending(facts, p.s.restarts, p.c, p.wall());
   }
   std::optional<intent::Quarantine> quarantine;
-  if (const auto f = fallback_due(p, a, v, facts.new_exclusion); f != decide::Fallback::None)
+  if (finding && decide::stops(*finding))
+    v.decision = decide::stop_decision(*finding);  // not the checkpoint's fault: nothing falls back
+  else if (const auto f = fallback_due(p, a, v, facts.new_exclusion); f != decide::Fallback::None)
     quarantine = fall_back(p, a, f, facts, v);
   lifecycle_decision(p.s, a, v.cls, p.w.kill_switch_ours, v.decision);
   describe(ended, a, job, v.cls, {v.step, facts.checkpoint_step, v.progressed}, v.decision);
   ended.new_exclusion = facts.new_exclusion;
   ended.end_source = std::string(source);
+  if (finding) note_finding(ended, *finding);
   step_times(p, a, ended);
   if (!gone.empty()) ended.reason += ": " + std::string(gone);
   for (auto& e : exclusions) p.add(std::move(e));

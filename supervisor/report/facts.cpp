@@ -38,6 +38,8 @@ AttemptFacts attempt_facts(const engine::AttemptState& a, const engine::AttemptS
     f.nodes = util::string_field(*ended, "nodes");
     f.action = util::string_field(*ended, "action");
     f.reason = util::string_field(*ended, "reason");
+    f.evidence_rule = util::string_field(*ended, "evidence_rule");
+    f.evidence_quote = util::string_field(*ended, "evidence_quote");
   }
   f.failure = span.failed;
   f.from_step = a.resume_step;
@@ -65,10 +67,12 @@ std::string now_words(const RunInput& in, long long step) {
 }
 
 json attempt_json(const AttemptFacts& a) {
-  return {{"number", a.number}, {"job_id", a.job_id ? json(*a.job_id) : json(nullptr)}, {"nodes", a.nodes},
+  json j = {{"number", a.number}, {"job_id", a.job_id ? json(*a.job_id) : json(nullptr)}, {"nodes", a.nodes},
           {"start", a.start}, {"end", a.end}, {"open", a.open}, {"ending", a.ending}, {"action", a.action},
           {"reason", a.reason}, {"failure", a.failure}, {"from_step", a.from_step}, {"to_step", a.to_step},
           {"kept", a.kept}, {"lost", a.lost}};
+  if (!a.evidence_rule.empty()) j.update({{"evidence_rule", a.evidence_rule}, {"evidence_quote", a.evidence_quote}});
+  return j;
 }
 
 json run_json(const RunFacts& r) {

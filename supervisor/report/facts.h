@@ -44,6 +44,7 @@ struct AttemptFacts {
   std::string ending;       // its ending class ("failed", "completed", ...); while open: "running", "pending", "not_submitted"
   std::string action;       // what its ending decided: resubmit, finish, stop, pause ("": none yet)
   std::string reason;       // why, as the ending recorded it
+  std::string evidence_rule, evidence_quote;  // the evidence rule that explained its failure, and its line ("": none)
   bool failure = false;     // it ended in a failure class (status's "lost_to_failures" counts it)
   long long from_step = 0;  // the step it resumed from
   long long to_step = 0;    // the step it reached (its resume step when none is known)

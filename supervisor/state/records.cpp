@@ -120,7 +120,13 @@ auto fields(const Ended*) {
                     Field{"new_exclusion", &R::new_exclusion},
                     Field{"end_source", &R::end_source, kWhenSet, kSoft},
                     Field{"first_step_at", &R::first_step_at, Keep::Always, kSoft},
-                    Field{"last_progress_at", &R::last_progress_at, Keep::Always, kSoft}};
+                    Field{"last_progress_at", &R::last_progress_at, Keep::Always, kSoft},
+                    Field{"evidence_rule", &R::evidence_rule, kWhenSet, kSoft},
+                    Field{"evidence_class", &R::evidence_class, kWhenSet, kSoft},
+                    Field{"evidence_action", &R::evidence_action, kWhenSet, kSoft},
+                    Field{"evidence_line", &R::evidence_line, kWhenSet, kSoft},
+                    Field{"evidence_quote", &R::evidence_quote, kWhenSet, kSoft},
+                    Field{"no_node_blamed", &R::no_node_blamed, kWhenSet, kSoft}};
 }
 auto fields(const Finished*) { return std::tuple{Field{"code", &Finished::code}, Field{"reason", &Finished::reason}}; }
 auto fields(const Relaxed*) {

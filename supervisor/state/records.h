@@ -128,6 +128,11 @@ struct Ended {
   std::string end_source;             // where the ending was read when not from Slurm's job record ("" = there)
   double first_step_at = 0;           // wall: its heartbeat's first step past its resume point (0: none seen)
   double last_progress_at = 0;        // wall: its heartbeat's last progress (0: none seen)
+  // The evidence rule that explained a failure from its output's tail ("" = none): its class, action,
+  // the line's number in the tail read and the line; no_node_blamed: its finding held no node responsible.
+  std::string evidence_rule, evidence_class, evidence_action, evidence_quote;
+  int evidence_line = 0;
+  bool no_node_blamed = false;
   // What the evidence showed, as told in the event: first_failure, first_reported, victims, health_failed.
   nlohmann::json evidence = nlohmann::json::object();
 };

@@ -153,7 +153,7 @@ void on_ended(CampaignState& s, const rec::Ended& d, const JournalRecord& r) {
   a->end_class = d.cls;
   a->end_step = d.step;
   note_proven(s, *a, d);
-  if (a->end_class && decide::row(*a->end_class).counts_for_blame && !d.follows_training) {
+  if (a->end_class && decide::row(*a->end_class).counts_for_blame && !d.follows_training && !d.no_node_blamed) {
     const auto& suspects = d.suspects ? *d.suspects : std::vector<std::string>{};
     s.failures.push_back({r.time, suspects.empty() ? slurm::expand_hostlist(d.nodes) : suspects});
   }

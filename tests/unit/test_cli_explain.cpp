@@ -2,6 +2,8 @@
 // rules, and on a campaign's attempt; no cluster needed.
 #include <doctest/doctest.h>
 
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "cli/exit_codes.h"
@@ -102,4 +104,15 @@ TEST_CASE("explain CONFIG: the config's rules, and its attempt's output where it
   CHECK(j["log"] == log);
   CHECK(j["rule"] == "fabric");
   CHECK(test::mlsup_cli({"explain", config, "--attempt", "7"}).code == cli::kUsage);
+  CHECK_FALSE(j.contains("at_ending"));  // not ended yet
+  std::ofstream(dir.path() + "/.mlsup/ex/journal.jsonl", std::ios::app)
+      << "{\"seq\":4,\"time\":1100,\"type\":\"ended\",\"attempt\":1,\"job_id\":4321,\"class\":\"failed\","
+         "\"nodes\":\"gpu-9\",\"step\":3,\"progressed\":false,\"action\":\"resubmit\",\"delay\":0,"
+         "\"new_exclusion\":true,\"evidence_rule\":\"fabric\",\"evidence_class\":\"network\","
+         "\"evidence_action\":\"retry\",\"evidence_line\":1,\"evidence_quote\":\"ibv_poll_cq failed on gpu-9.ib\"}\n";
+  const auto ended = nlohmann::json::parse(test::mlsup_cli({"explain", config, "--attempt", "1", "--json"}).out);
+  CHECK(ended["at_ending"]["evidence_rule"] == "fabric");
+  CHECK(ended["at_ending"]["evidence_line"] == 1);
+  CHECK(test::mlsup_cli({"explain", config, "--attempt", "1"}).out.find("at its ending: rule fabric, line 1") !=
+        std::string::npos);
 }

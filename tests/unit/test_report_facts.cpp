@@ -113,3 +113,21 @@ TEST_CASE("report facts: the JSON holds the window and every fact") {
   CHECK(run["exclusions"][0]["node"] == "n1");
   CHECK(run["exclusions"][0]["attempt"] == 1);
 }
+
+TEST_CASE("report facts: an attempt whose failure an evidence rule explained names the rule and quotes its line") {
+  auto journal = fake_journal();
+  for (auto& r : journal)
+    if (r.type == "ended" && r.data["attempt"] == 1) {
+      r.data["evidence_rule"] = "nccl_connect";
+      r.data["evidence_quote"] = "NCCL WARN socketStartConnect: Connect to n2<4567> failed : Connection refused";
+    }
+  const auto f = fake_facts(journal, 0, 2000);
+  REQUIRE(f.attempts.size() == 2);
+  CHECK(f.attempts[0].evidence_rule == "nccl_connect");
+  CHECK(f.attempts[1].evidence_rule.empty());
+  report::Report r{.window = {0, 2000}, .runs = {f}};
+  const auto j = report::to_json(r);
+  CHECK(j["runs"][0]["attempts"][0]["evidence_quote"] ==
+        "NCCL WARN socketStartConnect: Connect to n2<4567> failed : Connection refused");
+  CHECK_FALSE(j["runs"][0]["attempts"][1].contains("evidence_rule"));
+}
