@@ -96,3 +96,13 @@ with open(path, "w") as f:
              reason="preempted: resubmitted")
 PY
 }
+
+# Starts a private cluster (tests/cluster/cluster.sh start OPTIONS..., from the repository's root)
+# unless SLURM_CONF names one; own_cluster is its folder ("" when none was started), for the caller
+# to stop at its exit. cluster_unless_given OPTIONS...
+cluster_unless_given() {
+  own_cluster=""
+  [ -z "${SLURM_CONF:-}" ] || return 0
+  own_cluster=$(mktemp -d /tmp/mlsup-bench-cluster.XXXXXX)
+  export "$(tests/cluster/cluster.sh start --dir "$own_cluster" "$@")"
+}

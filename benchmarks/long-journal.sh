@@ -21,11 +21,7 @@ done
 mlsup=${MLSUP:-build/mlsup}
 [ -x "$mlsup" ] || ./scripts/build.sh >/dev/null
 
-own_cluster=""
-if [ -z "${SLURM_CONF:-}" ]; then
-  own_cluster=$(mktemp -d /tmp/mlsup-bench-cluster.XXXXXX)
-  export "$(tests/cluster/cluster.sh start --dir "$own_cluster" --nodes 4)"
-fi
+cluster_unless_given --nodes 4
 work=$(mktemp -d /tmp/mlsup-bench-journal.XXXXXX)
 cleanup() {
   scancel -u "$(id -un)" 2>/dev/null || true

@@ -34,11 +34,7 @@ done
 mlsup=${MLSUP:-build/mlsup}
 [ -x "$mlsup" ] || ./scripts/build.sh >/dev/null
 
-own_cluster=""
-if [ -z "${SLURM_CONF:-}" ]; then
-  own_cluster=$(mktemp -d /tmp/mlsup-bench-cluster.XXXXXX)
-  export "$(tests/cluster/cluster.sh start --dir "$own_cluster" --nodes 4)"
-fi
+cluster_unless_given --nodes 4
 work=$(mktemp -d /tmp/mlsup-bench-many.XXXXXX)
 runner=""
 cleanup() {

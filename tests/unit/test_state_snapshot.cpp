@@ -75,6 +75,21 @@ json newest(CampaignState s, std::size_t n) {
   return state_to_json(s);
 }
 
+// A campaign of f whose journal holds 1,201 records, opened and passed once (the replay snapshot then
+// kept: its records are 1,000 and more); the state its journal told before that pass.
+CampaignState snapshot_kept(test::EngineFixture& f) {
+  f.clock = 100000;  // after the journal's records
+  std::filesystem::create_directories(f.config.state_dir);
+  std::ofstream(f.config.dir().journal()) << long_journal("t", 1201);
+  auto before = store::read_journal(f.config).state;
+  {
+    auto c = f.open();
+    f.pass(*c);
+  }
+  REQUIRE(std::filesystem::exists(f.config.dir().replay()));
+  return before;
+}
+
 }  // namespace
 
 TEST_CASE("state snapshot: every member of the state comes back as it was written") {
@@ -108,16 +123,8 @@ TEST_CASE("state snapshot: another codec version, a missing member or one of ano
 
 TEST_CASE("replay snapshot: a campaign opening a long journal keeps one, and the next opening parses only what follows it") {
   test::EngineFixture f;
-  f.clock = 100000;  // after the journal's records
-  std::filesystem::create_directories(f.config.state_dir);
   const std::string path = f.config.dir().journal();
-  std::ofstream(path) << long_journal("t", 1201);
-  const json whole = newest(store::read_journal(f.config).state, 2);
-  {
-    auto c = f.open();
-    f.pass(*c);  // the replay kept: its records are 1,000 and more
-  }
-  REQUIRE(std::filesystem::exists(f.config.dir().replay()));
+  const json whole = newest(snapshot_kept(f), 2);
   const auto snap = store::read_replay_snapshot(f.config.dir().replay(), "t", path);
   REQUIRE(snap);
   CHECK(snap->mark.count >= 1201);
@@ -141,15 +148,8 @@ TEST_CASE("replay snapshot: a campaign opening a long journal keeps one, and the
 
 TEST_CASE("replay snapshot: a journal that is not the one the snapshot was taken of is replayed whole") {
   test::EngineFixture f;
-  f.clock = 100000;  // after the journal's records
-  std::filesystem::create_directories(f.config.state_dir);
   const std::string path = f.config.dir().journal();
-  std::ofstream(path) << long_journal("t", 1201);
-  {
-    auto c = f.open();
-    f.pass(*c);
-  }
-  REQUIRE(std::filesystem::exists(f.config.dir().replay()));
+  snapshot_kept(f);
   std::ofstream(path) << long_journal("t", 30);  // a journal started over, the old snapshot left behind
   CHECK_FALSE(store::read_replay_snapshot(f.config.dir().replay(), "t", path));
   CHECK(store::replayed_state(f.config).restarts.size() == 9);
