@@ -102,6 +102,15 @@ result_is_exact() {
   [ "$(result_field chain)" = "$expected" ]
 }
 
+# mlsup's events of the campaign since T (epoch seconds), a line each with its time after T: where the
+# time went after a fault. events_since T
+events_since() {
+  "$MLSUP" events "$CONF" --json | /usr/bin/python3 -c 'import json, sys
+for e in map(json.loads, filter(str.strip, sys.stdin)):
+    if e["time"] >= float(sys.argv[1]) - 1:
+        print("  | +%.1f s %s %s" % (e["time"] - float(sys.argv[1]), e["event"], str(e.get("reason", ""))[:100]))' "$1"
+}
+
 # Steps the trainer executed over all attempts (rank 0).
 steps_executed() {
   python3 -c 'import json,sys

@@ -239,10 +239,7 @@ echo "nodes then: $(sinfo -h -N -o '%N %T' | tr '\n' ' ')"
 echo "froze $NODE of task $JOB (freezing took $(seconds_between "$FAULT_AT" "$FAULT_DONE") s); attempt 2 = task $(task_of_attempt 2) RUNNING ${TOOK}s after on $(nodes_of "$(task_of_attempt 2)" | tr '\n' ' ')"
 check "chain power loss: the next task runs within steady timeout + probe + 20 s of the fault (${TOOK} s)" within_s "$TOOK" 30
 # Where the time went: mlsup's events since the fault, and Slurm's view of the task that replaced it.
-"$MLSUP" events "$CONF" --json | /usr/bin/python3 -c 'import json, sys
-for e in map(json.loads, filter(str.strip, sys.stdin)):
-    if e["time"] >= float(sys.argv[1]) - 1:
-        print("  | +%.1f s %s %s" % (e["time"] - float(sys.argv[1]), e["event"], str(e.get("reason", ""))[:100]))' "$FAULT_DONE"
+events_since "$FAULT_DONE"
 scontrol -o show job "$(task_of_attempt 2)" | tr ' ' '\n' | grep -E '^(SubmitTime|EligibleTime|StartTime|Reason|ExcNodeList)=' | tr '\n' ' '; echo
 check "chain power loss: it does not use the frozen node" job_avoids "$(task_of_attempt 2)" "$NODE"
 check "chain power loss: Slurm has not marked the frozen node down yet ($state)" sh -c "echo '$state' | grep -qvE 'down|drain'"

@@ -43,7 +43,8 @@ at=$(date +%s.%N)
 fault freeze "$VICTIM"
 echo "froze $VICTIM of job $JOB (the batch host is $HOST) at step $(heartbeat_of 1)"
 wait_until 120 job_running 2
-echo "attempt 2 runs in job $(job_of_attempt 2) $(seconds_since "$at") s after the freeze"
+echo "attempt 2 runs in job $(job_of_attempt 2) $(seconds_since "$at") s after the freeze; mlsup's events since:"
+events_since "$at"
 class1=$(attempt_field 1 class)
 check "attempt 1 ended as a hang (mlsup's probe) or a node failure (Slurm's SlurmdTimeout came first): $class1" \
   sh -c "[ '$class1' = hang ] || [ '$class1' = node_fail ]"
@@ -54,6 +55,7 @@ wait_campaign 300
 check "campaign completed" [ "$RC" -eq 0 ]
 check "one sbatch for the whole campaign" [ "$(sbatch_count)" -eq 1 ]
 check "result equals a failure-free run's" result_is_exact
+result_is_exact || { echo "how each training process ended:"; trainer_endings | sed 's/^/  | /'; }
 scontrol update NodeName="$VICTIM" State=RESUME 2>/dev/null
 wait_until 60 all_usable || resume_all
 scenario_done
