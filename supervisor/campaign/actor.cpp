@@ -18,19 +18,15 @@ Actor::~Actor() = default;
 util::Result<void> Actor::open() {
   const std::string path = config_.dir().journal();
   // each record applied as it is read: the records are never all in memory
-  const auto sink = [this, &path](journal::Record&& r) { apply(state_, r, path); };
-  std::optional<util::Result<journal::Journal>> j;
-  if (auto snap = store::read_replay_snapshot(config_.dir().replay(), config_.name, path)) {  // the records after it only
-    state_ = std::move(snap->state);
-    j = journal::Journal::open(path, config_.name, sink, snap->mark);
-    if (*j) snapshot_count_ = snap->mark.count;
+  const std::function<void(journal::Record&&)> sink = [this, &path](journal::Record&& r) { apply(state_, r, path); };
+  if (auto after = store::open_after_snapshot(config_, state_, sink)) {  // the records after its mark only
+    snapshot_count_ = after->covered;
+    journal_ = std::make_unique<journal::Journal>(std::move(after->journal));
+  } else {
+    auto j = journal::Journal::open(path, config_.name, sink);
+    if (!j) return std::unexpected(j.error());
+    journal_ = std::make_unique<journal::Journal>(std::move(*j));
   }
-  if (!j || !*j) {
-    state_ = {};
-    j = journal::Journal::open(path, config_.name, sink);
-  }
-  if (!*j) return std::unexpected(j->error());
-  journal_ = std::make_unique<journal::Journal>(std::move(**j));
   journal_->set_epoch(edges_.epoch);
   events_ = std::make_unique<journal::EventLog>(config_.dir().events());
   for (const auto& w : journal_->warnings()) event(events::JournalRepaired{w});

@@ -239,12 +239,12 @@ util::Result<Journal> Journal::open(const std::string& path, const std::string& 
   auto head = first_line(path);
   if (!head) return std::unexpected(head.error());
   if (auto base = parse_header(*head, path, campaign); !base) return std::unexpected(base.error());
-  auto text = read_file_if_exists(path, from.bytes - from.last_line.size() - 2);  // from the newline before the marked line
-  if (!text) return std::unexpected(text.error());
-  const std::string marked = "\n" + from.last_line + "\n";
-  if (!*text || !(*text)->starts_with(marked))
+  if (!continues(path, from))
     return std::unexpected(util::Error{.file = path, .message = "is no longer the journal its replay snapshot was taken of"});
-  const std::string_view after = std::string_view(**text).substr(marked.size());
+  auto text = read_file_if_exists(path, from.bytes);
+  if (!text) return std::unexpected(text.error());
+  if (!*text) return std::unexpected(io_error(path, "cannot open", ENOENT));
+  const std::string_view after = **text;
   const Lines lines = split_lines(after);
   journal.sink_ = sink ? &sink : nullptr;
   journal.count_ = from.count;

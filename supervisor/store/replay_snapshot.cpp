@@ -1,5 +1,7 @@
 #include "store/replay_snapshot.h"
 
+#include <utility>
+
 #include <nlohmann/json.hpp>
 
 #include "journal/atomic_file.h"
@@ -51,13 +53,24 @@ util::Result<void> write_replay_snapshot(const std::string& path, const std::str
   return journal::write_atomically(path, util::dump_json(j) + "\n", 0644, journal::Sync::None);
 }
 
+std::optional<AfterSnapshot> open_after_snapshot(const config::Config& c, engine::CampaignState& s,
+                                                 const std::function<void(journal::Record&&)>& sink) {
+  const std::string path = c.dir().journal();
+  auto snap = read_replay_snapshot(c.dir().replay(), c.name, path);
+  if (!snap) return std::nullopt;
+  engine::CampaignState before = std::exchange(s, std::move(snap->state));
+  auto j = journal::Journal::open(path, c.name, sink, snap->mark);
+  if (!j) {
+    s = std::move(before);  // what the sink applied before the failure goes with it
+    return std::nullopt;
+  }
+  return AfterSnapshot{std::move(*j), snap->mark.count};
+}
+
 engine::CampaignState replayed_state(const config::Config& c) {
   const std::string path = c.dir().journal();
-  if (auto snap = read_replay_snapshot(c.dir().replay(), c.name, path)) {
-    engine::CampaignState s = std::move(snap->state);
-    auto j = journal::Journal::open(path, c.name, [&](journal::Record&& r) { engine::apply(s, r, path); }, snap->mark);
-    if (j) return s;
-  }
+  engine::CampaignState s;
+  if (open_after_snapshot(c, s, [&](journal::Record&& r) { engine::apply(s, r, path); })) return s;
   return read_journal(c).state;
 }
 

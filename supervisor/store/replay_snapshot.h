@@ -3,6 +3,8 @@
 // mark, kept so that the next process to open a long journal parses only the records after the mark.
 // A cache, never the truth: one that is missing, of another version, or whose mark the journal no
 // longer holds is ignored and the journal replayed whole.
+#include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -28,6 +30,16 @@ std::optional<ReplaySnapshot> read_replay_snapshot(const std::string& path, cons
 
 // Writes it whole (not synced: one lost in a crash costs a full replay, nothing else).
 util::Result<void> write_replay_snapshot(const std::string& path, const std::string& campaign, const ReplaySnapshot& s);
+
+// The campaign's journal opened after its snapshot's mark, when it has a snapshot the journal still
+// holds: s becomes the snapshot's state and sink (which applies to s) is given only the records after
+// the mark; covered is how many records the snapshot stands for. nullopt otherwise, s as it was.
+struct AfterSnapshot {
+  journal::Journal journal;
+  std::size_t covered = 0;
+};
+std::optional<AfterSnapshot> open_after_snapshot(const config::Config& c, engine::CampaignState& s,
+                                                 const std::function<void(journal::Record&&)>& sink);
 
 // The campaign's state as its journal tells it, from the snapshot and the records after its mark when
 // it has one, else from the whole journal; changes nothing. (The read-only verbs that show every
