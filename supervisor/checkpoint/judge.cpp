@@ -7,6 +7,7 @@
 #include <charconv>
 #include <filesystem>
 #include <fnmatch.h>
+#include <map>
 #include <regex>
 #include <string_view>
 #include <tuple>
@@ -143,11 +144,20 @@ const Layout* find_layout(std::string_view name) {
   return nullptr;
 }
 
+// pattern compiled, once per thread and pattern (a regex costs more to build than a folder to list;
+// status builds one per campaign for each scan). Throws std::regex_error as std::regex does.
+const std::regex& compiled(const std::string& pattern) {
+  thread_local std::map<std::string, std::regex> cache;
+  if (const auto it = cache.find(pattern); it != cache.end()) return it->second;
+  if (cache.size() >= 64) cache.clear();  // a bound: configs are few
+  return cache.emplace(pattern, std::regex(pattern)).first->second;
+}
+
 util::Result<Naming> make_naming(const config::CheckpointSettings& s, const Layout& layout) {
   if (layout.name != "glob") return Naming{};
   const std::string what = "checkpoint.step_regex \"" + s.step_regex + "\" ";
   try {
-    Naming naming{s.glob, std::regex(s.step_regex)};
+    Naming naming{s.glob, compiled(s.step_regex)};
     if (naming.step_regex.mark_count() < 1) return util::fail(what + "has no group for the step number");
     return naming;
   } catch (const std::regex_error& e) {

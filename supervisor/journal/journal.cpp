@@ -131,16 +131,21 @@ bool ends_with_newline(int fd) {
   return ::pread(fd, &last, 1, st.st_size - 1) == 1 && last == '\n';
 }
 
-// The file's first line (its header), read alone: at most 64 KiB.
+// The file's first line (its header), read alone: at most 64 KiB, read 1 KiB first (a header is short).
 util::Result<std::string> first_line(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::unexpected(io_error(path, "cannot open", errno));
-  std::string head(65536, '\0');
-  const ssize_t n = ::pread(fd, head.data(), head.size(), 0);
+  std::string head;
+  std::size_t nl = std::string::npos;
+  for (std::size_t size = 1024; size <= 65536; size *= 4) {
+    head.resize(size);
+    const ssize_t n = ::pread(fd, head.data(), size, 0);
+    head.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+    nl = head.find('\n');
+    if (nl != std::string::npos || head.size() < size) break;  // found, or the whole file read
+  }
   ::close(fd);
-  const std::size_t nl = n > 0 ? head.find('\n') : std::string::npos;
-  if (nl == std::string::npos || nl >= static_cast<std::size_t>(n))
-    return std::unexpected(line_error(path, 1, "the header line is incomplete; move the file away"));
+  if (nl == std::string::npos) return std::unexpected(line_error(path, 1, "the header line is incomplete; move the file away"));
   head.resize(nl);
   return head;
 }
@@ -166,28 +171,55 @@ util::Result<Journal> Journal::open(const std::string& path, const std::string& 
   return journal;
 }
 
+namespace {
+
+// The records of lines (the first of them is line first_line of the file; prev: the seq before them),
+// each bad line a problem, for read_only.
+void read_lines_only(const std::string& path, const Lines& lines, std::size_t from, std::size_t first_line, long long prev,
+                     std::vector<Record>& records, std::vector<util::Error>& problems) {
+  for (std::size_t i = from; i < lines.complete.size(); ++i) {  // a bad line is listed, and the reading goes on
+    const std::size_t line = first_line + (i - from);
+    auto record = parse_record(lines.complete[i], static_cast<int>(line), prev);
+    if (!record) {
+      problems.push_back(line_error(path, line, "not a journal record; repair this line by hand or restore the journal"));
+      continue;
+    }
+    prev = record->seq;
+    records.push_back(std::move(*record));
+  }
+  if (!lines.tail.empty())
+    problems.push_back(line_error(path, first_line + (lines.complete.size() - from), "an incomplete last record"));
+}
+
+}  // namespace
+
 std::pair<std::vector<Record>, std::vector<util::Error>> Journal::read_only(const std::string& path,
                                                                             const std::string& campaign) {
   std::vector<Record> records;
   std::vector<util::Error> problems;
   auto text = read_file_if_exists(path);
   if (!text) problems.push_back(text.error());
-  if (!text || !*text || (*text)->empty()) return {records, problems};
+  if (!text || !*text || (*text)->empty()) return {std::move(records), std::move(problems)};
   const Lines lines = split_lines(**text);
   if (lines.complete.empty()) return {records, {line_error(path, 1, "the header line is incomplete")}};
   if (auto header = parse_header(lines.complete[0], path, campaign); !header) problems.push_back(header.error());
-  long long prev = 0;
-  for (std::size_t i = 1; i < lines.complete.size(); ++i) {  // a bad line is listed, and the reading goes on
-    auto record = parse_record(lines.complete[i], static_cast<int>(i + 1), prev);
-    if (!record) {
-      problems.push_back(line_error(path, i + 1, "not a journal record; repair this line by hand or restore the journal"));
-      continue;
-    }
-    prev = record->seq;
-    records.push_back(std::move(*record));
-  }
-  if (!lines.tail.empty()) problems.push_back(line_error(path, lines.complete.size() + 1, "an incomplete last record"));
-  return {records, problems};
+  read_lines_only(path, lines, 1, 2, 0, records, problems);
+  return {std::move(records), std::move(problems)};
+}
+
+std::pair<std::vector<Record>, std::vector<util::Error>> Journal::read_only(const std::string& path, const std::string& campaign,
+                                                                            const Mark& from) {
+  if (from.bytes == 0) return read_only(path, campaign);
+  std::vector<Record> records;
+  std::vector<util::Error> problems;
+  auto head = first_line(path);
+  if (!head) return {records, {head.error()}};
+  if (auto header = parse_header(*head, path, campaign); !header) problems.push_back(header.error());
+  auto text = read_file_if_exists(path, from.bytes);
+  if (!text) problems.push_back(text.error());
+  if (!text || !*text) return {std::move(records), std::move(problems)};
+  read_lines_only(path, split_lines(**text), 0, from.count + 2, from.last_seq, records, problems);
+  return {std::move(records), std::move(problems)};
 }
 
 util::Result<void> Journal::read(const std::string& text) {

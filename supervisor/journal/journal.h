@@ -56,6 +56,10 @@ class Journal {
   // problem with its line.
   static std::pair<std::vector<Record>, std::vector<util::Error>> read_only(const std::string& path,
                                                                            const std::string& campaign);
+  // As read_only(), the records up to from taken as read already: those after it (from must be a mark
+  // of this file, continues(); the header is checked as read_only() checks it).
+  static std::pair<std::vector<Record>, std::vector<util::Error>> read_only(const std::string& path,
+                                                                           const std::string& campaign, const Mark& from);
 
   // The records not yet taken, oldest first (every record until take() is first called).
   const std::vector<Record>& records() const { return records_; }

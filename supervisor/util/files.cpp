@@ -1,16 +1,39 @@
 #include "util/files.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <fstream>
 #include <sstream>
 
 namespace mlsup::util {
 
 std::optional<std::string> read_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  // One read of the size fstat tells (and one more to see the end); files that tell none (/proc) grow the buffer.
+  std::size_t chunk = ::fstat(fd, &st) == 0 && st.st_size > 0 ? static_cast<std::size_t>(st.st_size) + 1 : 4096;
+  std::string text;
+  std::size_t used = 0;
+  for (;;) {
+    text.resize(used + chunk);
+    const ssize_t n = ::read(fd, text.data() + used, chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    used += static_cast<std::size_t>(n);
+    if (used == text.size()) chunk = std::max<std::size_t>(chunk, used);
+  }
+  ::close(fd);
+  text.resize(used);
+  return text;
 }
 
 std::optional<std::string> read_head(const std::string& path, std::size_t max_bytes) {

@@ -123,3 +123,33 @@ TEST_CASE("journal mark: a torn record after the mark is dropped and cut off bef
   CHECK(all.second.empty());
   CHECK(all.first.size() == 5);
 }
+
+TEST_CASE("journal mark: read_only from it lists the records after it and what it cannot read, and changes nothing") {
+  mlsup::test::TempDir dir;
+  const std::string path = dir.path() + "/journal.jsonl";
+  Mark mark;
+  {
+    auto j = opened(path);
+    append_n(j, 4, 0);
+    mark = j.mark();
+    append_n(j, 2, 4);
+  }
+  std::ofstream(path, std::ios::app) << "not a record\n{\"seq\":9,\"ti";  // a bad line, then a torn one
+  const auto size = std::filesystem::file_size(path);
+  const auto [records, problems] = Journal::read_only(path, "demo", mark);
+  REQUIRE(records.size() == 2);
+  CHECK(records[0].seq == 5);
+  CHECK(records[0].line == 6);  // the header is line 1
+  CHECK(records[1].data["i"] == 5);
+  REQUIRE(problems.size() == 2);
+  CHECK(problems[0].line == 8);
+  CHECK(problems[0].message.find("not a journal record") != std::string::npos);
+  CHECK(problems[1].line == 9);
+  CHECK(problems[1].message.find("incomplete last record") != std::string::npos);
+  CHECK(std::filesystem::file_size(path) == size);  // nothing cut off
+  const auto all = Journal::read_only(path, "demo");
+  CHECK(all.first.size() == 6);
+  CHECK(all.second.size() == 2);
+  CHECK(all.second[0].line == 8);  // the same lines as a whole read names
+  CHECK(Journal::read_only(path, "other", mark).second.size() == 3);  // the header is checked
+}
