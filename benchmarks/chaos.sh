@@ -225,7 +225,7 @@ touch "$work/done"
 sleep 1
 for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
 
-status=$("$mlsup" status "$conf" --json)
+status=$("$mlsup" status "$conf" --json --history all)
 "$mlsup" events "$conf" --json > "$work/events.jsonl"
 py() { /usr/bin/python3 -c "$1" "$work" "$status" "${@:2}"; }
 max_live=$(sort -n "$work/live_counts" | tail -1)

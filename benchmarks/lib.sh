@@ -37,7 +37,7 @@ nodes_idle_again() {
 # list one item per line, None as nothing. mlsup_status_query MLSUP CONFIG EXPR [ARGS...]
 mlsup_status_query() {
   local mlsup=$1 config=$2; shift 2
-  "$mlsup" status "$config" --json | /usr/bin/python3 -c 'import json,sys
+  "$mlsup" status "$config" --json --history all | /usr/bin/python3 -c 'import json,sys
 s, args = json.load(sys.stdin), sys.argv[2:]
 v = eval(sys.argv[1])
 for x in v if isinstance(v, list) else [v]:
@@ -75,7 +75,7 @@ preempted_journal() {
 import json, sys, time
 path, name, records, index = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 cid = "%08x" % (0x10000000 + index)
-t = time.time() - 30 * 86400
+t = time.time() - max(30 * 86400, records * 60 + 3600)  # every record in the past
 seq = 0
 def line(f, kind, **fields):
     global seq, t

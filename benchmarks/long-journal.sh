@@ -2,7 +2,7 @@
 # What a long journal costs the processes that open a campaign: one campaign whose journal holds
 # --records records (a chain of months: preempted attempts, three records each) beside a fresh one
 # (a few records), their jobs pending. Per campaign: the first `mlsup tick` (it replays the journal
-# whole, then keeps the replay snapshot once the journal has 1,000 records or more), the median of
+# whole, then keeps the replay snapshot once the journal has 200 records or more), the median of
 # --ticks more (the snapshot and the records after it), the peak RSS of a tick, `mlsup status --json`
 # (it reads every attempt), and the snapshot's size.
 #   benchmarks/long-journal.sh [--records 100000] [--ticks 5]

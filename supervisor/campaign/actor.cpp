@@ -4,6 +4,7 @@
 
 #include "journal/journal.h"
 #include "store/replay_snapshot.h"
+#include "views/status_view.h"
 #include "views/alert_kinds.h"
 
 namespace mlsup::engine {
@@ -81,14 +82,11 @@ util::Result<void> Actor::append_fact(const std::string& type, const json& field
 
 const CampaignState& Actor::state() {
   for (const auto& r : journal_->take()) apply(state_, r, journal_->path());
-  // Decisions look at the newest attempt and the one before it (chain mode); older ones are history
-  // that `status` reads from the journal.
+  // Decisions look at the newest attempt and the one before it (chain mode); older ones are history,
+  // counted in state_.earlier for status (and replayed whole by the verbs that show every one).
   constexpr std::size_t kKept = 2;
-  auto& attempts = state_.attempts;
-  if (attempts.size() > 2 * kKept) {
-    attempts.erase(attempts.begin(), attempts.end() - kKept);
-    attempts.shrink_to_fit();  // what a long journal's replay grew is given back
-  }
+  if (state_.attempts.size() > 2 * kKept) fold_earlier(state_, kKept);
+  decide::compact_restarts(state_.restarts, state_.restarts_earlier, edges_.now(), decide::restart_horizon(config_));
   keep_snapshot();
   return state_;
 }

@@ -5,6 +5,8 @@
 #include <functional>
 #include <optional>
 #include <iostream>
+#include <stdexcept>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -64,6 +66,7 @@ struct Parsed {
   std::vector<std::string> render_exclude;
   bool json = false;
   bool watch = false;  // status --watch
+  std::string history = "50";  // status --history N|all
   engine::Supervise supervise;  // run, tick, status, stop, save, events: its sources
   bool tick_verbose = false;
   EventsOptions events;
@@ -78,6 +81,18 @@ struct Parsed {
   PlanOptions plan;
   ExplainOptions explain;
 };
+
+// status --history: a count of attempts above 0, or all; nullopt when it is neither.
+std::optional<std::size_t> history_limit(const std::string& v) {
+  if (v == "all") return kAllHistory;
+  std::size_t used = 0;
+  try {
+    const long long n = std::stoll(v, &used);
+    if (used == v.size() && n > 0) return static_cast<std::size_t>(n);
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
 
 // A verb: its subcommand, and what runs once the command line named it.
 struct Verb {
@@ -169,7 +184,13 @@ Verb add_status(CLI::App& app, Parsed& p) {
                 "refresh in place every second (a line per change when not a terminal), the heartbeat read from its "
                 "files, Slurm asked at most every 5 s; Ctrl-C ends")
       ->excludes("--json");
-  return {cmd, [&p] { return p.watch ? status_watch(p.supervise.sources, {}) : status_verb(p.supervise.sources, p.json); }};
+  cmd->add_option("--history", p.history, "how many of the newest attempts to show (the earlier ones are counted), or all")
+      ->check([](const std::string& v) { return history_limit(v) ? std::string() : "N (a whole number above 0) or all"; })
+      ->capture_default_str();
+  return {cmd, [&p] {
+            return p.watch ? status_watch(p.supervise.sources, {})
+                           : status_verb(p.supervise.sources, p.json, history_limit(p.history).value_or(kStatusHistory));
+          }};
 }
 
 Verb add_stop(CLI::App& app, Parsed& p) {

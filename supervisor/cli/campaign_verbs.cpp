@@ -91,10 +91,21 @@ json attempt_json(const engine::AttemptState& a) {
           {"step_nodes", a.step_nodes}, {"signal_lead", a.signal_lead > 0 ? json(a.signal_lead) : json(nullptr)}};
 }
 
-// Every attempt, oldest first.
-json history_json(const engine::CampaignState& s) {
+// The attempts shown of s: the newest `history` of them (all when fewer), as offsets into s.attempts.
+std::size_t first_shown(const engine::CampaignState& s, std::size_t history) {
+  return s.attempts.size() > history ? s.attempts.size() - history : 0;
+}
+
+// How status reads the journal to show the newest `history` attempts: after the replay snapshot (which
+// holds the newest few and counts the rest) unless every one is asked for.
+store::Replay replay_for(std::size_t history) {
+  return history == kAllHistory ? store::Replay::Whole : store::Replay::FromSnapshot;
+}
+
+// The newest `history` attempts, oldest first.
+json history_json(const engine::CampaignState& s, std::size_t history) {
   json out = json::array();
-  for (const auto& a : s.attempts) out.push_back(attempt_json(a));
+  for (std::size_t i = first_shown(s, history); i < s.attempts.size(); ++i) out.push_back(attempt_json(s.attempts[i]));
   return out;
 }
 
@@ -142,14 +153,16 @@ std::string exclusion_line(const decide::Exclusion& e, int attempt, double now) 
 }
 
 // status without --json: the figures a line each, then the history and the exclusions one line per entry.
-void print_status(const json& j, const engine::CampaignState& s, double now) {
+void print_status(const json& j, const engine::CampaignState& s, double now, std::size_t history) {
   for (const auto& line : status_lines(j)) std::cout << line << "\n";
   if (j.contains("set"))
     std::cout << "set: " << util::string_field(j["set"], "file") << ", run " << util::string_field(j["set"], "run") << ", "
               << util::string_field(j["set"], "gate", "?")
               << (j["set"]["gate_reason"].is_string() ? ": " + util::string_field(j["set"], "gate_reason") : "") << "\n";
   std::cout << "history:" << (s.attempts.empty() ? " none\n" : "\n");
-  for (const auto& a : s.attempts) std::cout << "  " << history_line(a) << "\n";
+  if (const auto earlier = s.earlier.count + first_shown(s, history); earlier > 0)
+    std::cout << "  (" << earlier << " earlier attempt" << (earlier == 1 ? "" : "s") << ": status --history all)\n";
+  for (std::size_t i = first_shown(s, history); i < s.attempts.size(); ++i) std::cout << "  " << history_line(s.attempts[i]) << "\n";
   std::cout << "exclusions:" << (s.ledger.empty() ? " none\n" : "\n");
   for (std::size_t i = 0; i < s.ledger.size(); ++i)
     std::cout << "  " << exclusion_line(s.ledger[i], ledger_attempt(s, i), now) << "\n";
@@ -195,7 +208,7 @@ engine::Supervise with_metrics(engine::Supervise what) {
     std::vector<json> views;
     for (const auto& c : configs) {
       const auto now = engine::clocks_now();
-      views.push_back(status_json(c, store::read_campaign(c, now, false), now));  // the state folders left as they are
+      views.push_back(status_json(c, store::read_campaign(c, now, false, store::Replay::FromSnapshot), now));  // the state folders left as they are
     }
     return metrics_text(views, figures);
   };
@@ -311,9 +324,10 @@ std::string gate_words(const json& j) {
 
 }  // namespace
 
-json status_json(const config::Config& c, const store::StoredCampaign& stored, const engine::Clocks& clocks) {
+json status_json(const config::Config& c, const store::StoredCampaign& stored, const engine::Clocks& clocks,
+                 std::size_t history) {
   const auto& s = stored.journal.state;
-  json j = {{"campaign", c.name}, {"state_dir", c.state_dir}, {"attempts", s.attempts.size()},
+  json j = {{"campaign", c.name}, {"state_dir", c.state_dir}, {"attempts", s.earlier.count + s.attempts.size()},
             {"campaign_id", s.campaign_id.empty() ? json(nullptr) : json(s.campaign_id)}};
   j["state"] = engine::state_name(s);
   if (s.finished_code) j["exit_code"] = *s.finished_code, j["reason"] = s.finished_reason;
@@ -328,10 +342,11 @@ json status_json(const config::Config& c, const store::StoredCampaign& stored, c
   const double now = clocks.wall;
   j["now"] = now;  // when the ages and figures below were taken
   stored_job(j, stored, now);
-  j.update(engine::status_figures({c, s, stored.journal.records, stored.memory, newest_checkpoint(c), clocks}));
+  j.update(engine::status_figures({c, s, stored.memory, newest_checkpoint(c), clocks}));
   live_step(j, c, stored, now);
   j["disk"] = engine::disk_json(c, engine::pace_figures(stored.memory.pace), engine::disk_facts(c, stored.memory));
-  j["history"] = history_json(s);
+  j["history"] = history_json(s, history);
+  j["history_earlier"] = s.earlier.count + first_shown(s, history);
   j["exclusions"] = exclusions_json(s, now);
   if (!c.set_file.empty()) j["set"] = set_json(c);
   j["window"] = engine::window_json(c, cli::window_now(c, now));
@@ -356,22 +371,22 @@ std::string status_line(const json& j) {
   return line + gate_words(j);
 }
 
-int status_verb(const std::string& config_path, bool as_json) {
+int status_verb(const std::string& config_path, bool as_json, std::size_t history) {
   const auto c = load(config_path);
   if (!c) return kBadInput;
   const auto now = engine::clocks_now();
-  const auto stored = store::read_campaign(*c, now, true);
-  json j = status_json(*c, stored, now);
+  const auto stored = store::read_campaign(*c, now, true, replay_for(history));
+  json j = status_json(*c, stored, now, history);
   if (const auto id = job_to_ask(stored)) slurm_job(j, *id, ask_jobs(c->slurm.backend, {*id}, kStatusSlurmDeadline), now.wall);
   if (as_json) std::cout << util::dump_json(j, 2) << "\n";
-  else print_status(j, stored.journal.state, util::number_field(j, "now", static_cast<double>(std::time(nullptr))));
+  else print_status(j, stored.journal.state, util::number_field(j, "now", static_cast<double>(std::time(nullptr))), history);
   return kOk;
 }
 
-int status_verb(const std::vector<std::string>& sources, bool as_json) {
+int status_verb(const std::vector<std::string>& sources, bool as_json, std::size_t history) {
   std::vector<std::string> problems;
   const auto files = engine::config_files(sources, problems);
-  if (files.size() == 1 && problems.empty()) return status_verb(files.front(), as_json);
+  if (files.size() == 1 && problems.empty()) return status_verb(files.front(), as_json, history);
   json all = json::array();
   int code = problems.empty() ? kOk : kBadInput;
   for (const auto& p : problems) std::cerr << "mlsup: " << p << "\n";
@@ -385,8 +400,8 @@ int status_verb(const std::vector<std::string>& sources, bool as_json) {
       continue;
     }
     const auto now = engine::clocks_now();
-    const auto stored = store::read_campaign(*c, now, true);
-    json j = status_json(*c, stored, now);
+    const auto stored = store::read_campaign(*c, now, true, replay_for(history));
+    json j = status_json(*c, stored, now, history);
     j["config"] = file;
     if (const auto id = job_to_ask(stored)) asked.emplace_back(all.size(), *id), backend = c->slurm.backend;
     all.push_back(std::move(j));

@@ -19,16 +19,22 @@ int run_verb(const engine::Supervise& what);
 // `mlsup tick CONFIG...`: one reconcile pass of every campaign, for cron.
 int tick_verb(const engine::Supervise& what, bool verbose = false);
 
-// `mlsup status CONFIG [--json]`: the campaign's state from its journal and last pass, with the history of
-// every attempt and the exclusion ledger.
-int status_verb(const std::string& config_path, bool json);
+// How many of the newest attempts status shows in its history by default (the earlier ones are
+// counted: "history_earlier"); kAllHistory shows every one.
+inline constexpr std::size_t kStatusHistory = 50;
+inline constexpr std::size_t kAllHistory = static_cast<std::size_t>(-1);
+
+// `mlsup status CONFIG [--json] [--history N|all]`: the campaign's state from its journal and last pass,
+// with the history of its newest attempts (history of them) and the exclusion ledger.
+int status_verb(const std::string& config_path, bool json, std::size_t history = kStatusHistory);
 // The full view of one campaign as `status --json` prints it, from its state folder as read (read with
 // server_clock false, the lease's expiry is compared with this host's clock and nothing is written), its
 // ages and figures taken at the clocks given.
-nlohmann::json status_json(const config::Config& c, const store::StoredCampaign& stored, const engine::Clocks& now);
+nlohmann::json status_json(const config::Config& c, const store::StoredCampaign& stored, const engine::Clocks& now,
+                           std::size_t history = kStatusHistory);
 // With several configs and folders: one line per campaign (--json: an array of the full views, each
 // with its "config"); one config alone: its full view.
-int status_verb(const std::vector<std::string>& sources, bool json);
+int status_verb(const std::vector<std::string>& sources, bool json, std::size_t history = kStatusHistory);
 // One campaign's line among several: "NAME  STATE  attempt N  job J JOBSTATE  last: CLASS".
 std::string status_line(const nlohmann::json& view);
 

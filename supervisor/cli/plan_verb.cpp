@@ -99,7 +99,7 @@ int plan_verb(const PlanOptions& o) {
   }
   const auto now = engine::clocks_now();
   const auto stored = store::read_campaign(*c, now, true);
-  engine::PlanInputs in{*c, stored.journal.state, stored.journal.records, stored.memory,
+  engine::PlanInputs in{*c, stored.journal.state, stored.memory,
                         engine::disk_facts(*c, stored.memory), mtbf, now};
   read_history(in, c->slurm.backend, *window);
   const auto plan = engine::plan_json(in);

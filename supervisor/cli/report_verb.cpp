@@ -38,7 +38,7 @@ std::string gate_words(const json& view) {
 
 // `mlsup plan` of the campaign now (its advice, its runway; the cluster's accounting is not asked).
 json plan_of(const config::Config& c, const store::StoredCampaign& stored, const engine::Clocks& clocks) {
-  return engine::plan_json({c, stored.journal.state, stored.journal.records, stored.memory,
+  return engine::plan_json({c, stored.journal.state, stored.memory,
                             engine::disk_facts(c, stored.memory), std::nullopt, clocks});
 }
 

@@ -21,13 +21,6 @@ json seen(const char* source, double at, double now) {
   return {{"source", source}, {"at", at > 0 ? json(at) : json(nullptr)}, {"age", at > 0 ? json(std::max(0.0, now - at)) : json(nullptr)}};
 }
 
-// The journal's record of the attempt's end; nullptr when it has none.
-const util::JournalRecord* end_record(const store::StoredJournal& journal, int attempt) {
-  for (auto it = journal.records.rbegin(); it != journal.records.rend(); ++it)
-    if (it->type == "ended" && it->data.value("attempt", 0) == attempt) return &*it;
-  return nullptr;
-}
-
 // When the supervisor last saw attempt's job running, as its memory saved it (wall time; 0: not saved).
 double seen_running(const store::StoredCampaign& stored, int attempt) {
   const auto& m = stored.memory;
@@ -43,12 +36,11 @@ void stored_job(json& view, const store::StoredCampaign& stored, double now) {
   view["job_seen"] = nullptr;
   const auto* a = stored.journal.state.current();
   if (!a) return;
-  if (a->ended) {
-    if (const auto* r = end_record(stored.journal, a->number)) {
-      view["job_state"] = r->data.value("slurm_state", json(nullptr));
-      view["nodes"] = r->data.value("nodes", json(nullptr));
-      view["job_seen"] = seen("journal", r->time, now);
-    }
+  if (a->ended) {  // as its ended record told
+    if (a->ended_at <= 0) return;
+    view["job_state"] = a->end_slurm_state.empty() ? json(nullptr) : json(a->end_slurm_state);
+    view["nodes"] = a->end_nodes;
+    view["job_seen"] = seen("journal", a->ended_at, now);
     return;
   }
   const auto id = open_job(stored);

@@ -161,7 +161,7 @@ int status_watch(const std::vector<std::string>& sources, const WatchOptions& op
     std::vector<long long> ids;
     for (auto& w : all) {
       if (!w.config) continue;
-      const auto stored = store::read_campaign(*w.config, now, false);
+      const auto stored = store::read_campaign(*w.config, now, false, store::Replay::FromSnapshot);
       w.view = status_json(*w.config, stored, now);
       const auto id = open_job(stored);
       w.job = id ? std::optional<long long>(static_cast<long long>(*id)) : std::nullopt;

@@ -104,6 +104,27 @@ std::optional<BudgetUse> budget_use(EndClass cls, const std::vector<Restart>& hi
   return BudgetUse{std::string(rule.budget), used(rule, history, budget, now) + 1, budget.count, budget.window};
 }
 
+void compact_restarts(std::vector<Restart>& history, std::vector<RestartCount>& earlier, double now, double horizon) {
+  const auto progressed = std::find_if(history.rbegin(), history.rend(),
+                                       [](const Restart& r) { return r.progressed && !rule_for(r.cls).budget.empty(); });
+  const auto boundary = progressed == history.rend() ? history.begin() : progressed.base() - 1;  // the newest that progressed
+  const auto end = std::find_if(history.begin(), boundary, [&](const Restart& r) { return r.time >= now - horizon; });
+  if (end == history.begin()) return;
+  for (auto it = history.begin(); it != end; ++it) {
+    auto c = std::find_if(earlier.begin(), earlier.end(), [&](const RestartCount& e) { return e.cls == it->cls; });
+    if (c == earlier.end()) c = earlier.insert(earlier.end(), RestartCount{it->cls, 0});
+    ++c->count;
+  }
+  history.erase(history.begin(), end);
+}
+
+double restart_horizon(const config::Config& c) {
+  double longest = 7 * 86400.0;
+  for (const auto& [name, budget] : c.policy.budgets)
+    longest = std::max(longest, static_cast<double>(budget.window.count()));
+  return longest;
+}
+
 bool nearly_spent(const BudgetUse& use, int percent) {
   return use.count > 0 && static_cast<long long>(use.used) * 100 >= static_cast<long long>(percent) * use.count;
 }

@@ -21,6 +21,22 @@ struct Restart {
   bool fell_back = false;       // its checkpoint was quarantined (decide/fallback.h): the crash-loop count starts afresh
 };
 
+// Restarts of one class let go of (compact_restarts): how many.
+struct RestartCount {
+  EndClass cls = EndClass::Failed;
+  int count = 0;
+};
+
+// Moves the restarts that can no longer weigh in a decision from history into earlier (counted by
+// class): those before the newest restart that made progress (no streak of decide() reaches past one;
+// a class without a budget, which never runs, aside)
+// and older than horizon seconds before now (no budget window reaches so far back).
+void compact_restarts(std::vector<Restart>& history, std::vector<RestartCount>& earlier, double now, double horizon);
+
+// The horizon compact_restarts keeps for c: its longest budget window, and a week at least (a window
+// made longer later still finds a week of restarts).
+double restart_horizon(const config::Config& c);
+
 struct Decision {
   Action action = Action::Stop;
   int exit_code = kCannotGoOn;  // for Finish and Stop

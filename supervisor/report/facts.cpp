@@ -92,7 +92,7 @@ json run_json(const RunFacts& r) {
 RunFacts run_facts(const RunInput& in, const Window& w) {
   const auto& s = in.state;
   RunFacts out{.run = in.run, .config = in.config, .state = in.state_name};
-  const auto spans = engine::attempt_spans(s, in.records, in.current_step, w.until);
+  const auto spans = engine::attempt_spans(s, in.current_step, w.until);
   const auto ended = ended_records(in.records);
   for (std::size_t i = 0; i < spans.size() && i < s.attempts.size(); ++i) {
     if (spans[i].end < w.since || spans[i].start > w.until) continue;  // outside the window
@@ -112,7 +112,7 @@ RunFacts run_facts(const RunInput& in, const Window& w) {
   }
   out.step = in.current_step;
   out.now = now_words(in, out.step);
-  out.time = engine::time_figures(spans, in.records, w.until);
+  out.time = engine::time_figures(spans, s, w.until);
   out.advice = in.advice;
   out.runway = in.runway;
   return out;

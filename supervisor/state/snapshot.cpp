@@ -39,19 +39,29 @@ void visit(S& a, F&& f)
   f("held", a.held), f("held_for", a.held_for), f("sbatch", a.sbatch), f("sbatch_awaited", a.sbatch_awaited);
   f("uncertain", a.uncertain), f("spares_dropped", a.spares_dropped), f("switch_set_at", a.switch_set_at);
   f("switch_for", a.switch_for), f("ended", a.ended), f("end_class", a.end_class), f("end_step", a.end_step);
+  f("submitted_at", a.submitted_at), f("ended_at", a.ended_at), f("step_times", a.step_times);
+  f("first_step_at", a.first_step_at), f("last_progress_at", a.last_progress_at);
+  f("end_slurm_state", a.end_slurm_state), f("end_nodes", a.end_nodes);
 }
 template <class S, class F>
 void visit(S& s, F&& f)
   requires std::is_same_v<std::remove_const_t<S>, CampaignState>
 {
-  f("campaign_id", s.campaign_id), f("attempts", s.attempts), f("restarts", s.restarts), f("ledger", s.ledger);
+  f("campaign_id", s.campaign_id), f("attempts", s.attempts), f("earlier", s.earlier), f("restarts", s.restarts);
+  f("restarts_earlier", s.restarts_earlier), f("ledger", s.ledger);
   f("ledger_attempts", s.ledger_attempts), f("failures", s.failures), f("rule_exclusions", s.rule_exclusions);
   f("training_faults", s.training_faults), f("next_submit_at", s.next_submit_at), f("quarantined", s.quarantined);
   f("quarantined_in_a_row", s.quarantined_in_a_row), f("proven_checkpoint", s.proven_checkpoint);
   f("proven_step", s.proven_step), f("awaiting_submit", s.awaiting_submit), f("finished_code", s.finished_code);
   f("finished_reason", s.finished_reason), f("requests_done", s.requests_done), f("paused", s.paused);
   f("pause_now", s.pause_now), f("cancel_requested", s.cancel_requested), f("resume_point", s.resume_point);
-  f("resume_point_step", s.resume_point_step);
+  f("resume_point_step", s.resume_point_step), f("began", s.began), f("finished_at", s.finished_at);
+}
+template <class S, class F>
+void visit(S& e, F&& f)
+  requires std::is_same_v<std::remove_const_t<S>, EarlierAttempts>
+{
+  f("count", e.count), f("useful", e.useful), f("lost", e.lost), f("recomputed", e.recomputed);
 }
 template <class S, class F>
 void visit(S& r, F&& f)
@@ -72,6 +82,12 @@ void visit(S& r, F&& f)
 {
   f("time", r.time), f("class", r.cls), f("progressed", r.progressed), f("new_exclusion", r.new_exclusion);
   f("fell_back", r.fell_back);
+}
+template <class S, class F>
+void visit(S& r, F&& f)
+  requires std::is_same_v<std::remove_const_t<S>, decide::RestartCount>
+{
+  f("class", r.cls), f("count", r.count);
 }
 template <class S, class F>
 void visit(S& r, F&& f)
@@ -190,7 +206,7 @@ void get(const json& j, const char* key, T& v) {
 
 // A member added to one of these must be added to its visit() above, and kStateCodecVersion raised:
 // the sizes fail the build as a reminder (then set them anew).
-static_assert(sizeof(AttemptState) == 440 && sizeof(CampaignState) == 448 && sizeof(SbatchRun) == 96,
+static_assert(sizeof(AttemptState) == 544 && sizeof(CampaignState) == 520 && sizeof(EarlierAttempts) == 32 && sizeof(SbatchRun) == 96,
               "the state changed: list the new member in state/snapshot.cpp and raise kStateCodecVersion");
 
 }  // namespace

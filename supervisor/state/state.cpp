@@ -55,17 +55,19 @@ void took_job(AttemptState& a, const rec::Submitted& d) {
   }
 }
 
-void on_submitted(CampaignState& s, const rec::Submitted& d, const JournalRecord&) {
+void on_submitted(CampaignState& s, const rec::Submitted& d, const JournalRecord& r) {
   if (auto* a = attempt(s, d.attempt)) {
     took_job(*a, d);
     ++a->submissions;
+    if (a->submitted_at == 0) a->submitted_at = r.time;
   }
 }
 
-void on_adopted(CampaignState& s, const rec::Adopted& d, const JournalRecord&) {
+void on_adopted(CampaignState& s, const rec::Adopted& d, const JournalRecord& r) {
   if (auto* a = attempt(s, d.attempt)) {
     took_job(*a, d);
     a->uncertain = true;  // found by its tag: another sbatch of it may have run too
+    if (a->submitted_at == 0) a->submitted_at = r.time;
   }
 }
 
@@ -146,12 +148,25 @@ void note_proven(CampaignState& s, const AttemptState& a, const rec::Ended& d) {
   s.proven_step = a.resume_step;
 }
 
+// What status and the report show of an ending: when, on which nodes, in which Slurm state, its step times.
+void note_end(AttemptState& a, const rec::Ended& d, const JournalRecord& r) {
+  a.ended_at = r.time;
+  a.end_nodes = d.nodes;
+  const auto state = r.data.find("slurm_state");
+  a.end_slurm_state = state != r.data.end() && state->is_string() ? state->get<std::string>() : "";
+  if (!r.data.contains("last_progress_at")) return;
+  a.step_times = true;
+  a.first_step_at = d.first_step_at;
+  a.last_progress_at = d.last_progress_at;
+}
+
 void on_ended(CampaignState& s, const rec::Ended& d, const JournalRecord& r) {
   auto* a = attempt(s, d.attempt);
   if (!a) return;
   a->ended = true;
   a->end_class = d.cls;
   a->end_step = d.step;
+  note_end(*a, d, r);
   note_proven(s, *a, d);
   if (a->end_class && decide::row(*a->end_class).counts_for_blame && !d.follows_training && !d.no_node_blamed) {
     const auto& suspects = d.suspects ? *d.suspects : std::vector<std::string>{};
@@ -198,7 +213,8 @@ void on_exclusion_lifted(CampaignState& s, const rec::ExclusionLifted& d, const 
       s.ledger[m.entry].until = std::min(s.ledger[m.entry].until, r.time);
 }
 
-void on_finished(CampaignState& s, const rec::Finished& d, const JournalRecord&) {
+void on_finished(CampaignState& s, const rec::Finished& d, const JournalRecord& r) {
+  s.finished_at = r.time;
   s.finished_code = d.code;
   s.finished_reason = d.reason;
   s.awaiting_submit = false;
@@ -210,8 +226,10 @@ void on_resumed(CampaignState& s, const rec::Resumed& d, const JournalRecord& r)
   s.requests_done.insert(d.request);
   s.finished_code.reset();
   s.finished_reason.clear();
+  s.finished_at = 0;  // its time figures run on
   s.paused = s.pause_now = s.cancel_requested = false;
   s.restarts.clear();
+  s.restarts_earlier.clear();
   s.resume_point = d.from;
   s.resume_point_step = d.from_step;
   auto* a = s.attempts.empty() ? nullptr : &s.attempts.back();
@@ -294,6 +312,7 @@ util::Error unusable(const JournalRecord& r, const std::string& path, std::strin
 }  // namespace
 
 void apply(CampaignState& s, const JournalRecord& r, const std::string& path) {
+  if (s.began == 0) s.began = r.time;
   const auto it = appliers().find(r.type);
   if (it == appliers().end()) return;
   try {

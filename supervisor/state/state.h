@@ -64,12 +64,31 @@ struct AttemptState {
   bool ended = false;
   std::optional<decide::EndClass> end_class;
   long long end_step = -1;
+  // What the read-only verbs show of it, from its records (wall times, the records' own; 0: none):
+  double submitted_at = 0;          // its first submitted (or adopted) record
+  double ended_at = 0;              // its ended record (the last, were there several)
+  bool step_times = false;          // that record told its step times (an older mlsup's did not)
+  double first_step_at = 0;         // then: its first step past its resume point (0: none)
+  double last_progress_at = 0;      // then: its heartbeat's last progress (0: none)
+  std::string end_slurm_state;      // Slurm's state at its end, as recorded
+  std::string end_nodes;            // Slurm's host list at its end
+};
+
+// The attempts a supervisor no longer holds (it keeps the newest: Actor::state), as status counts
+// them: how many, and their time figures (views/status_view.h) summed once each was final.
+struct EarlierAttempts {
+  int count = 0;
+  double useful = 0, lost = 0;
+  long long recomputed = 0;
 };
 
 struct CampaignState {
   std::string campaign_id;
-  std::vector<AttemptState> attempts;
-  std::vector<decide::Restart> restarts;  // every resubmission decided, oldest first
+  std::vector<AttemptState> attempts;     // every attempt, oldest first; a supervisor's: its newest (earlier below)
+  EarlierAttempts earlier;                // the attempts dropped before those (none in a whole replay)
+  std::vector<decide::Restart> restarts;  // every resubmission decided, oldest first; a supervisor's: those that
+                                          // may still weigh in a decision (decide::compact_restarts) ...
+  std::vector<decide::RestartCount> restarts_earlier;  // ... and the others, counted by class
   std::vector<decide::Exclusion> ledger;  // every node exclusion recorded, expired ones included
   std::vector<int> ledger_attempts;       // per ledger entry: the attempt it was recorded for (0: not said)
   std::vector<decide::PastFailure> failures;  // attempts that failed or hung, with their nodes
@@ -92,6 +111,8 @@ struct CampaignState {
   bool cancel_requested = false;          // `mlsup cancel`: the campaign ends as soon as its job is gone
   std::string resume_point;               // `mlsup resume --from`: the next submission's checkpoint; "" = newest
   long long resume_point_step = 0;
+  double began = 0;                       // the journal's first record's time
+  double finished_at = 0;                 // the last `finished` record's time (0: none)
   // Records that could not be applied (a field of the wrong type), each as file:line and what to do.
   // While there is one, the state above is incomplete and nothing may be decided from it.
   std::vector<util::Error> problems;

@@ -7,15 +7,36 @@
 #include <nlohmann/json.hpp>
 
 #include "journal/journal.h"
+#include "store/replay_snapshot.h"
 #include "util/files.h"
 
 namespace mlsup::store {
 
-StoredJournal read_journal(const config::Config& c) {
+namespace {
+
+// The journal after the replay snapshot's mark, applied to the snapshot's state; nullopt without a
+// snapshot the journal still holds.
+std::optional<StoredJournal> read_after_snapshot(const config::Config& c) {
   const std::string path = c.dir().journal();
-  auto [records, unread] = journal::Journal::read_only(path, c.name);
-  StoredJournal out{std::move(records), {}, std::move(unread)};
-  out.state = engine::replay(out.records, path);
+  auto snap = read_replay_snapshot(c.dir().replay(), c.name, path);
+  if (!snap) return std::nullopt;
+  auto [records, unread] = journal::Journal::read_only(path, c.name, snap->mark);
+  StoredJournal out{std::move(records), std::move(snap->state), std::move(unread), snap->mark.count};
+  for (const auto& r : out.records) engine::apply(out.state, r, path);
+  return out;
+}
+
+}  // namespace
+
+StoredJournal read_journal(const config::Config& c, Replay how) {
+  const std::string path = c.dir().journal();
+  auto after = how == Replay::FromSnapshot ? read_after_snapshot(c) : std::nullopt;
+  StoredJournal out = after ? std::move(*after) : StoredJournal{};
+  if (!after) {
+    auto [records, unread] = journal::Journal::read_only(path, c.name);
+    out = StoredJournal{std::move(records), {}, std::move(unread)};
+    out.state = engine::replay(out.records, path);
+  }
   out.problems.insert(out.problems.end(), out.state.problems.begin(), out.state.problems.end());
   std::stable_sort(out.problems.begin(), out.problems.end(), [](const auto& a, const auto& b) { return a.line < b.line; });
   return out;
@@ -49,8 +70,8 @@ std::optional<nlohmann::json> read_last_pass(const config::Config& c) {
   return pass;
 }
 
-StoredCampaign read_campaign(const config::Config& c, const engine::Clocks& now, bool server_clock) {
-  return {read_journal(c), read_memory(c, now), read_lease(c, now.wall, server_clock), read_last_pass(c)};
+StoredCampaign read_campaign(const config::Config& c, const engine::Clocks& now, bool server_clock, Replay how) {
+  return {read_journal(c, how), read_memory(c, now), read_lease(c, now.wall, server_clock), read_last_pass(c)};
 }
 
 }  // namespace mlsup::store

@@ -17,13 +17,20 @@
 namespace mlsup::store {
 
 struct StoredJournal {
-  std::vector<util::JournalRecord> records;  // every record that could be read, in order
-  engine::CampaignState state;               // replayed from them
+  std::vector<util::JournalRecord> records;  // every record that could be read, in order (Replay::Whole), or
+                                             // those after the replay snapshot's mark
+  engine::CampaignState state;               // replayed from them (and from the snapshot)
   std::vector<util::Error> problems;         // lines unread and records not applied, in line order
+  std::size_t earlier = 0;                   // records the snapshot stood for (not in records)
 };
 
+// Whether the journal is read whole, or after the replay snapshot's mark when it has one that the
+// journal still holds: records then holds only what follows the mark, and the state holds the
+// attempts the supervisor kept (the newest), the earlier ones counted in state.earlier.
+enum class Replay { Whole, FromSnapshot };
+
 // The journal read and replayed (a campaign never started: no records, no problems).
-StoredJournal read_journal(const config::Config& c);
+StoredJournal read_journal(const config::Config& c, Replay how = Replay::Whole);
 
 // memory.json (an older mlsup's heartbeat.json) on the clocks of now; a campaign never run remembers nothing.
 engine::Memory read_memory(const config::Config& c, const engine::Clocks& now);
@@ -48,6 +55,7 @@ struct StoredCampaign {
   LeaseSeen lease;
   std::optional<nlohmann::json> last_pass;
 };
-StoredCampaign read_campaign(const config::Config& c, const engine::Clocks& now, bool server_clock);
+StoredCampaign read_campaign(const config::Config& c, const engine::Clocks& now, bool server_clock,
+                             Replay how = Replay::Whole);
 
 }  // namespace mlsup::store

@@ -21,7 +21,7 @@ struct ReplaySnapshot {
 };
 
 // A supervisor keeps a new snapshot once its journal has gained this many records since the last.
-inline constexpr std::size_t kReplaySnapshotEvery = 1000;
+inline constexpr std::size_t kReplaySnapshotEvery = 200;
 
 // The snapshot at path written for campaign, when this mlsup reads it and the journal at journal_path
 // still holds its mark; nullopt otherwise.
@@ -42,8 +42,8 @@ std::optional<AfterSnapshot> open_after_snapshot(const config::Config& c, engine
                                                  const std::function<void(journal::Record&&)>& sink);
 
 // The campaign's state as its journal tells it, from the snapshot and the records after its mark when
-// it has one, else from the whole journal; changes nothing. (The read-only verbs that show every
-// attempt replay the journal whole: store/read_campaign.h.)
+// it has one, else from the whole journal; changes nothing (store::read_journal does the same and
+// keeps the records it read).
 engine::CampaignState replayed_state(const config::Config& c);
 
 }  // namespace mlsup::store

@@ -76,7 +76,7 @@ json mtbf_json(const PlanInputs& in, const FailureRecord& r, int nodes) {
 // The campaign's attempts as spans, from the status figures' step.
 std::vector<AttemptSpan> spans_of(const PlanInputs& in, const json& status) {
   const long long step = status["step"].is_number() ? status["step"].get<long long>() : 0;
-  return attempt_spans(in.state, in.records, step, in.now.wall, running_times(in.state, in.memory, in.now));
+  return attempt_spans(in.state, step, in.now.wall, running_times(in.state, in.memory, in.now));
 }
 
 json restart_json(const FailureRecord& r) {
@@ -203,14 +203,14 @@ std::vector<std::string> disk_lines(const json& disk) {
 
 bool wants_history(const PlanInputs& in) {
   if (in.mtbf_given) return false;
-  const json status = status_figures({in.config, in.state, in.records, in.memory, std::nullopt, in.now});
+  const json status = status_figures({in.config, in.state, in.memory, std::nullopt, in.now});
   return failure_record(spans_of(in, status)).failures == 0;
 }
 
 json plan_json(const PlanInputs& in) {
   const auto& c = in.config;
   const auto pace = pace_figures(in.memory.pace);
-  const json status = status_figures({c, in.state, in.records, in.memory, std::nullopt, in.now});
+  const json status = status_figures({c, in.state, in.memory, std::nullopt, in.now});
   const long long step = status["step"].is_number() ? status["step"].get<long long>() : 0;
   const auto record = failure_record(spans_of(in, status));
   const int nodes = c.slurm.nodes.value_or(1);

@@ -45,7 +45,6 @@ std::vector<std::string> disk_lines(const nlohmann::json& disk);
 struct PlanInputs {
   const config::Config& config;
   const CampaignState& state;
-  const std::vector<JournalRecord>& records;
   const Memory& memory;  // on the clock of now
   DiskFacts disk;
   std::optional<double> mtbf_given;  // --mtbf, seconds

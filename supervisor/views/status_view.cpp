@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <tuple>
 
 #include "decide/classes.h"
 #include "decide/signal_lead.h"
@@ -13,32 +11,6 @@ namespace mlsup::engine {
 namespace {
 
 using nlohmann::json;
-
-// When each attempt was first submitted (or adopted) and when it ended, from the records; and the campaign's end.
-struct RecordTimes {
-  std::map<int, double> submitted;
-  std::map<int, double> ended;
-  std::map<int, std::pair<double, double>> stepped;  // ended records of this mlsup: first step, last progress (wall)
-  double began = 0;     // the journal's first record
-  double finished = 0;  // the campaign's end (0: it goes on)
-};
-
-RecordTimes record_times(const std::vector<JournalRecord>& records) {
-  RecordTimes t;
-  if (!records.empty()) t.began = records.front().time;
-  for (const auto& r : records) {
-    const auto at = r.data.is_object() ? r.data.find("attempt") : r.data.end();
-    const int n = r.data.is_object() && at != r.data.end() && at->is_number_integer() ? at->get<int>() : 0;
-    if (r.type == "submitted" || r.type == "adopted") t.submitted.try_emplace(n, r.time);
-    else if (r.type == "ended") {
-      t.ended[n] = r.time;
-      if (r.data.contains("last_progress_at"))
-        t.stepped[n] = {r.data.value("first_step_at", 0.0), r.data.value("last_progress_at", 0.0)};
-    }
-    else if (r.type == "finished") t.finished = r.time;
-  }
-  return t;
-}
 
 // The running attempt's heartbeat as memory holds it; nullptr once it ended or when memory is about another.
 const HeartbeatSet* current_heartbeat(const CampaignState& s, const Memory& m) {
@@ -104,15 +76,15 @@ double time_lost(const AttemptSpan& a) {
 namespace {
 
 // The time figures (README: "time lost", "goodput") over the attempts' spans.
-json time_json(const std::vector<AttemptSpan>& spans, const RecordTimes& t, double now) {
-  double useful = 0, lost = 0;
-  long long recomputed = 0;
+json time_json(const std::vector<AttemptSpan>& spans, const CampaignState& t, double now) {
+  double useful = t.earlier.useful, lost = t.earlier.lost;
+  long long recomputed = t.earlier.recomputed;
   for (const auto& a : spans) {
     useful += kept_time(a);
     recomputed += a.done - a.kept;
     lost += time_lost(a);
   }
-  const double elapsed = (t.finished > 0 ? t.finished : now) - t.began;
+  const double elapsed = (t.finished_at > 0 ? t.finished_at : now) - t.began;
   return {{"began", t.began > 0 ? json(t.began) : json(nullptr)}, {"elapsed", t.began > 0 ? json(elapsed) : json(nullptr)},
           {"useful", useful}, {"lost_to_failures", lost}, {"recomputed_steps", recomputed},
           {"goodput", t.began > 0 && elapsed > 0 ? json(useful / elapsed) : json(nullptr)}};
@@ -137,32 +109,29 @@ json signal_lead_json(const config::Config& c, const CampaignState& s, const Pac
 
 }  // namespace
 
-std::vector<AttemptSpan> attempt_spans(const CampaignState& s, const std::vector<JournalRecord>& records,
-                                       long long current_step, double now, const RunningTimes& running) {
-  const RecordTimes t = record_times(records);
-  const double stop = t.finished > 0 ? t.finished : now;
+std::vector<AttemptSpan> attempt_spans(const CampaignState& s, long long current_step, double now,
+                                       const RunningTimes& running) {
+  const double stop = s.finished_at > 0 ? s.finished_at : now;
   std::vector<AttemptSpan> out;
   for (std::size_t i = 0; i < s.attempts.size(); ++i) {
     const auto& a = s.attempts[i];
     const auto* next = i + 1 < s.attempts.size() ? &s.attempts[i + 1] : nullptr;
     AttemptSpan span{.number = a.number};
-    const auto sub = t.submitted.find(a.number);
-    span.start = sub != t.submitted.end() ? sub->second : a.intent_time;
-    const auto end = t.ended.find(a.number);
-    span.end = a.ended && end != t.ended.end() ? end->second : stop;
+    span.start = a.submitted_at > 0 ? a.submitted_at : a.intent_time;
+    span.end = a.ended && a.ended_at > 0 ? a.ended_at : stop;
     long long reached = a.ended ? a.end_step : (next ? -1 : current_step);
     if (reached < 0) reached = a.resume_step;
     span.done = std::max(0LL, reached - a.resume_step);
     span.kept = next ? std::clamp(next->resume_step - a.resume_step, 0LL, span.done) : span.done;
     span.failed = a.ended && a.end_class && decide::row(*a.end_class).backoff;
     if (a.ended) {
-      const auto n = next ? t.submitted.find(next->number) : t.submitted.end();
-      const double resumed = next ? (n != t.submitted.end() ? n->second : next->intent_time) : stop;
+      const double resumed = next ? (next->submitted_at > 0 ? next->submitted_at : next->intent_time) : stop;
       span.gap = std::max(0.0, resumed - span.end);
     }
-    if (const auto st = t.stepped.find(a.number); a.ended && st != t.stepped.end()) {
+    if (a.ended && a.step_times) {
       span.timed = true;
-      std::tie(span.first_step, span.last_progress) = st->second;
+      span.first_step = a.first_step_at;
+      span.last_progress = a.last_progress_at;
     } else if (!a.ended && !next && (running.first_step > 0 || running.last_progress > 0)) {
       span.timed = true;
       span.first_step = running.first_step;
@@ -181,6 +150,22 @@ std::vector<AttemptSpan> attempt_spans(const CampaignState& s, const std::vector
                                                                : stop;
   }
   return out;
+}
+
+void fold_earlier(CampaignState& s, std::size_t keep) {
+  std::size_t drop = 0;  // those whose figures are final: ended, and so is the attempt after them
+  while (drop + keep < s.attempts.size() && s.attempts[drop].ended && s.attempts[drop + 1].ended) ++drop;
+  if (s.attempts.size() - drop > 4 * keep) drop = s.attempts.size() - keep;  // one never ended: held memory stays bounded
+  if (drop == 0) return;
+  const auto spans = attempt_spans(s, -1, 0);
+  for (std::size_t i = 0; i < drop; ++i) {
+    s.earlier.useful += kept_time(spans[i]);
+    s.earlier.lost += time_lost(spans[i]);
+    s.earlier.recomputed += spans[i].done - spans[i].kept;
+  }
+  s.earlier.count += static_cast<int>(drop);
+  s.attempts.erase(s.attempts.begin(), s.attempts.begin() + static_cast<long>(drop));
+  s.attempts.shrink_to_fit();  // what a long journal's replay grew is given back
 }
 
 json status_figures(const StatusInputs& in) {
@@ -216,14 +201,18 @@ json status_figures(const StatusInputs& in) {
   j["pace"] = {{"step_p50", or_null(pace.step_p50)}, {"step_p95", or_null(pace.step_p95)}, {"steps_measured", pace.steps},
                {"save_p50", or_null(pace.save_p50)}, {"save_p95", or_null(pace.save_p95)}, {"saves_measured", pace.saves}};
   j["signal_lead"] = signal_lead_json(in.config, s, pace);
-  j["restarts"] = s.restarts.size();
   j["restarts_by_class"] = json::object();
-  for (const auto& r : s.restarts) {
-    auto& n = j["restarts_by_class"][std::string(decide::class_name(r.cls))];
-    n = n.is_null() ? 1 : n.get<int>() + 1;
-  }
-  const auto spans = attempt_spans(s, in.records, step ? step->first : -1, in.now.wall, running_times(s, in.memory, in.now));
-  j["time"] = time_figures(spans, in.records, in.now.wall);
+  long long restarts = 0;
+  const auto count = [&](decide::EndClass cls, int n) {
+    auto& by = j["restarts_by_class"][std::string(decide::class_name(cls))];
+    by = (by.is_null() ? 0 : by.get<int>()) + n;
+    restarts += n;
+  };
+  for (const auto& e : s.restarts_earlier) count(e.cls, e.count);
+  for (const auto& r : s.restarts) count(r.cls, 1);
+  j["restarts"] = restarts;
+  const auto spans = attempt_spans(s, step ? step->first : -1, in.now.wall, running_times(s, in.memory, in.now));
+  j["time"] = time_figures(spans, s, in.now.wall);
   return j;
 }
 
@@ -235,8 +224,8 @@ std::optional<std::string> short_lead_warning(const config::Config& c, const Pac
          human_duration(*needed) + ", p95): a time limit would cut the save off; set it longer, or auto";
 }
 
-json time_figures(const std::vector<AttemptSpan>& spans, const std::vector<JournalRecord>& records, double now) {
-  return time_json(spans, record_times(records), now);
+json time_figures(const std::vector<AttemptSpan>& spans, const CampaignState& s, double now) {
+  return time_json(spans, s, now);
 }
 
 std::string human_duration(double seconds) {

@@ -21,11 +21,10 @@ struct CheckpointSeen {
   double written = 0;  // wall time of its last change (0: unknown)
 };
 
-// What the figures are computed from. memory is on the clock of now (re-based); records are the whole journal.
+// What the figures are computed from. memory is on the clock of now (re-based).
 struct StatusInputs {
   const config::Config& config;
   const CampaignState& state;
-  const std::vector<JournalRecord>& records;
   const Memory& memory;
   std::optional<CheckpointSeen> checkpoint;
   Clocks now;
@@ -45,8 +44,8 @@ struct AttemptSpan {
   long long kept = 0;        // of them, those the campaign keeps (up to where the next attempt resumed)
   bool failed = false;       // it ended in a failure class (one the policy backs off after)
   double gap = 0;            // from its end to the next attempt's submission (or now)
-  bool timed = false;        // its steps' times are known (first_step, last_progress: an ended record of this
-                             // mlsup, or memory for the running attempt); else the span is shared out by steps
+  bool timed = false;        // its steps' times are known (first_step, last_progress: its ended record, when
+                             // this mlsup wrote it, or memory for the running attempt); else the span is shared out by steps
   double first_step = 0;     // wall: its first step past its resume point (0: none)
   double last_progress = 0;  // wall: its heartbeat's last progress (0: none)
   double lost_until = 0;     // a failed one: when the training stepped again (the next attempt's first step),
@@ -70,17 +69,23 @@ double kept_time(const AttemptSpan& a);
 // Status, report and metrics add these up.
 double time_lost(const AttemptSpan& a);
 
-// Every attempt's span, oldest first, from the journal's records (times) and the state (steps); step is the
-// current attempt's heartbeat step (-1: none).
-std::vector<AttemptSpan> attempt_spans(const CampaignState& s, const std::vector<JournalRecord>& records,
-                                       long long current_step, double now, const RunningTimes& running = {});
+// Every attempt's span, oldest first, from the state (the times its records told, and the steps); step is
+// the current attempt's heartbeat step (-1: none).
+std::vector<AttemptSpan> attempt_spans(const CampaignState& s, long long current_step, double now,
+                                       const RunningTimes& running = {});
+
+// Drops the oldest attempts of s but the newest keep, those whose figures are final (they and the attempt
+// after them ended), their time figures added to s.earlier: what a supervisor holds of a long campaign,
+// and status from it adds up as from every attempt. (Should an old attempt never end, more than 4 x keep
+// held are dropped anyway, counted with what is known of them.)
+void fold_earlier(CampaignState& s, std::size_t keep);
 
 // Why a fixed slurm.signal_lead is too short for the save and step times measured (p95), or nullopt.
 std::optional<std::string> short_lead_warning(const config::Config& c, const PaceFigures& pace);
 
 // The time figures of status --json's "time" (began, elapsed, useful, lost_to_failures, recomputed_steps, goodput)
-// over spans (attempt_spans of the same records) at wall time now.
-nlohmann::json time_figures(const std::vector<AttemptSpan>& spans, const std::vector<JournalRecord>& records, double now);
+// over spans (attempt_spans of the same state) at wall time now.
+nlohmann::json time_figures(const std::vector<AttemptSpan>& spans, const CampaignState& s, double now);
 
 // "1h02m", "3m05s", "12s": a duration for people; "?" for a negative one.
 std::string human_duration(double seconds);

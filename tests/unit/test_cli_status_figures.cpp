@@ -264,9 +264,8 @@ TEST_CASE("status: the steady timeout in force, calibrated once 20 steps were se
   f.config.heartbeat.calibrate_min = config::Seconds(5);
   f.config.poll_interval = config::Millis(500);
   const engine::CampaignState state;
-  const std::vector<engine::JournalRecord> records;
   engine::Memory memory;
-  const auto figures = [&] { return engine::status_figures({f.config, state, records, memory, std::nullopt, {1000, 1000, ""}}); };
+  const auto figures = [&] { return engine::status_figures({f.config, state, memory, std::nullopt, {1000, 1000, ""}}); };
 
   memory.calibration = {2.5, 19};  // one step short: the configured timeout holds
   CHECK(figures()["hang_timeout"] == json({{"steady", 60}, {"configured", 60}, {"calibrated", false}, {"steps_seen", 19}}));
@@ -381,4 +380,28 @@ TEST_CASE("an attempt's first step, first seen some steps in, is dated back at t
   for (const auto& r : store::read_journal(f.config).records)
     if (r.type == "ended" && r.data.value("attempt", 0) == 2) first_step = r.data.value("first_step_at", 0.0);
   CHECK(first_step == doctest::Approx(1033));
+}
+
+TEST_CASE("status of a campaign resumed after it finished: its time runs on, and the new attempt's span ends now") {
+  auto rec = [](double t, std::string type, json data) { return engine::JournalRecord{t, std::move(type), std::move(data)}; };
+  const std::vector<engine::JournalRecord> records = {
+      rec(1000, "campaign", {{"id", "c1"}, {"name", "t"}}),
+      rec(1001, "submit-intent", {{"attempt", 1}, {"tag", "x:1"}, {"resume_from", ""}, {"resume_step", 0}, {"exclude", json::array()}}),
+      rec(1002, "submitted", {{"attempt", 1}, {"job_id", 11}}),
+      rec(1100, "ended", {{"attempt", 1}, {"job_id", 11}, {"class", "failed"}, {"step", 0}, {"nodes", "n1"}, {"action", "stop"}}),
+      rec(1101, "finished", {{"code", 4}, {"reason", "stopped"}}),
+      rec(2000, "resumed", {{"request", "r1"}, {"verb", "resume"}, {"by", "u"}, {"from", ""}, {"from_step", 0}}),
+      rec(2001, "submit-intent", {{"attempt", 2}, {"tag", "x:2"}, {"resume_from", ""}, {"resume_step", 0}, {"exclude", json::array()}}),
+      rec(2002, "submitted", {{"attempt", 2}, {"job_id", 12}}),
+  };
+  const auto s = engine::replay(records);
+  REQUIRE(s.problems.empty());
+  const auto spans = engine::attempt_spans(s, -1, 3000);
+  REQUIRE(spans.size() == 2);
+  CHECK(spans[0].end == 1100);
+  CHECK(spans[1].start == 2002);
+  CHECK(spans[1].end == 3000);  // running now, not cut at the earlier finish
+  const json t = engine::time_figures(spans, s, 3000);
+  CHECK(t["began"] == 1000.0);
+  CHECK(t["elapsed"] == 2000.0);
 }

@@ -139,3 +139,48 @@ TEST_CASE("a job Slurm refused to start: resubmitted after a growing delay, no b
   CHECK(decide(EndClass::Refused, false, mixed, c, 1000).action == Action::Resubmit);
   CHECK(decide(EndClass::Failed, false, mixed, c, 1000).action == Action::Resubmit);  // 2 stalled, not 4
 }
+
+TEST_CASE("compacting the restarts: those no decision can reach are counted by class, and every decision stays the same") {
+  auto c = config();  // failed: 2 per hour; crash loop after 3
+  const double week = restart_horizon(c);
+  CHECK(week == 7 * 86400.0);
+  c.policy.budgets["hang"] = {.count = 3, .window = Seconds(30 * 86400)};
+  CHECK(restart_horizon(c) == 30 * 86400.0);  // the longest window
+  c.policy.budgets["hang"] = {.count = 5, .window = Seconds(6 * 3600)};
+  const double now = 100 * 86400.0;
+  std::vector<Restart> history;
+  for (int i = 0; i < 50; ++i) history.push_back({now - 40 * 86400.0 + i * 60, i % 2 ? EndClass::Preempted : EndClass::Hang, true});
+  history.push_back({now - 20 * 86400.0, EndClass::Failed, true});   // the newest that progressed, but old
+  history.push_back({now - 19 * 86400.0, EndClass::Refused, false}); // a refusal: never breaks a streak
+  history.push_back({now - 1800, EndClass::Failed, false});          // a streak without progress, in the window
+  history.push_back({now - 900, EndClass::Failed, false});
+  const auto whole = history;
+  std::vector<RestartCount> earlier;
+  compact_restarts(history, earlier, now, week);
+  REQUIRE(history.size() == 4);  // from the newest that progressed on
+  CHECK(history.front().time == now - 20 * 86400.0);
+  REQUIRE(earlier.size() == 2);
+  CHECK(earlier[0].cls == EndClass::Hang);
+  CHECK(earlier[0].count == 25);
+  CHECK(earlier[1].cls == EndClass::Preempted);
+  CHECK(earlier[1].count == 25);
+  for (const auto cls : {EndClass::Failed, EndClass::Hang, EndClass::Preempted, EndClass::Refused, EndClass::NodeFail})
+    for (const bool progressed : {false, true}) {
+      CAPTURE(class_name(cls));
+      CAPTURE(progressed);
+      const auto a = decide(cls, progressed, whole, c, now), b = decide(cls, progressed, history, c, now);
+      CHECK(a.action == b.action);
+      CHECK(a.exit_code == b.exit_code);
+      CHECK(a.delay_seconds == b.delay_seconds);
+      CHECK(a.reason == b.reason);
+    }
+  compact_restarts(history, earlier, now, week);  // again: nothing more to let go
+  CHECK(history.size() == 4);
+
+  // Without a restart that progressed, nothing is let go, however old (a streak may reach back to the first).
+  std::vector<Restart> stalled = {{1, EndClass::Failed, false}, {2, EndClass::Failed, false}};
+  std::vector<RestartCount> none;
+  compact_restarts(stalled, none, now, week);
+  CHECK(stalled.size() == 2);
+  CHECK(none.empty());
+}

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli/campaign_verbs.h"
 #include "engine_fixture.h"
 #include "journal/atomic_file.h"
 #include "state/snapshot.h"
@@ -30,10 +31,13 @@ CampaignState busy_state() {
   a.pending_alerted = true, a.held = true, a.held_for = "pause", a.sbatch = SbatchRun{9, 10, "h", "b", 11.5, 12.5};
   a.sbatch_awaited = 13, a.uncertain = true, a.spares_dropped = true, a.switch_set_at = 14.5, a.switch_for = "cancel";
   a.ended = true, a.end_class = decide::EndClass::NodeFail, a.end_step = 77;
+  a.submitted_at = 16.5, a.ended_at = 17.5, a.step_times = true, a.first_step_at = 18.5, a.last_progress_at = 19.5;
+  a.end_slurm_state = "NODE_FAIL", a.end_nodes = "n[1-2]";
   s.attempts = {a, a};
   s.attempts[1].number = 8;
   s.attempts[1].job_id.reset();
   s.restarts = {{1.5, decide::EndClass::Preempted, true, true, true}};
+  s.restarts_earlier = {{decide::EndClass::Hang, 3}};
   s.ledger = {{"n1", "node failure", 2.5, 3.5}};
   s.ledger_attempts = {7};
   s.failures = {{4.5, {"n1"}}};
@@ -43,6 +47,7 @@ CampaignState busy_state() {
   s.proven_step = 50, s.awaiting_submit = true, s.finished_code = 4, s.finished_reason = "why";
   s.requests_done = {"r1", "r2"}, s.paused = true, s.pause_now = true, s.cancel_requested = true;
   s.resume_point = "/c/4", s.resume_point_step = 40;
+  s.earlier = {5, 20.5, 21.5, 22}, s.began = 23.5, s.finished_at = 24.5;
   return s;
 }
 
@@ -69,16 +74,27 @@ std::string long_journal(const std::string& name, int records) {
   return out.str();
 }
 
-// s's JSON with only its newest n attempts, as a supervisor keeps them.
+// s's JSON with only its newest n attempts and its newest restart, as a supervisor keeps them (the
+// counts of the others aside).
 json newest(CampaignState s, std::size_t n) {
   if (s.attempts.size() > n) s.attempts.erase(s.attempts.begin(), s.attempts.end() - static_cast<long>(n));
+  if (s.restarts.size() > 1) s.restarts.erase(s.restarts.begin(), s.restarts.end() - 1);
+  s.earlier = {};
+  s.restarts_earlier = {};
   return state_to_json(s);
+}
+
+// Every restart s tells of: those it holds and those it counts.
+std::size_t all_restarts(const CampaignState& s) {
+  std::size_t n = s.restarts.size();
+  for (const auto& e : s.restarts_earlier) n += static_cast<std::size_t>(e.count);
+  return n;
 }
 
 // A campaign of f whose journal holds 1,201 records, opened and passed once (the replay snapshot then
 // kept: its records are 1,000 and more); the state its journal told before that pass.
 CampaignState snapshot_kept(test::EngineFixture& f) {
-  f.clock = 100000;  // after the journal's records
+  f.clock = 1e6;  // after the journal's records, by more than a week (restarts that old are only counted)
   std::filesystem::create_directories(f.config.state_dir);
   std::ofstream(f.config.dir().journal()) << long_journal("t", 1201);
   auto before = store::read_journal(f.config).state;
@@ -104,6 +120,8 @@ TEST_CASE("state snapshot: every member of the state comes back as it was writte
   CHECK_FALSE(back->attempts[1].job_id.has_value());
   CHECK(back->rule_exclusions[0].failure.step == 300);
   CHECK(back->requests_done.contains("r2"));
+  CHECK(back->earlier.recomputed == 22);
+  CHECK(back->attempts[0].end_nodes == "n[1-2]");
   CHECK(state_to_json(CampaignState{}) != j);  // a member the codec forgot would be equal here
 }
 
@@ -124,14 +142,21 @@ TEST_CASE("state snapshot: another codec version, a missing member or one of ano
 TEST_CASE("replay snapshot: a campaign opening a long journal keeps one, and the next opening parses only what follows it") {
   test::EngineFixture f;
   const std::string path = f.config.dir().journal();
-  const json whole = newest(snapshot_kept(f), 2);
+  const auto before = snapshot_kept(f);
   const auto snap = store::read_replay_snapshot(f.config.dir().replay(), "t", path);
   REQUIRE(snap);
   CHECK(snap->mark.count >= 1201);
-  CHECK(newest(snap->state, 2)["restarts"] == newest(store::read_journal(f.config).state, 2)["restarts"]);
+  const auto whole_now = store::read_journal(f.config, store::Replay::Whole);
+  CHECK(newest(snap->state, 2)["restarts"] == newest(whole_now.state, 2)["restarts"]);
+  CHECK(snap->state.restarts.size() == 1);  // the newest, which progressed; the others counted
+  CHECK(all_restarts(snap->state) == all_restarts(whole_now.state));
   // The state from the snapshot and the records after it is the state from the whole journal.
-  CHECK(newest(store::replayed_state(f.config), 2) == newest(store::read_journal(f.config).state, 2));
-  CHECK(whole["restarts"].size() == 400);
+  CHECK(newest(store::replayed_state(f.config), 2) == newest(whole_now.state, 2));
+  const auto after = store::read_journal(f.config, store::Replay::FromSnapshot);  // as status reads it
+  CHECK(newest(after.state, 2) == newest(store::replayed_state(f.config), 2));
+  CHECK(after.earlier == snap->mark.count);
+  CHECK(after.records.size() == whole_now.records.size() - snap->mark.count);
+  CHECK(before.restarts.size() == 400);
 
   // A record before the mark made unreadable (same length): a whole replay now stops at it, the
   // snapshot's reader never parses it.
@@ -140,7 +165,8 @@ TEST_CASE("replay snapshot: a campaign opening a long journal keeps one, and the
   text.replace(at, 11, "\"submitted_");  // the string runs on: not JSON
   REQUIRE(journal::write_atomically(path, text));
   CHECK_FALSE(store::read_journal(f.config).problems.empty());
-  CHECK(store::replayed_state(f.config).restarts.size() == 400);
+  CHECK(all_restarts(store::replayed_state(f.config)) == 400);
+  CHECK(store::read_journal(f.config, store::Replay::FromSnapshot).problems.empty());  // nor does status's reading
   auto again = f.open();  // opens without the damaged line ever being read
   f.pass(*again);
   CHECK(f.submits() >= 1);
@@ -159,4 +185,34 @@ TEST_CASE("replay snapshot: a journal that is not the one the snapshot was taken
   REQUIRE(f.submits() == before + 1);
   const auto& options = f.fake.submitted.back().options;  // attempt 10 of the new journal, decided from it alone
   CHECK(std::any_of(options.begin(), options.end(), [](const std::string& o) { return o.ends_with(":c0ffee00:10"); }));
+}
+
+TEST_CASE("status of a long journal from its replay snapshot: the attempts held, the others counted, the same figures") {
+  test::EngineFixture f;
+  snapshot_kept(f);
+  const Clocks now{f.clock + 50, f.clock + 50, ""};
+  const auto whole = store::read_campaign(f.config, now, false, store::Replay::Whole);
+  const auto from_snapshot = store::read_campaign(f.config, now, false, store::Replay::FromSnapshot);
+  REQUIRE(from_snapshot.journal.earlier >= 1201);
+  REQUIRE(from_snapshot.journal.problems.empty());
+  const json all = cli::status_json(f.config, whole, now, cli::kAllHistory);
+  const json view = cli::status_json(f.config, from_snapshot, now);
+  CHECK(all["attempts"] == 401);
+  CHECK(all["history"].size() == 401);
+  CHECK(view["attempts"] == 401);
+  // The snapshot holds the newest two attempts the supervisor kept, the tail the one it submitted since.
+  REQUIRE(view["history"].size() == 3);
+  CHECK(view["history_earlier"] == 398);
+  CHECK(view["history"].back() == all["history"].back());
+  CHECK(view["history"].front() == all["history"][398]);
+  CHECK(cli::status_json(f.config, whole, now)["history"].size() == cli::kStatusHistory);
+  CHECK(cli::status_json(f.config, whole, now)["history_earlier"] == 401 - cli::kStatusHistory);
+  // The figures over every attempt: the dropped ones' added up as the supervisor dropped them.
+  for (const char* key : {"began", "elapsed", "recomputed_steps", "goodput"}) CHECK(view["time"][key] == all["time"][key]);
+  CHECK(view["time"]["recomputed_steps"].get<long long>() > 0);
+  CHECK(view["time"]["useful"].get<double>() == doctest::Approx(all["time"]["useful"].get<double>()));
+  CHECK(view["time"]["lost_to_failures"].get<double>() == doctest::Approx(all["time"]["lost_to_failures"].get<double>()));
+  CHECK(view["restarts_by_class"] == all["restarts_by_class"]);
+  CHECK(view["job_seen"] == all["job_seen"]);
+  CHECK(view["state"] == all["state"]);
 }

@@ -48,7 +48,7 @@ TEST_CASE("plan: a journal with one failure, 20 s saves, 1 s steps and a checkpo
   disk.checkpoint_steps = {1000, 2000, 3000};
   const engine::Clocks now{8300, 8300, "c"};
 
-  const auto p = engine::plan_json({c, s, records, m, disk, std::nullopt, now});
+  const auto p = engine::plan_json({c, s, m, disk, std::nullopt, now});
   const auto& in = p["inputs"];
   // Running time: attempt 1 from its first step to its end (3550 s), attempt 2 (its steps' times unknown) from its
   // submission to now (3680 s); one failure.
@@ -76,13 +76,13 @@ TEST_CASE("plan: a journal with one failure, 20 s saves, 1 s steps and a checkpo
   CHECK(says_interval);
 
   SUBCASE("--mtbf replaces the campaign's failures") {
-    const auto given = engine::plan_json({c, s, records, m, disk, 6 * 3600.0, now});
+    const auto given = engine::plan_json({c, s, m, disk, 6 * 3600.0, now});
     CHECK(given["inputs"]["mtbf"]["source"] == "given");
     CHECK(given["advised"]["interval"].get<double>() == Approx(std::sqrt(2 * 20 * 6 * 3600.0)));
   }
   SUBCASE("no save measured: no interval advice, and the advice says why") {
     m.pace.saves.clear();
-    const auto none = engine::plan_json({c, s, records, m, disk, std::nullopt, now});
+    const auto none = engine::plan_json({c, s, m, disk, std::nullopt, now});
     CHECK(none["advised"]["interval"].is_null());
     CHECK(none["goodput"]["current"].is_null());
     CHECK(none["advice"][0].get<std::string>().find("no save measured") != std::string::npos);
@@ -125,7 +125,7 @@ TEST_CASE("plan: the MTBF's sources in order: --mtbf, the campaign's failures, t
   const slurm::NodeFailureHistory four{.available = true, .node_seconds = 400 * 3600.0, .node_failures = 4};
 
   SUBCASE("no failure in the journal: 4 node failures in 400 node-hours give a 4-node job 25 h") {
-    engine::PlanInputs in{c, quiet_state, quiet, m, disk, std::nullopt, now, four};
+    engine::PlanInputs in{c, quiet_state, m, disk, std::nullopt, now, four};
     CHECK(engine::wants_history(in));
     const auto p = engine::plan_json(in);
     const auto& mtbf = p["inputs"]["mtbf"];
@@ -140,20 +140,20 @@ TEST_CASE("plan: the MTBF's sources in order: --mtbf, the campaign's failures, t
   }
   SUBCASE("without slurm.nodes the job is one node wide") {
     c.slurm.nodes.reset();
-    const auto p = engine::plan_json({c, quiet_state, quiet, m, disk, std::nullopt, now, four});
+    const auto p = engine::plan_json({c, quiet_state, m, disk, std::nullopt, now, four});
     CHECK(p["inputs"]["mtbf"]["seconds"].get<double>() == Approx(100 * 3600.0));
   }
   SUBCASE("a campaign failure wins over the accounting") {
     const auto records = one_failure();
     const auto s = engine::replay(records);
-    engine::PlanInputs in{c, s, records, m, disk, std::nullopt, now, four};
+    engine::PlanInputs in{c, s, m, disk, std::nullopt, now, four};
     CHECK_FALSE(engine::wants_history(in));
     const auto p = engine::plan_json(in);
     CHECK(p["inputs"]["mtbf"]["source"] == "campaign");
     CHECK(p["inputs"]["mtbf"]["seconds"].get<double>() == Approx(7230));
   }
   SUBCASE("--mtbf wins over both, and the accounting is not wanted") {
-    engine::PlanInputs in{c, quiet_state, quiet, m, disk, 6 * 3600.0, now, four};
+    engine::PlanInputs in{c, quiet_state, m, disk, 6 * 3600.0, now, four};
     CHECK_FALSE(engine::wants_history(in));
     const auto p = engine::plan_json(in);
     CHECK(p["inputs"]["mtbf"]["source"] == "given");
@@ -161,7 +161,7 @@ TEST_CASE("plan: the MTBF's sources in order: --mtbf, the campaign's failures, t
   }
   SUBCASE("a history without node failures leaves the campaign's lower bound, and the advice says so") {
     const slurm::NodeFailureHistory none{.available = true, .node_seconds = 50 * 3600.0, .node_failures = 0};
-    const auto p = engine::plan_json({c, quiet_state, quiet, m, disk, std::nullopt, now, none});
+    const auto p = engine::plan_json({c, quiet_state, m, disk, std::nullopt, now, none});
     const auto& mtbf = p["inputs"]["mtbf"];
     CHECK(mtbf["source"] == "campaign");
     CHECK(mtbf["lower_bound"] == true);
@@ -170,10 +170,10 @@ TEST_CASE("plan: the MTBF's sources in order: --mtbf, the campaign's failures, t
     CHECK(advises(p, "the cluster's accounting has no node failure either, in 50 node-hours"));
   }
   SUBCASE("a site without accounting, or one that did not answer: the lower bound, and why") {
-    const auto off = engine::plan_json({c, quiet_state, quiet, m, disk, std::nullopt, now, slurm::NodeFailureHistory{}});
+    const auto off = engine::plan_json({c, quiet_state, m, disk, std::nullopt, now, slurm::NodeFailureHistory{}});
     CHECK(off["inputs"]["mtbf"]["source"] == "campaign");
     CHECK(off["inputs"]["mtbf"]["accounting_error"] == "the site keeps no accounting");
-    engine::PlanInputs in{c, quiet_state, quiet, m, disk, std::nullopt, now};
+    engine::PlanInputs in{c, quiet_state, m, disk, std::nullopt, now};
     in.accounting_error = "Slurm did not answer within 5s";
     const auto late = engine::plan_json(in);
     CHECK(late["inputs"]["mtbf"]["lower_bound"] == true);
@@ -183,7 +183,7 @@ TEST_CASE("plan: the MTBF's sources in order: --mtbf, the campaign's failures, t
           std::string::npos);
   }
   SUBCASE("not asked (the report's plan): no accounting fields") {
-    const auto p = engine::plan_json({c, quiet_state, quiet, m, disk, std::nullopt, now});
+    const auto p = engine::plan_json({c, quiet_state, m, disk, std::nullopt, now});
     CHECK(p["inputs"]["mtbf"]["lower_bound"] == true);
     CHECK_FALSE(p["inputs"]["mtbf"].contains("accounting_error"));
     CHECK_FALSE(p["inputs"]["mtbf"].contains("node_failures"));
