@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/check_verb.h"
+#include "cli/exclusions_verb.h"
 #include "cli/explain_verb.h"
 #include "cli/init_verb.h"
 #include "cli/logs_verb.h"
@@ -68,7 +69,7 @@ struct Parsed {
   bool tick_verbose = false;
   EventsOptions events;
   std::string since;
-  std::string life_config;  // resume, pause, cancel, unexclude
+  std::string life_config;  // resume, pause, cancel, unexclude, exclusions
   engine::Request resume{.verb = engine::Verb::Resume}, pause{.verb = engine::Verb::Pause},
       cancel{.verb = engine::Verb::Cancel}, unexclude{.verb = engine::Verb::Unexclude};
   CheckOptions check;
@@ -237,6 +238,15 @@ Verb add_unexclude(CLI::App& app, Parsed& p) {
   return {cmd, [&p] { return lifecycle_verb(p.life_config, p.unexclude); }};
 }
 
+Verb add_exclusions(CLI::App& app, Parsed& p) {
+  auto* cmd = app.add_subcommand("exclusions",
+                                 "the campaign's node exclusions, live ones first, each with its evidence (the attempt, "
+                                 "its class, the rule) and who lifted it early");
+  cmd->add_option("CONFIG", p.life_config, "campaign config (YAML)")->required();
+  cmd->add_flag("--json", p.json, "print as JSON");
+  return {cmd, [&p] { return exclusions_verb(p.life_config, p.json); }};
+}
+
 Verb add_check(CLI::App& app, Parsed& p) {
   auto* cmd = add_check_command(app, p.check);
   return {cmd, [&p] { return check_verb(p.check); }};
@@ -270,7 +280,7 @@ Verb add_explain(CLI::App& app, Parsed& p) {
 // Every verb, in the order --help and a mistyped command list them.
 constexpr Verb (*kVerbs[])(CLI::App&, Parsed&) = {
     add_validate, add_render, add_run, add_tick, add_status, add_stop, add_save, add_events, add_resume, add_pause,
-    add_cancel, add_unexclude, add_logs, add_explain, add_check, add_report, add_plan, add_init};
+    add_cancel, add_exclusions, add_unexclude, add_logs, add_explain, add_check, add_report, add_plan, add_init};
 
 // A first word that names no command: the nearest one and the list (exit 2); nullopt when it names one
 // (or is an option).
