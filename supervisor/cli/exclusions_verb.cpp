@@ -1,7 +1,6 @@
 #include "cli/exclusions_verb.h"
 
 #include <algorithm>
-#include <chrono>
 #include <iostream>
 #include <string_view>
 #include <vector>
@@ -9,6 +8,7 @@
 #include "cli/exit_codes.h"
 #include "cli/status_text.h"
 #include "config/load.h"
+#include "supervise/loop.h"
 #include "util/json.h"
 
 namespace mlsup::cli {
@@ -174,8 +174,7 @@ int exclusions_verb(const std::string& config_path, bool as_json) {
   }
   const auto journal = store::read_journal(*c);
   for (const auto& p : journal.problems) std::cerr << p.str() << "\n";
-  const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  json view = exclusions_view(journal, now);
+  json view = exclusions_view(journal, engine::clocks_now().wall);
   view["campaign"] = c->name;
   if (as_json) std::cout << util::dump_json(view, 2) << "\n";
   else print_view(c->name, view);
