@@ -1,5 +1,5 @@
 // act for the lifecycle verbs (state/lifecycle.h): a request journaled and its file removed; a held
-// job, a released one, the kill switch set for a pause --now or a cancel.
+// job, a released one, the kill switch set for a pause --now or a cancel; an exclusion lifted (unexclude).
 #include <algorithm>
 #include <filesystem>
 
@@ -46,6 +46,7 @@ util::Result<void> Actor::take(const records::Asked& asked, const Request& r, co
     case Verb::Resume: return fact(records::Resumed{asked, r.from, r.from_step}, events::CampaignResumed{{reason}});
     case Verb::Pause: return fact(records::Paused{asked, r.now}, events::CampaignPaused{{reason}});
     case Verb::Cancel: return fact(records::CancelRequested{asked}, events::CancelRequested{{reason}});
+    case Verb::Unexclude: return fact(records::Unexcluded{asked, r.node, r.why}, events::Unexcluded{{reason}});
   }
   return {};
 }

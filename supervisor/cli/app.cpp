@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/check_verb.h"
+#include "cli/exclusions_verb.h"
 #include "cli/explain_verb.h"
 #include "cli/init_verb.h"
 #include "cli/logs_verb.h"
@@ -71,9 +72,9 @@ struct Parsed {
   bool tick_verbose = false;
   EventsOptions events;
   std::string since;
-  std::string life_config;  // resume, pause, cancel
+  std::string life_config;  // resume, pause, cancel, unexclude, exclusions
   engine::Request resume{.verb = engine::Verb::Resume}, pause{.verb = engine::Verb::Pause},
-      cancel{.verb = engine::Verb::Cancel};
+      cancel{.verb = engine::Verb::Cancel}, unexclude{.verb = engine::Verb::Unexclude};
   CheckOptions check;
   LogsOptions logs;
   InitOptions init;
@@ -249,6 +250,24 @@ Verb add_cancel(CLI::App& app, Parsed& p) {
   return {cmd, [&p] { return lifecycle_verb(p.life_config, p.cancel); }};
 }
 
+Verb add_unexclude(CLI::App& app, Parsed& p) {
+  auto* cmd = add_lifecycle_verb(app, p, "unexclude",
+                                 "lift a node's live exclusion (journaled with who and why): the next attempt may "
+                                 "run on it; `exclusions` lists them");
+  cmd->add_option("NODE", p.unexclude.node, "the excluded node")->required();
+  cmd->add_option("--why", p.unexclude.why, "why it is lifted, for the journal and the event (e.g. the node was repaired)");
+  return {cmd, [&p] { return lifecycle_verb(p.life_config, p.unexclude); }};
+}
+
+Verb add_exclusions(CLI::App& app, Parsed& p) {
+  auto* cmd = app.add_subcommand("exclusions",
+                                 "the campaign's node exclusions, live ones first, each with its evidence (the attempt, "
+                                 "its class, the rule) and who lifted it early");
+  cmd->add_option("CONFIG", p.life_config, "campaign config (YAML)")->required();
+  cmd->add_flag("--json", p.json, "print as JSON");
+  return {cmd, [&p] { return exclusions_verb(p.life_config, p.json); }};
+}
+
 Verb add_check(CLI::App& app, Parsed& p) {
   auto* cmd = add_check_command(app, p.check);
   return {cmd, [&p] { return check_verb(p.check); }};
@@ -280,10 +299,9 @@ Verb add_explain(CLI::App& app, Parsed& p) {
 }
 
 // Every verb, in the order --help and a mistyped command list them.
-constexpr Verb (*kVerbs[])(CLI::App&, Parsed&) = {add_validate, add_render, add_run,    add_tick,  add_status,
-                                                 add_stop,     add_save,   add_events, add_resume, add_pause,
-                                                 add_cancel,   add_logs,   add_explain, add_check, add_report,
-                                                 add_plan,     add_init};
+constexpr Verb (*kVerbs[])(CLI::App&, Parsed&) = {
+    add_validate, add_render, add_run, add_tick, add_status, add_stop, add_save, add_events, add_resume, add_pause,
+    add_cancel, add_exclusions, add_unexclude, add_logs, add_explain, add_check, add_report, add_plan, add_init};
 
 // A first word that names no command: the nearest one and the list (exit 2); nullopt when it names one
 // (or is an option).

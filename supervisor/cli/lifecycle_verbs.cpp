@@ -70,6 +70,7 @@ int lifecycle_verb(const std::string& config_path, engine::Request r) {
   const auto read = read_state(c);
   if (!read.problems.empty()) return kRuntimeFailure;
   const auto& s = read.state;
+  r.time = wall_now();  // unexclude: the exclusion is live now
   if (const auto no = engine::refuse(s, r)) {
     (no->code == kOk ? std::cout : std::cerr) << "mlsup " << verb << ": campaign " << c.name << ": " << no->message << "\n";
     return no->code;
@@ -88,7 +89,6 @@ int lifecycle_verb(const std::string& config_path, engine::Request r) {
     std::cerr << "mlsup " << verb << ": " << *problem << "\n";
     return kRuntimeFailure;
   }
-  r.time = wall_now();
   r.id = request_id(r.time);
   r.by = journal::requester();
   const std::string dir = c.dir().requests(), file = dir + "/" + r.id + ".json";

@@ -1,6 +1,6 @@
 #pragma once
 // The lifecycle verbs: `mlsup resume CONFIG [--from CHECKPOINT]`, `mlsup pause CONFIG [--now]`,
-// `mlsup cancel CONFIG` (state/lifecycle.h).
+// `mlsup cancel CONFIG`, `mlsup unexclude CONFIG NODE [--why TEXT]` (state/lifecycle.h).
 #include <string>
 
 #include "state/lifecycle.h"

@@ -23,15 +23,6 @@ std::string fixed(double v, int digits) {
   return text;
 }
 
-std::string local_time(double t) {
-  const std::time_t s = static_cast<std::time_t>(t);
-  std::tm tm{};
-  char text[32];
-  if (!(std::fabs(t) < 1e12) || !::localtime_r(&s, &tm) || std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &tm) == 0)
-    return "?";
-  return text;
-}
-
 std::string state_line(const json& v) {
   std::string line = "state: " + util::string_field(v, "state", "?");
   if (has(v, "exit_code")) line += " (exit " + util::json_text(v["exit_code"]) + ": " + util::string_field(v, "reason") + ")";
@@ -148,6 +139,15 @@ std::string time_line(const json& v) {
 
 
 }  // namespace
+
+std::string local_time(double t) {
+  const std::time_t s = static_cast<std::time_t>(t);
+  std::tm tm{};
+  char text[32];
+  if (!(std::fabs(t) < 1e12) || !::localtime_r(&s, &tm) || std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+    return "?";
+  return text;
+}
 
 std::vector<std::string> status_lines(const json& v) {
   std::vector<std::string> lines = {"campaign: " + util::string_field(v, "campaign", "?") +

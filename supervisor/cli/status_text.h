@@ -7,6 +7,9 @@
 
 namespace mlsup::cli {
 
+// t (unix seconds) as "YYYY-MM-DD HH:MM:SS" in local time; "?" for a time no calendar holds.
+std::string local_time(double t);
+
 // The full view's lines before the history: state, attempt and job, step, rate and ETA, checkpoint,
 // heartbeat, restarts, live exclusions, time lost and goodput, problems (view: one status --json object).
 std::vector<std::string> status_lines(const nlohmann::json& view);

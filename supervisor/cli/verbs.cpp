@@ -80,7 +80,7 @@ std::optional<Planned> plan(const RenderOptions& o) {
   if (!o.attempt || !o.resume_from || !o.exclude) {
     std::unique_ptr<slurm::Client> client;  // for the exclusion cap; never called without Slurm's configuration
     if (!slurm::config_problem()) client = slurm::make_client(config->slurm.backend);
-    next = engine::next_attempt(*config, text.str(), first->nodes, client.get(), static_cast<double>(std::time(nullptr)));
+    next = engine::next_attempt(*config, text.str(), first->nodes, client.get(), engine::clocks_now().wall);
   }
   const render::Attempt attempt = chosen(o, next);
   auto submission = render::plan_submission(*config, text.str(), attempt);

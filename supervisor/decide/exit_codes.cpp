@@ -6,7 +6,7 @@
 namespace mlsup::decide {
 namespace {
 
-constexpr std::array<ExitCodeRow, 15> kRows = {{
+constexpr std::array<ExitCodeRow, 16> kRows = {{
     {kCompleted, "done; for run and tick: the campaign completed (tick: or goes on)", 0},
     {kRuntimeFailure, "a runtime failure (a file could not be written, the state directory is unusable, ...)", 11},
     {kUsage, "the command line is wrong", 12},
@@ -32,6 +32,8 @@ constexpr std::array<ExitCodeRow, 15> kRows = {{
      13},
     {kAlreadyEnded,
      "pause or cancel: the campaign has already ended (completed, stopped or cancelled); nothing was changed", 14},
+    {kNotExcluded, "unexclude: the node is not excluded now (the message names the live exclusions); nothing was changed",
+     15},
 }};
 
 }  // namespace

@@ -24,6 +24,7 @@ enum ExitCode : int {
   kCancelled = 16,
   kNotStopped = 17,
   kAlreadyEnded = 18,
+  kNotExcluded = 19,
 };
 
 struct ExitCodeRow {

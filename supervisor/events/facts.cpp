@@ -48,6 +48,7 @@ auto fields(const ChainExhausted*) { return fields(static_cast<const Reasoned*>(
 auto fields(const CampaignResumed*) { return fields(static_cast<const Reasoned*>(nullptr)); }
 auto fields(const CampaignPaused*) { return fields(static_cast<const Reasoned*>(nullptr)); }
 auto fields(const CancelRequested*) { return fields(static_cast<const Reasoned*>(nullptr)); }
+auto fields(const Unexcluded*) { return fields(static_cast<const Reasoned*>(nullptr)); }
 auto fields(const RequestRefused*) { return std::tuple{}; }
 auto fields(const JobHeld*) { return fields(static_cast<const Reasoned*>(nullptr)); }
 auto fields(const JobReleased*) { return fields(static_cast<const Reasoned*>(nullptr)); }

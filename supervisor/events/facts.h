@@ -99,6 +99,9 @@ struct CampaignPaused : Reasoned {
 struct CancelRequested : Reasoned {
   static constexpr EventKind kKind{"cancel-requested"};
 };
+struct Unexcluded : Reasoned {
+  static constexpr EventKind kKind{"unexcluded"};
+};
 struct RequestRefused {
   static constexpr EventKind kKind{"request-refused"};
 };
@@ -166,6 +169,7 @@ struct CheckpointQuarantined {
   X(CampaignResumed)         \
   X(CampaignPaused)          \
   X(CancelRequested)         \
+  X(Unexcluded)              \
   X(RequestRefused)          \
   X(JobHeld)                 \
   X(JobReleased)             \

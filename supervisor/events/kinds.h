@@ -87,6 +87,7 @@ inline constexpr EventKindRow kEventKinds[] = {
     {"switch-failed", "a switch file could not be written or removed"},
     {"template-snapshot-failed", "the template's stored copy could not be updated"},
     {"template-unusable", "the template does not render with this attempt's values; nothing submitted"},
+    {"unexcluded", "`mlsup unexclude` lifted a node's exclusion: who, and why"},
     {"window-closed", "the campaign's time window closed"},
     {"window-opened", "the campaign's time window opened"},
 };

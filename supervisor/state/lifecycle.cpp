@@ -1,9 +1,11 @@
 #include "state/lifecycle.h"
 
+#include <algorithm>
 #include <array>
 
 #include "decide/exit_codes.h"
 #include "util/json.h"
+#include "util/strings.h"
 
 namespace mlsup::engine {
 namespace {
@@ -12,7 +14,7 @@ using nlohmann::json;
 
 using L = Lifecycle;
 
-constexpr std::array<std::string_view, 3> kVerbs = {"resume", "pause", "cancel"};
+constexpr std::array<std::string_view, 4> kVerbs = {"resume", "pause", "cancel", "unexclude"};
 constexpr std::array<std::string_view, 6> kLifecycleNames = {"not started", "running", "paused",
                                                              "completed",   "stopped", "cancelled"};
 
@@ -46,13 +48,24 @@ constexpr std::array<Rule, 14> kRules{{
     {Verb::Cancel, L::Cancelled, decide::kAlreadyEnded, "was cancelled already"},
 }};
 
+// unexclude: NODE has no live exclusion at the request's time; the message names the live ones.
+std::optional<Refusal> not_excluded(const CampaignState& s, const Request& r) {
+  const auto live = decide::excluded_nodes(s.ledger, r.time, -1);
+  if (std::find(live.begin(), live.end(), r.node) != live.end()) return std::nullopt;
+  return Refusal{decide::kNotExcluded,
+                 r.node + " is not excluded now; " +
+                     (live.empty() ? std::string("the campaign has no live exclusion")
+                                   : "the live exclusions are " + util::join(live, ", ")) +
+                     " (`mlsup exclusions` lists them with their evidence); nothing was changed"};
+}
+
 }  // namespace
 
 std::string_view verb_name(Verb v) { return kVerbs[static_cast<std::size_t>(v)]; }
 
 json to_json(const Request& r) {
   return {{"verb", std::string(verb_name(r.verb))}, {"now", r.now}, {"from", r.from}, {"from_step", r.from_step},
-          {"by", r.by}, {"time", r.time}};
+          {"node", r.node}, {"why", r.why}, {"by", r.by}, {"time", r.time}};
 }
 
 std::optional<Request> request_from_json(const std::string& id, const json& j) {
@@ -63,6 +76,8 @@ std::optional<Request> request_from_json(const std::string& id, const json& j) {
     r.now = j.contains("now") && j["now"].is_boolean() && j["now"].get<bool>();
     r.from = util::string_field(j, "from");
     r.from_step = static_cast<long long>(util::number_field(j, "from_step"));
+    r.node = util::string_field(j, "node");
+    r.why = util::string_field(j, "why");
     r.by = util::string_field(j, "by", "?");
     r.time = util::number_field(j, "time");
     return r;
@@ -84,6 +99,7 @@ std::string_view lifecycle_name(Lifecycle l) { return kLifecycleNames[static_cas
 std::string state_name(const CampaignState& s) { return std::string(lifecycle_name(lifecycle_of(s))); }
 
 std::optional<Refusal> refuse(const CampaignState& s, const Request& r) {
+  if (r.verb == Verb::Unexclude) return not_excluded(s, r);
   const Lifecycle state = lifecycle_of(s);
   for (const auto& rule : kRules)
     if (rule.verb == r.verb && rule.state == state && rule.code != 0)
@@ -119,6 +135,9 @@ std::string what_happens(const CampaignState& s, const Request& r) {
                      "(a queued one at once; a running one once it has exited, or after policy.stop_grace, longer when its "
                      "saves were measured longer, never while its heartbeat says it saves)"
                    : "it has no job in Slurm");
+    case Verb::Unexclude:
+      return r.node + "'s exclusion is lifted: the next attempt may run on it (a job already queued keeps its "
+                      "--exclude); a new failure there may exclude it again";
   }
   return "";
 }

@@ -1,10 +1,10 @@
 #pragma once
-// The lifecycle verbs (`mlsup resume`, `pause`, `cancel`) as requests: what one asks, whether the
-// campaign's state allows it, and the state's name as status shows it. Pure.
+// The lifecycle verbs (`mlsup resume`, `pause`, `cancel`, `unexclude`) as requests: what one asks,
+// whether the campaign's state allows it, and the state's name as status shows it. Pure.
 //
 // A verb leaves its request as a file in <state_dir>/requests/ (written whole, by rename): whoever
 // holds the campaign's lease reads it in its next pass, journals it (a `resumed`, `paused`,
-// `cancel-requested` or `request-refused` record naming the request) and removes the file, so that a
+// `cancel-requested`, `unexcluded` or `request-refused` record naming the request) and removes the file, so that a
 // request is carried out once, by one supervisor, whether or not a `mlsup run` holds the campaign.
 #include <optional>
 #include <string>
@@ -16,7 +16,7 @@
 
 namespace mlsup::engine {
 
-enum class Verb { Resume, Pause, Cancel };
+enum class Verb { Resume, Pause, Cancel, Unexclude };
 
 // Where the campaign stands, from its journal; its name (status's "state") only at the JSON edge.
 enum class Lifecycle { NotStarted, Running, Paused, Completed, Stopped, Cancelled };
@@ -27,6 +27,8 @@ struct Request {
   bool now = false;        // pause --now: the training saves and exits
   std::string from;        // resume --from: the checkpoint; "" = the newest complete one
   long long from_step = 0;
+  std::string node;        // unexclude: the node whose live exclusion is lifted
+  std::string why;         // unexclude --why: the person's reason
   std::string by;          // user@host
   double time = 0;         // wall time it was asked
 };
@@ -55,7 +57,8 @@ constexpr bool has_ended(Lifecycle l) {
 }
 
 // Why the campaign's state refuses r (resume of a running or completed campaign, pause or cancel of
-// one that has ended); nullopt when r may go ahead. A pause of a paused campaign goes ahead only with --now.
+// one that has ended, unexclude of a node not excluded at r.time); nullopt when r may go ahead. A pause of
+// a paused campaign goes ahead only with --now.
 std::optional<Refusal> refuse(const CampaignState& s, const Request& r);
 
 // What a request does, in one sentence for people (the verb's answer, the event's reason).

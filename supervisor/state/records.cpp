@@ -160,6 +160,9 @@ auto fields(const Resumed*) {
 }
 auto fields(const Paused*) { return std::tuple_cat(asked(), std::tuple{Field{"now", &Paused::now}}); }
 auto fields(const CancelRequested*) { return asked(); }
+auto fields(const Unexcluded*) {
+  return std::tuple_cat(asked(), std::tuple{Field{"node", &Unexcluded::node}, Field{"why", &Unexcluded::why, Keep::Always, kSoft}});
+}
 auto fields(const RequestRefused*) {
   return std::tuple_cat(asked(), std::tuple{Field{"code", &RequestRefused::code, Keep::Always, kSoft},
                                             Field{"reason", &RequestRefused::reason, Keep::Always, kSoft}});

@@ -195,6 +195,11 @@ struct Paused : Asked {
 struct CancelRequested : Asked {
   static constexpr std::string_view kType = "cancel-requested";
 };
+// `mlsup unexclude`: the node's live exclusions end now (why: the person's reason).
+struct Unexcluded : Asked {
+  static constexpr std::string_view kType = "unexcluded";
+  std::string node, why;
+};
 // A request that does not apply now (code: the verb's exit code).
 struct RequestRefused : Asked {
   static constexpr std::string_view kType = "request-refused";
@@ -290,6 +295,7 @@ struct Quarantined {
   X(Resumed) \
   X(Paused) \
   X(CancelRequested) \
+  X(Unexcluded) \
   X(RequestRefused) \
   X(Held) \
   X(Released) \

@@ -251,6 +251,13 @@ void on_cancel_requested(CampaignState& s, const rec::CancelRequested& d, const 
   s.cancel_requested = true;
 }
 
+// `mlsup unexclude`: the node's live exclusions end now; the next submission may use it.
+void on_unexcluded(CampaignState& s, const rec::Unexcluded& d, const JournalRecord& r) {
+  s.requests_done.insert(d.request);
+  for (auto& e : s.ledger)
+    if (e.node == d.node) e.until = std::min(e.until, r.time);
+}
+
 void on_request_refused(CampaignState& s, const rec::RequestRefused& d, const JournalRecord&) { s.requests_done.insert(d.request); }
 
 void on_held(CampaignState& s, const rec::Held& d, const JournalRecord&) {
@@ -289,13 +296,14 @@ std::pair<const std::string, Apply> on(void (*f)(CampaignState&, const R&, const
 
 const std::map<std::string, Apply>& appliers() {
   static const std::map<std::string, Apply> table = {
-      on(on_campaign),        on(on_submit_intent),    on(on_submitted),        on(on_adopted),
-      on(on_submit_failed),   on(on_sbatch_started),   on(on_sbatch_awaited),   on(on_sbatch_ended),
-      on(on_spares_dropped),  on(on_cancel_intent),    on(on_pending_alert),    on(on_ended),
-      on(on_finished),        on(on_relaxed),          on(on_claimed),          on(on_step_claimed),
-      on(on_chain_exhausted), on(on_resumed),          on(on_paused),           on(on_cancel_requested),
-      on(on_request_refused), on(on_held),             on(on_released),         on(on_switch_set),
-      on(on_switch_cleared),  on(on_exclude),          on(on_exclusion_lifted), on(on_quarantined),
+      on(on_campaign),        on(on_submit_intent),   on(on_submitted),       on(on_adopted),
+      on(on_submit_failed),   on(on_sbatch_started),  on(on_sbatch_awaited),  on(on_sbatch_ended),
+      on(on_spares_dropped),  on(on_cancel_intent),   on(on_pending_alert),   on(on_ended),
+      on(on_finished),        on(on_relaxed),         on(on_claimed),         on(on_step_claimed),
+      on(on_chain_exhausted), on(on_resumed),         on(on_paused),          on(on_cancel_requested),
+      on(on_unexcluded),      on(on_request_refused), on(on_held),            on(on_released),
+      on(on_switch_set),      on(on_switch_cleared),  on(on_exclude),         on(on_exclusion_lifted),
+      on(on_quarantined),
   };
   return table;
 }

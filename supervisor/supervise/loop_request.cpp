@@ -1,6 +1,6 @@
 // A lifecycle verb carried out by the verb itself when no supervisor holds the campaign: the lease
-// taken as `tick` takes it, the request journaled, and for a pause or a cancel the passes that carry
-// it out (a cancel's until its job is gone).
+// taken as `tick` takes it, the request journaled (an unexclude's lift is then journaled), and for a
+// pause or a cancel the passes that carry it out (a cancel's until its job is gone).
 #include <chrono>
 #include <thread>
 
@@ -19,7 +19,7 @@ constexpr double kCancelPassEvery = 2;  // seconds between a cancel's passes whi
 // The passes a verb runs after journaling its request (each asks Slurm afresh); the campaign's
 // outcome when it ended.
 std::optional<RunResult> carry_on(Opened& o, Clients& clients, Verb verb, double grace) {
-  if (verb == Verb::Resume) return std::nullopt;  // the next run or tick carries the campaign on
+  if (verb == Verb::Resume || verb == Verb::Unexclude) return std::nullopt;  // the next run or tick carries it on
   clients.new_pass();
   if (verb == Verb::Pause) return one_pass(o);
   const double until = wall_now() + grace + 60;  // the grace, then the cancel's resends

@@ -5,8 +5,11 @@
 #     completes with the exact result;
 # (b) the guard: the trainer crashes at step 30 on whichever node runs rank 1; the node excluded at
 #     the first failure gets its exclusion lifted when the failure shows on another node, no node is
-#     excluded after that, and the crash-loop rule stops the campaign (exit 11).
-# Each scenario has a hard limit; the suite prints its wall time (about 45 s here).
+#     excluded after that, and the crash-loop rule stops the campaign (exit 11);
+# (c) by hand: `mlsup exclusions` lists the node rank 1's crash excluded, with its evidence; `mlsup
+#     unexclude` lifts it (carried out by the `mlsup run` holding the campaign, journaled with who and
+#     why), and the next attempt is submitted without it and may run on it.
+# Each scenario has a hard limit; the suite prints its wall time (about 55 s here).
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 require_cluster
@@ -29,6 +32,16 @@ sub = next(e["time"] for e in ev if e.get("event") == "submitted" and e.get("att
 print(f"{sub - end:.1f}")' "$1"
 }
 two_nodes() { sed -i 's/^  nodes: 1$/  nodes: 2/' "$CONF"; }
+# A Python expression over `mlsup exclusions --json` (x), printed: exclusions_query EXPR
+exclusions_query() {
+  "$MLSUP" exclusions "$CONF" --json | /usr/bin/python3 -c 'import json,sys; x = json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"
+}
+# Exclusions whose fields match, as `mlsup exclusions --json` lists them: listed_count [KEY=VALUE|KEY~TEXT]...
+listed_count() { "$MLSUP" exclusions "$CONF" --json | count_where --in exclusions "$@"; }
+# The Python expression over `mlsup render --json` (r) of the next attempt, printed: next_attempt EXPR
+next_attempt() {
+  "$MLSUP" render "$CONF" --json | /usr/bin/python3 -c 'import json,sys; r = json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"
+}
 below() { /usr/bin/python3 -c 'import sys; sys.exit(not float(sys.argv[1]) < float(sys.argv[2]))' "$1" "$2"; }
 
 scenario "(a) sticky bad node, no plugin -> excluded after its first failure, resubmitted at once, exact result"
@@ -62,6 +75,36 @@ check "(b) attempt 2's failure on another node lifted it" has_event exclusion-li
 check "(b) one node was ever excluded, and none is now" [ "$(excluded_nodes | wc -l):$(live_exclusions | wc -l)" = "1:0" ]
 check "(b) no exclusion after attempt 1" [ "$(event_count excluded)" -eq 1 ]
 check "(b) the failures after it follow the training" [ "$(event_count attempt-ended follows_training=true)" -ge 2 ]
+scenario_done
+
+scenario "(c) exclusions lists the node rank 1's crash excluded, with its evidence; unexclude lifts it under mlsup run; the next attempt runs without it"
+new_campaign unexclude "--steps 60 --step-seconds 0.2 --ckpt-every 10 --fail-at-step 25 --fail-attempts 1 --fault-ranks 1"
+two_nodes
+start_campaign
+wait_until 60 heartbeat_at_least 3
+verb pause "$CONF"  # attempt 1's end then starts nothing: the exclusion stays live until lifted by hand
+check "(c) pause exits 0, carried out by the run" sh -c "[ $VRC -eq 0 ] && grep -q 'holds campaign' '$CDIR/verb.out'"
+one_live() { [ "$(exclusions_query 'x["live"]')" = 1 ]; }
+check "(c) attempt 1 failed and excluded one node" wait_until 60 one_live
+NODE=$(exclusions_query 'x["exclusions"][0]["node"]')
+"$MLSUP" exclusions "$CONF" | cut -c1-200
+check "(c) exclusions --json: $NODE, live, by the first-evidence rule on rank 1, after attempt 1 (job $(job_of_attempt 1), failed)" \
+  [ "$(listed_count node="$NODE" live=true attempt=1 class=failed rule=first_evidence rank=1 job_id="$(job_of_attempt 1)" lifted=null)" -eq 1 ]
+check "(c) the next attempt would exclude it (render --json)" [ "$(next_attempt 'r["exclude"]')" = "['$NODE']" ]
+verb unexclude "$CONF" no-such-node
+check "(c) unexclude of a node not excluded: exit 19, naming the live one" sh -c "[ $VRC -eq 19 ] && grep -q 'the live exclusions are $NODE' '$CDIR/verb.out'"
+verb unexclude "$CONF" "$NODE" --why "repaired by hand"
+check "(c) unexclude exits 0, carried out by the run" sh -c "[ $VRC -eq 0 ] && grep -q 'holds campaign' '$CDIR/verb.out'"
+lifted_by_hand() { [ "$(listed_count node="$NODE" live=false lifted.how=unexcluded lifted.by~@ "lifted.why=repaired by hand")" -eq 1 ]; }
+check "(c) exclusions shows it lifted, by whom and why" wait_until 30 lifted_by_hand
+check "(c) the unexcluded event names the node and the reason" has_event unexcluded node="$NODE" "why=repaired by hand" verb=unexclude
+check "(c) the next attempt would exclude nothing (render --json)" [ "$(next_attempt 'r["exclude"]')" = "[]" ]
+verb resume "$CONF"
+wait_campaign 90
+check "(c) the resumed campaign completed" [ "$RC" -eq 0 ]
+check "(c) attempt 2 was submitted without --exclude" has_event submitted attempt=2 exclude=[]
+check "(c) attempt 2 ran on $NODE again" sh -c "scontrol show hostnames \"\$(scontrol -o show job $(job_of_attempt 2) | grep -o ' NodeList=[^ ]*' | cut -d= -f2)\" | grep -qx '$NODE'"
+check "(c) result equals a failure-free run's" result_is_exact
 scenario_done
 
 finish
