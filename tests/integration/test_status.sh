@@ -66,6 +66,12 @@ echo "campaign id in status: $cid; in the trainer's log of $attempts attempts: $
 check "status: every attempt's job saw MLSUP_CAMPAIGN_ID = status's campaign id" [ -n "$cid" -a "$ids" = "$cid" ]
 check "status: two attempts ran" [ "$attempts" -eq 2 ]
 check "status: the text view says the restarts by class" sh -c "'$MLSUP' status '$CONF' | grep -qx 'restarts: 1 (failed 1)'"
+hist() { "$MLSUP" status "$CONF" --json --history "$1" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["attempts"], [a["number"] for a in s["history"]], s["history_earlier"])'; }
+check "status --history 1: the newest attempt, the other counted" [ "$(hist 1)" = "2 [2] 1" ]
+check "status --history all: both attempts" [ "$(hist all)" = "2 [1, 2] 0" ]
+check "status --history 0: wrong use (2)" sh -c "'$MLSUP' status '$CONF' --history 0 >/dev/null 2>&1; [ \$? -eq 2 ]"
+check "status --history 1, the text: the earlier attempt counted, the newest listed" \
+  sh -c "'$MLSUP' status '$CONF' --history 1 | grep -A2 '^history:' | tr -s ' ' | grep -qz '(1 earlier attempt: status --history all)'"
 echo "alerts told: $(tr '\n' ' ' < "$CDIR/alerts.txt" 2>/dev/null)"
 check "alerts: the exclusion, the restart and the completion were told, in that order, each once" \
   [ "$(tr '\n' ' ' < "$CDIR/alerts.txt" 2>/dev/null)" = "exclusion restart completed " ]
