@@ -7,6 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <string_view>
+
+#include "util/files.h"
+
 namespace mlsup::journal {
 namespace {
 
@@ -83,32 +87,11 @@ util::Result<void> write_atomically(const std::string& path, std::string_view te
 }
 
 util::Result<std::optional<std::string>> read_file_if_exists(const std::string& path, std::size_t offset) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0 && errno == ENOENT) return std::optional<std::string>();
-  if (fd < 0) return std::unexpected(io_error(path, "cannot open", errno));
-  std::string text;
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && st.st_size > static_cast<off_t>(offset))  // one allocation, no copies
-    text.reserve(static_cast<std::size_t>(st.st_size) - offset);
-  if (offset > 0 && ::lseek(fd, static_cast<off_t>(offset), SEEK_SET) < 0) {
-    const int err = errno;
-    ::close(fd);
-    return std::unexpected(io_error(path, "cannot seek in", err));
-  }
-  char buffer[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      return std::unexpected(io_error(path, "cannot read", err));
-    }
-    if (n == 0) break;
-    text.append(buffer, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return std::optional<std::string>(std::move(text));
+  auto text = util::read_bytes(path, offset);
+  if (text) return std::optional<std::string>(std::move(*text));
+  const auto& why = text.error();
+  if (std::string_view(why.what) == "cannot open" && why.error == ENOENT) return std::optional<std::string>();
+  return std::unexpected(io_error(path, why.what, why.error));
 }
 
 util::Result<std::string> read_file(const std::string& path) {
