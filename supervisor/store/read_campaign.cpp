@@ -14,6 +14,15 @@ namespace mlsup::store {
 
 namespace {
 
+// The journal read whole and replayed.
+StoredJournal read_whole(const config::Config& c) {
+  const std::string path = c.dir().journal();
+  auto [records, unread] = journal::Journal::read_only(path, c.name);
+  StoredJournal out{std::move(records), {}, std::move(unread)};
+  out.state = engine::replay(out.records, path);
+  return out;
+}
+
 // The journal after the replay snapshot's mark, applied to the snapshot's state; nullopt without a
 // snapshot the journal still holds.
 std::optional<StoredJournal> read_after_snapshot(const config::Config& c) {
@@ -29,14 +38,8 @@ std::optional<StoredJournal> read_after_snapshot(const config::Config& c) {
 }  // namespace
 
 StoredJournal read_journal(const config::Config& c, Replay how) {
-  const std::string path = c.dir().journal();
   auto after = how == Replay::FromSnapshot ? read_after_snapshot(c) : std::nullopt;
-  StoredJournal out = after ? std::move(*after) : StoredJournal{};
-  if (!after) {
-    auto [records, unread] = journal::Journal::read_only(path, c.name);
-    out = StoredJournal{std::move(records), {}, std::move(unread)};
-    out.state = engine::replay(out.records, path);
-  }
+  StoredJournal out = after ? std::move(*after) : read_whole(c);
   out.problems.insert(out.problems.end(), out.state.problems.begin(), out.state.problems.end());
   std::stable_sort(out.problems.begin(), out.problems.end(), [](const auto& a, const auto& b) { return a.line < b.line; });
   return out;

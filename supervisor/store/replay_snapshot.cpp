@@ -67,11 +67,6 @@ std::optional<AfterSnapshot> open_after_snapshot(const config::Config& c, engine
   return AfterSnapshot{std::move(*j), snap->mark.count};
 }
 
-engine::CampaignState replayed_state(const config::Config& c) {
-  const std::string path = c.dir().journal();
-  engine::CampaignState s;
-  if (open_after_snapshot(c, s, [&](journal::Record&& r) { engine::apply(s, r, path); })) return s;
-  return read_journal(c).state;
-}
+engine::CampaignState replayed_state(const config::Config& c) { return read_journal(c, Replay::FromSnapshot).state; }
 
 }  // namespace mlsup::store

@@ -42,8 +42,8 @@ std::optional<AfterSnapshot> open_after_snapshot(const config::Config& c, engine
                                                  const std::function<void(journal::Record&&)>& sink);
 
 // The campaign's state as its journal tells it, from the snapshot and the records after its mark when
-// it has one, else from the whole journal; changes nothing (store::read_journal does the same and
-// keeps the records it read).
+// it has one, else from the whole journal; changes nothing (store::read_journal's state, read
+// Replay::FromSnapshot).
 engine::CampaignState replayed_state(const config::Config& c);
 
 }  // namespace mlsup::store
