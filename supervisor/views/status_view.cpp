@@ -73,10 +73,8 @@ double time_lost(const AttemptSpan& a) {
   return recomputed + std::max(0.0, a.lost_until - from);
 }
 
-namespace {
-
-// The time figures (README: "time lost", "goodput") over the attempts' spans.
-json time_json(const std::vector<AttemptSpan>& spans, const CampaignState& t, double now) {
+// The time figures (README: "time lost", "goodput") over the attempts' spans and those t let go.
+json time_figures(const std::vector<AttemptSpan>& spans, const CampaignState& t, double now) {
   double useful = t.earlier.useful, lost = t.earlier.lost;
   long long recomputed = t.earlier.recomputed;
   for (const auto& a : spans) {
@@ -89,6 +87,8 @@ json time_json(const std::vector<AttemptSpan>& spans, const CampaignState& t, do
           {"useful", useful}, {"lost_to_failures", lost}, {"recomputed_steps", recomputed},
           {"goodput", t.began > 0 && elapsed > 0 ? json(useful / elapsed) : json(nullptr)}};
 }
+
+namespace {
 
 // The pre-timeout signal's lead: configured, in force for the current attempt, what the next would get,
 // what a save and a step need as measured, and whether a fixed lead is shorter than that.
@@ -222,10 +222,6 @@ std::optional<std::string> short_lead_warning(const config::Config& c, const Pac
   if (c.slurm.signal_lead.automatic || !needed || configured >= *needed) return std::nullopt;
   return "slurm.signal_lead " + human_duration(configured) + " is shorter than a save and a step take as measured (" +
          human_duration(*needed) + ", p95): a time limit would cut the save off; set it longer, or auto";
-}
-
-json time_figures(const std::vector<AttemptSpan>& spans, const CampaignState& s, double now) {
-  return time_json(spans, s, now);
 }
 
 std::string human_duration(double seconds) {
