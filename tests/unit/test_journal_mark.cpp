@@ -29,6 +29,15 @@ void append_n(Journal& j, int n, int from) {
   for (int i = 0; i < n; ++i) REQUIRE(j.append("note", json{{"i", from + i}}, 100.0 + from + i));
 }
 
+// A journal at path of before records, then after more; the mark taken between them.
+Mark marked(const std::string& path, int before, int after) {
+  auto j = opened(path);
+  append_n(j, before, 0);
+  const Mark mark = j.mark();
+  append_n(j, after, before);
+  return mark;
+}
+
 }  // namespace
 
 TEST_CASE("journal mark: open from it reads only the records after it, with their seq, line and the count") {
@@ -71,12 +80,7 @@ TEST_CASE("journal mark: open from it reads only the records after it, with thei
 TEST_CASE("journal mark: a journal replaced, cut or of another campaign does not continue it") {
   mlsup::test::TempDir dir;
   const std::string path = dir.path() + "/journal.jsonl";
-  Mark mark;
-  {
-    auto j = opened(path);
-    append_n(j, 4, 0);
-    mark = j.mark();
-  }
+  const Mark mark = marked(path, 4, 0);
   CHECK(Journal::continues(path, mark));
   const std::string text = *read_file(path);
   SUBCASE("cut before the mark") {
@@ -104,13 +108,7 @@ TEST_CASE("journal mark: a journal replaced, cut or of another campaign does not
 TEST_CASE("journal mark: a torn record after the mark is dropped and cut off before the next append, as a whole read does") {
   mlsup::test::TempDir dir;
   const std::string path = dir.path() + "/journal.jsonl";
-  Mark mark;
-  {
-    auto j = opened(path);
-    append_n(j, 3, 0);
-    mark = j.mark();
-    append_n(j, 1, 3);
-  }
+  const Mark mark = marked(path, 3, 1);
   std::ofstream(path, std::ios::app) << "{\"seq\":5,\"ti";  // a crash while the next was written
   std::vector<Record> after;
   std::function<void(Record&&)> sink = [&](Record&& r) { after.push_back(std::move(r)); };
@@ -127,13 +125,7 @@ TEST_CASE("journal mark: a torn record after the mark is dropped and cut off bef
 TEST_CASE("journal mark: read_only from it lists the records after it and what it cannot read, and changes nothing") {
   mlsup::test::TempDir dir;
   const std::string path = dir.path() + "/journal.jsonl";
-  Mark mark;
-  {
-    auto j = opened(path);
-    append_n(j, 4, 0);
-    mark = j.mark();
-    append_n(j, 2, 4);
-  }
+  const Mark mark = marked(path, 4, 2);
   std::ofstream(path, std::ios::app) << "not a record\n{\"seq\":9,\"ti";  // a bad line, then a torn one
   const auto size = std::filesystem::file_size(path);
   const auto [records, problems] = Journal::read_only(path, "demo", mark);
