@@ -80,6 +80,9 @@ check "the shortfall was told once (capacity-short)" [ "$(event_count capacity-s
 scontrol update NodeName="$(IFS=,; echo "${drained[*]}")" State=RESUME
 echo "resumed ${drained[*]}"
 wait_until 120 job_running 2
+# mlsup tells it on its first poll that sees the nodes usable or the job started, which may come after
+# the test's own look at the job.
+wait_until 20 has_event capacity-restored attempt=2
 check "the campaign went on by itself once the nodes were resumed (capacity-restored)" has_event capacity-restored attempt=2
 fault revive "$HOST" --timeout 30
 wait_campaign 300
