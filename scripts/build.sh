@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 targets=()
 for t in "$@"; do targets+=(--target "$t"); done
 what=${*:-everything}
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMLSUP_WERROR=ON >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMLSUP_WERROR=ON -DMLSUP_LINE_TABLES=ON >/dev/null
 
 # Reads make's output and keeps only its percentages.
 progress() {
