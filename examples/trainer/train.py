@@ -730,7 +730,8 @@ class Trainer:
                 "end_step": state.get("step", start), "steps_executed": self.executed,
                 "exit_reason": stop.reason, "exit_code": stop.code,
                 "process_started_at": PROCESS_STARTED_AT, "first_step_at": self.first_step_at,
-                "nonce": state.get("nonce", ""), "chain": state.get("chain", "")}
+                "nonce": state.get("nonce", ""), "chain": state.get("chain", ""),
+                "debug_env": {n: os.environ.get(n, "") for n in os.environ.get("MLSUP_DEBUG_ENV", "").split()}}
 
     def append_log(self, stop):
         """Appends this process's line to the trainer log; a failure to do so is only reported."""

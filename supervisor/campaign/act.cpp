@@ -63,6 +63,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::Prune& i) {
 util::Result<void> Actor::act(const CampaignState&, const intent::Submit& i) {
   records::SubmitIntent intent{i.attempt, i.tag, i.resume_from, i.resume_step, i.exclude};
   intent.signal_lead = i.signal_lead;
+  intent.debug = i.debug;
   if (i.queued) {
     intent.chain = true;
     intent.chain_job = *i.chain_job;
@@ -102,7 +103,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::Send& i) { ret
 util::Result<void> Actor::send(const AttemptState& a, bool turn_taken) {
   if (!templates_.text()) return {};  // no template has rendered yet (told by take_template)
   auto plan = render::plan_submission(config_, *templates_.text(),
-                                     {a.number, a.resume_from, a.exclude, a.tag, campaign_id_, a.signal_lead});
+                                     {a.number, a.resume_from, a.exclude, a.tag, campaign_id_, a.signal_lead, !a.debug.empty()});
   if (!plan) {  // this attempt's values break a template that renders: told, tried again next pass
     event(events::TemplateUnusable{a.number, config_.template_path, plan.error().str(), true,
                                    "nothing is submitted; tried again next pass"});
@@ -127,7 +128,7 @@ util::Result<void> Actor::send(const AttemptState& a, bool turn_taken) {
   if (!id) return submit_failed(a, id.error());
   auto ok = fact(records::Submitted{a.number, *id, plan->array.has_value(), true},
                  events::Submitted{a.resume_from, a.resume_step, a.exclude, script,
-                                   a.number == 1 ? "first attempt" : "resubmission", a.signal_lead});
+                                   a.number == 1 ? "first attempt" : "resubmission", a.signal_lead, a.debug});
   if (!ok) return ok;
   crash_point("after-submitted");
   return release_submission(a.number, *id);

@@ -88,7 +88,8 @@ json attempt_json(const engine::AttemptState& a) {
           {"class", class_or_null(a.end_class)},
           {"end_step", a.ended && a.end_step >= 0 ? json(a.end_step) : json(nullptr)},
           {"submit_failures", a.failed_submissions}, {"submissions", a.submissions}, {"in_job", a.in_job},
-          {"step_nodes", a.step_nodes}, {"signal_lead", a.signal_lead > 0 ? json(a.signal_lead) : json(nullptr)}};
+          {"step_nodes", a.step_nodes}, {"signal_lead", a.signal_lead > 0 ? json(a.signal_lead) : json(nullptr)},
+          {"debug", a.debug.empty() ? json(nullptr) : json(a.debug)}};
 }
 
 // The attempts shown of s: the newest `history` of them (all when fewer), as offsets into s.attempts.
@@ -142,6 +143,7 @@ std::string history_line(const engine::AttemptState& a) {
   if (!a.exclude.empty()) line += ", excluding " + util::join(a.exclude, ",");
   if (a.relaxed > 0) line += ", " + std::to_string(a.relaxed) + " exclusion(s) relaxed";
   if (a.failed_submissions > 0) line += ", sbatch failed " + std::to_string(a.failed_submissions) + "x";
+  if (!a.debug.empty()) line += ", with debug_on_retry.env";
   if (a.cancel_reason) line += ", cancelled by mlsup (" + std::string(decide::class_name(*a.cancel_reason)) + ")";
   return line + ": " + attempt_outcome(a);
 }
@@ -336,6 +338,7 @@ json status_json(const config::Config& c, const store::StoredCampaign& stored, c
     j["job_id"] = a->job_id ? json(*a->job_id) : json(nullptr);
     j["resume_from"] = a->resume_from;
     if (a->end_class) j["last_end"] = std::string(decide::class_name(*a->end_class));
+    if (!a->debug.empty()) j["debug"] = {{"why", a->debug}, {"env", c.debug_on_retry.env}};
   }
   for (const auto& p : stored.journal.problems) j["problems"].push_back(p.str());
   if (stored.last_pass) j["last_pass"] = *stored.last_pass;

@@ -159,6 +159,12 @@ std::vector<std::string> status_lines(const json& v) {
   for (const auto& line : engine::disk_lines(v.value("disk", json()))) lines.push_back("disk: " + line);
   if (v.contains("problems"))
     for (const auto& p : v["problems"]) lines.push_back("problem: " + util::json_text(p));
+  if (const auto& d = v.value("debug", json()); d.is_object()) {
+    std::string names;
+    const json env = d.value("env", json::object());
+    for (const auto& [name, value] : env.items()) names += (names.empty() ? "" : " ") + name;
+    lines.push_back("debug: the attempt runs with " + names + " (debug_on_retry): " + util::string_field(d, "why"));
+  }
   if (const auto& l = v.value("signal_lead", json()); l.is_object() && !util::string_field(l, "warning").empty())
     lines.push_back("warning: " + util::string_field(l, "warning"));
   return lines;

@@ -96,6 +96,19 @@ struct EvidenceSettings {
   std::vector<EvidenceRuleSpec> rules;  // tried before the shipped rules, in this order
 };
 
+// debug_on_retry: what the attempt after a failure no evidence rule explains adds to its environment.
+struct DebugRetrySettings {
+  bool enabled = true;
+  // Name -> value; "{{attempt_dir}}" in a value is the attempt's folder in state_dir.
+  std::map<std::string, std::string> env{
+      {"NCCL_DEBUG", "INFO"},                        // NCCL's init, transport and error lines
+      {"TORCH_DISTRIBUTED_DEBUG", "DETAIL"},         // torch.distributed's checks of collectives across ranks
+      {"TORCH_NCCL_TRACE_BUFFER_SIZE", "2000"},      // PyTorch's NCCL flight recorder: its last collectives
+      {"TORCH_NCCL_DUMP_ON_TIMEOUT", "1"},           // ... dumped when its watchdog times out
+      {"TORCH_NCCL_DEBUG_INFO_TEMP_FILE", "{{attempt_dir}}/nccl_trace_rank_"},  // ... into the attempt's folder
+  };
+};
+
 // window: when the campaign's jobs may run. decide/window.h reads hours and days; the engine loads the zone.
 struct WindowSettings {
   std::string hours;              // "20:00-07:00" (local, across midnight allowed); "" = no window: always open
@@ -144,6 +157,7 @@ struct Config {
   WindowSettings window;
   DiskSettings disk;
   EvidenceSettings evidence;
+  DebugRetrySettings debug_on_retry;
 
   std::string set_file;  // a run of a campaign set: the set's file, as given ("" for a config of its own)
   std::string set_run;   // and the run's name in it

@@ -158,6 +158,12 @@ const std::vector<KeySpec>& table() {
        "your rules over an attempt's output and logs, tried before the shipped ones: each a name, an ECMAScript "
        "pattern, a class, a blame (none, node_in_line, rank_in_line, node_of_log) and an action (retry, "
        "retry_no_blame, stop, stop_alert); try one with `mlsup explain --rules FILE --log FILE`"},
+      {"debug_on_retry.enabled", Kind::Bool, [](Config& c) -> Field { return &c.debug_on_retry.enabled; },
+       "after a failure or hang no evidence rule explains, the next attempt runs with debug_on_retry.env, until one "
+       "makes progress"},
+      {"debug_on_retry.env", Kind::StringMap, [](Config& c) -> Field { return &c.debug_on_retry.env; },
+       "the environment such an attempt gets (NCCL and torch.distributed debugging, the NCCL flight recorder); "
+       "{{attempt_dir}} in a value is the attempt's folder"},
       {"poll_interval", Kind::Interval, [](Config& c) -> Field { return &c.poll_interval; },
        "how often Slurm, heartbeats and switches are looked at"},
       {"pending_poll_interval", Kind::Interval, [](Config& c) -> Field { return &c.pending_poll_interval; },

@@ -198,6 +198,13 @@ const std::vector<Rule>& rules() {
          if (c.notify.budget_warn_at <= 100) return std::nullopt;
          return std::to_string(c.notify.budget_warn_at) + " is more than 100 (it is a percent of the budget)";
        }},
+      {"debug_on_retry.env",
+       [](const Config& c) -> std::optional<std::string> {
+         for (const auto& [name, value] : c.debug_on_retry.env)
+           if (util::starts_with(name, "MLSUP_"))
+             return "\"" + name + "\" is mlsup's own (the MLSUP_* variables are the contract's); debug with other variables";
+         return std::nullopt;
+       }},
       {"window.hours", [](const Config& c) { return check_window(c, "hours"); }},
       {"window.days", [](const Config& c) { return check_window(c, "days"); }},
       {"window.zone", check_window_zone, true},

@@ -18,7 +18,8 @@ auto fields(const Submitted*) {
   return std::tuple{lenient("resume_from", &E::resume_from), lenient("resume_step", &E::resume_step),
                     lenient("exclude", &E::exclude),         lenient("script", &E::script),
                     lenient("reason", &E::reason),
-                    util::fields::Field{"signal_lead", &E::signal_lead, util::fields::Keep::WhenSet, util::fields::Bad::Defaults}};
+                    util::fields::Field{"signal_lead", &E::signal_lead, util::fields::Keep::WhenSet, util::fields::Bad::Defaults},
+                    util::fields::Field{"debug", &E::debug, util::fields::Keep::WhenSet, util::fields::Bad::Defaults}};
 }
 auto fields(const Adopted*) { return std::tuple{lenient("detail", &Adopted::detail)}; }
 auto fields(const Excluded*) { return std::tuple{lenient("for", &Excluded::for_)}; }

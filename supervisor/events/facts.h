@@ -27,6 +27,7 @@ struct Submitted {
   std::vector<std::string> exclude;
   std::string script, reason;
   long long signal_lead = 0;  // seconds, sized from the measured pace (signal_lead: auto); 0 = the config's, not written
+  std::string debug;          // why it runs with debug_on_retry.env ("" = it does not, not written)
 };
 
 // A job found by its tag taken as the attempt's (records::Adopted).

@@ -48,6 +48,7 @@ struct Submit {
   std::vector<std::string> step_nodes;
   std::optional<slurm::JobId> stop_job;     // spare nodes: the previous job, which cannot run it, ends
   long long signal_lead = 0;                // seconds, sized from the measured pace (signal_lead: auto); 0 = the config's
+  std::string debug;                        // why it runs with debug_on_retry.env ("" = it does not)
 };
 
 // sbatch for an attempt whose intent is journaled and that no job carries yet.

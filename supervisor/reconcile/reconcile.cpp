@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "checkpoint/retention.h"
+#include "decide/debug_retry.h"
 #include "decide/disk.h"
 #include "decide/runway.h"
 #include "decide/exit_codes.h"
@@ -226,6 +227,14 @@ long long sized_lead(const Pass& p) {
   return decide::auto_lead(pace.save_p95, pace.step_p95, limit).value_or(limit > 0 ? std::min(configured, limit / 2) : configured);
 }
 
+// Why the next attempt runs with debug_on_retry.env, from the newest attempt that ended ("" = it does not).
+std::string debug_for(const Pass& p) {
+  const AttemptState* last = p.s.current();
+  if (!last || !last->ended) return "";
+  return decide::debug_reason({last->number, last->end_class, last->explained, last->progressed, !last->debug.empty()},
+                              p.c.debug_on_retry.enabled);
+}
+
 }  // namespace
 
 void submit(Pass& p, int number) {
@@ -239,6 +248,7 @@ void submit(Pass& p, int number) {
   intent::Submit sub{number, tag(p, number), resume_from, resume_step, exclusions_for(p),
                      std::nullopt, std::nullopt, {}};
   sub.signal_lead = sized_lead(p);
+  sub.debug = debug_for(p);
   // Chain mode: a task already queued runs this attempt; nothing is submitted.
   const AttemptState* previous = p.s.current();
   if (previous && previous->chain && previous->job_id && p.w.chain) {
@@ -290,8 +300,12 @@ bool due_at_once(const Progress& before, const CampaignState& after, Memory m, c
 
 std::optional<intent::Submit> next_submission(const CampaignState& s, const World& w, const config::Config& c) {
   const AttemptState* a = s.current();
-  if (a && !a->ended && !a->job_id)
-    return intent::Submit{a->number, a->tag, a->resume_from, a->resume_step, a->exclude, std::nullopt, std::nullopt, {}};
+  if (a && !a->ended && !a->job_id) {
+    intent::Submit sub{a->number, a->tag, a->resume_from, a->resume_step, a->exclude, std::nullopt, std::nullopt, {}};
+    sub.signal_lead = a->signal_lead;
+    sub.debug = a->debug;
+    return sub;
+  }
   Memory m;
   Pass p{s, w, m, c, s.campaign_id, {}};
   submit(p, a ? a->number + 1 : 1);

@@ -98,7 +98,8 @@ bool header_line(std::string_view line) {
 std::string chain_values(const config::Config& config, const Attempt& attempt) {
   auto env = job_environment(config, attempt);
   env.emplace_back(kPluginHeartbeatBase, heartbeat_file(config, attempt.number));
-  std::string out;
+  // What an earlier attempt's values added for debugging goes first (a spare-node job sources one after another).
+  std::string out = std::string("if [ -n \"${") + kDebugEnvNames + ":-}\" ]; then unset $" + kDebugEnvNames + "; fi\n";
   for (const auto& [name, value] : env) out += "export " + name + "=" + util::shell_quote(value) + "\n";
   return out;
 }

@@ -98,6 +98,15 @@ std::vector<std::pair<std::string, std::string>> per_attempt_variables() {
 std::vector<std::pair<std::string, std::string>> job_environment(const config::Config& config, const Attempt& attempt) {
   std::vector<std::pair<std::string, std::string>> env;
   for (const auto& row : kContract) env.emplace_back(row.env, row.value(config, attempt));
+  std::vector<std::string> names;
+  if (attempt.debug)
+    for (const auto& [name, value] : config.debug_on_retry.env) names.push_back(name);
+  env.emplace_back(kDebugEnvNames, util::join(names, " "));
+  if (!attempt.debug) return env;
+  for (auto [name, value] : config.debug_on_retry.env) {
+    util::replace_all(value, "{{attempt_dir}}", config.dir().attempt(attempt.number));
+    env.emplace_back(name, std::move(value));
+  }
   return env;
 }
 

@@ -19,6 +19,7 @@ struct Attempt {
   std::string tag;                   // the job's tag; "" = job_tag(name, kUnstarted, number)
   std::string campaign_id;           // the journal's campaign id, the same for every attempt; "" = kUnstarted
   long long signal_lead = 0;         // seconds: the lead sized for this attempt (slurm.signal_lead: auto); 0 = the config's
+  bool debug = false;                // it runs with debug_on_retry.env (decide/debug_retry.h)
 };
 
 // The pre-timeout signal's lead for the attempt, in seconds: the one sized for it, else the config's.
@@ -47,7 +48,11 @@ std::vector<std::pair<std::string, std::string>> contract_variables();
 // The contract values that differ from one attempt to the next, as (template name, environment name).
 std::vector<std::pair<std::string, std::string>> per_attempt_variables();
 
-// The MLSUP_* environment of the job, in a fixed order.
+// The environment variable that names, space-separated, the variables debug_on_retry added ("" = none).
+inline constexpr const char* kDebugEnvNames = "MLSUP_DEBUG_ENV";
+
+// The MLSUP_* environment of the job, in a fixed order, then kDebugEnvNames and, for an attempt
+// that debugs, debug_on_retry.env.
 std::vector<std::pair<std::string, std::string>> job_environment(const config::Config& config, const Attempt& attempt);
 
 }  // namespace mlsup::render

@@ -57,7 +57,8 @@ auto fields(const SubmitIntent*) {
                     Field{"resume_from", &R::resume_from},   Field{"resume_step", &R::resume_step},
                     Field{"exclude", &R::exclude},           Field{"chain", &R::chain, kWhenSet},
                     Field{"chain_job", &R::chain_job, kWhenSet}, Field{"in_job", &R::in_job, kWhenSet},
-                    Field{"step_nodes", &R::step_nodes, kWhenSet}, Field{"signal_lead", &R::signal_lead, kWhenSet, kSoft}};
+                    Field{"step_nodes", &R::step_nodes, kWhenSet}, Field{"signal_lead", &R::signal_lead, kWhenSet, kSoft},
+                    Field{"debug", &R::debug, kWhenSet, kSoft}};
 }
 auto fields(const Submitted*) {
   using R = Submitted;

@@ -34,6 +34,7 @@ struct SubmitIntent {
   slurm::JobId in_job = 0;              // spare nodes: the running job that runs it (0: sbatch)
   std::vector<std::string> step_nodes;  // spare nodes: the nodes it runs on there
   long long signal_lead = 0;            // seconds, sized from the measured pace (signal_lead: auto); 0 = the config's
+  std::string debug;                    // why it runs with debug_on_retry.env ("" = it does not)
 };
 
 // sbatch gave the attempt a job (submitted), or a job with its tag was found (adopted).

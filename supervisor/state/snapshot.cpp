@@ -31,7 +31,7 @@ void visit(S& a, F&& f)
   requires std::is_same_v<std::remove_const_t<S>, AttemptState>
 {
   f("number", a.number), f("tag", a.tag), f("resume_from", a.resume_from), f("resume_step", a.resume_step);
-  f("exclude", a.exclude), f("signal_lead", a.signal_lead), f("relaxed_at", a.relaxed_at), f("relaxed", a.relaxed);
+  f("exclude", a.exclude), f("signal_lead", a.signal_lead), f("debug", a.debug), f("relaxed_at", a.relaxed_at), f("relaxed", a.relaxed);
   f("intent_time", a.intent_time), f("job_id", a.job_id), f("submit_failures", a.submit_failures);
   f("failed_submissions", a.failed_submissions), f("submissions", a.submissions), f("chain", a.chain);
   f("task_job_id", a.task_job_id), f("in_job", a.in_job), f("step_claimed", a.step_claimed), f("step_nodes", a.step_nodes);
@@ -39,6 +39,7 @@ void visit(S& a, F&& f)
   f("held", a.held), f("held_for", a.held_for), f("sbatch", a.sbatch), f("sbatch_awaited", a.sbatch_awaited);
   f("uncertain", a.uncertain), f("spares_dropped", a.spares_dropped), f("switch_set_at", a.switch_set_at);
   f("switch_for", a.switch_for), f("ended", a.ended), f("end_class", a.end_class), f("end_step", a.end_step);
+  f("progressed", a.progressed), f("explained", a.explained);
   f("submitted_at", a.submitted_at), f("ended_at", a.ended_at), f("step_times", a.step_times);
   f("first_step_at", a.first_step_at), f("last_progress_at", a.last_progress_at);
   f("end_slurm_state", a.end_slurm_state), f("end_nodes", a.end_nodes);
@@ -206,7 +207,7 @@ void get(const json& j, const char* key, T& v) {
 
 // A member added to one of these must be added to its visit() above, and kStateCodecVersion raised:
 // the sizes fail the build as a reminder (then set them anew).
-static_assert(sizeof(AttemptState) == 544 && sizeof(CampaignState) == 520 && sizeof(EarlierAttempts) == 32 && sizeof(SbatchRun) == 96,
+static_assert(sizeof(AttemptState) == 584 && sizeof(CampaignState) == 520 && sizeof(EarlierAttempts) == 32 && sizeof(SbatchRun) == 96,
               "the state changed: list the new member in state/snapshot.cpp and raise kStateCodecVersion");
 
 }  // namespace

@@ -30,6 +30,7 @@ void on_submit_intent(CampaignState& s, const rec::SubmitIntent& i, const Journa
   a.resume_step = i.resume_step;
   a.exclude = i.exclude;
   a.signal_lead = i.signal_lead;
+  a.debug = i.debug;
   a.intent_time = r.time;
   a.chain = i.chain;
   if (i.chain_job) a.job_id = i.chain_job;  // the next task of a queued chain
@@ -140,8 +141,8 @@ void on_step_claimed(CampaignState& s, const rec::StepClaimed& d, const JournalR
 }
 
 // An attempt that got past the checkpoint it resumed from shows that checkpoint good.
-void note_proven(CampaignState& s, const AttemptState& a, const rec::Ended& d) {
-  const bool got_past = a.end_step > a.resume_step || d.progressed;
+void note_proven(CampaignState& s, const AttemptState& a) {
+  const bool got_past = a.progressed;
   if (got_past) s.quarantined_in_a_row = 0;
   if (a.resume_from.empty() || !got_past || a.resume_step < s.proven_step) return;
   s.proven_checkpoint = a.resume_from;
@@ -166,8 +167,10 @@ void on_ended(CampaignState& s, const rec::Ended& d, const JournalRecord& r) {
   a->ended = true;
   a->end_class = d.cls;
   a->end_step = d.step;
+  a->progressed = a->end_step > a->resume_step || d.progressed;
+  a->explained = !d.evidence_rule.empty();
   note_end(*a, d, r);
-  note_proven(s, *a, d);
+  note_proven(s, *a);
   if (a->end_class && decide::row(*a->end_class).counts_for_blame && !d.follows_training && !d.no_node_blamed) {
     const auto& suspects = d.suspects ? *d.suspects : std::vector<std::string>{};
     s.failures.push_back({r.time, suspects.empty() ? slurm::expand_hostlist(d.nodes) : suspects});

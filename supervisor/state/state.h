@@ -38,6 +38,7 @@ struct AttemptState {
   long long resume_step = 0;            // that checkpoint's step
   std::vector<std::string> exclude;     // mlsup's exclusions for it, newest first (relaxed ones removed)
   long long signal_lead = 0;            // seconds, sized for it from the measured pace; 0 = the config's
+  std::string debug;                    // why it runs with debug_on_retry.env ("" = it does not)
   double relaxed_at = 0;                // when one of them was last dropped while it was pending
   int relaxed = 0;                      // how many of them were dropped while it was pending
   double intent_time = 0;               // when the submission was decided
@@ -64,6 +65,8 @@ struct AttemptState {
   bool ended = false;
   std::optional<decide::EndClass> end_class;
   long long end_step = -1;
+  bool progressed = false;              // it got past the step it resumed from
+  bool explained = false;               // an evidence rule read its failure from its output
   // What the read-only verbs show of it, from its records (wall times, the records' own; 0: none):
   double submitted_at = 0;          // its first submitted (or adopted) record
   double ended_at = 0;              // its ended record (the last, were there several)

@@ -47,7 +47,7 @@ std::optional<NextAttempt> next_attempt(const config::Config& c, const std::stri
   if (s.finished_code)
     next.notes.push_back("the campaign has ended (exit " + std::to_string(*s.finished_code) + ": " + s.finished_reason +
                          "): nothing more is submitted; this is what another attempt would get");
-  next.attempt = {sub->attempt, sub->resume_from, sub->exclude, sub->tag, s.campaign_id};
+  next.attempt = {sub->attempt, sub->resume_from, sub->exclude, sub->tag, s.campaign_id, sub->signal_lead, !sub->debug.empty()};
   next.resume_step = sub->resume_step;
   next.script_path = c.dir().attempt_script(sub->attempt);
   next.working_dir = c.base_dir;

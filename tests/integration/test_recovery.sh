@@ -105,6 +105,18 @@ check "(c) the resumed campaign completed" [ "$RC" -eq 0 ]
 check "(c) attempt 2 was submitted without --exclude" has_event submitted attempt=2 exclude=[]
 check "(c) attempt 2 ran on $NODE again" sh -c "scontrol show hostnames \"\$(scontrol -o show job $(job_of_attempt 2) | grep -o ' NodeList=[^ ]*' | cut -d= -f2)\" | grep -qx '$NODE'"
 check "(c) result equals a failure-free run's" result_is_exact
+# Attempt 1's failure said nothing a rule reads: attempt 2 ran with the debug environment, every rank.
+debug_seen() { python3 -c 'import json, sys
+seen = {}
+for r in map(json.loads, filter(str.strip, open(sys.argv[1]))):
+    env = r.get("debug_env", {})
+    seen.setdefault(r["attempt"], set()).add("%s/%s:%s" % (r["rank"], env.get("NCCL_DEBUG"), env.get("TORCH_DISTRIBUTED_DEBUG")))
+print(" ".join("%s=%s" % (a, ",".join(sorted(v))) for a, v in sorted(seen.items())))' "$STATE/trainer-log.jsonl"; }
+attempt2_says_why() { case "$(attempt_field 2 debug)" in *"attempt 1 ended as failed and no evidence rule explains it"*) return 0;; esac; return 1; }
+echo "the debug variables each training process saw (attempt=rank/NCCL_DEBUG:TORCH_DISTRIBUTED_DEBUG): $(debug_seen)"
+check "(c) attempt 2 says why it debugs (status --json)" attempt2_says_why
+check "(c) attempt 1 ran without the debug environment, both of attempt 2's ranks with it" \
+  sh -c "case '$(debug_seen)' in 1=*INFO*' 2='*) exit 1;; 1=*' 2=0/INFO:DETAIL,1/INFO:DETAIL') exit 0;; esac; exit 1"
 scenario_done
 
 finish

@@ -145,8 +145,8 @@ TEST_CASE("status --json: the history of every attempt and the exclusion ledger,
   CHECK(text.find("\nattempt: 3, job " + std::to_string(job3)) != std::string::npos);
   CHECK(text.find("\nhistory:\n  #1 job " + std::to_string(job1) + ", fresh start, sbatch failed 1x, cancelled by mlsup "
                   "(hang): ended hang at step 60\n  #2 job " + std::to_string(job2) + ", from step 50, 1 exclusion(s) "
-                  "relaxed, cancelled by mlsup (hang): ended hang at step 70\n  #3 job " + std::to_string(job3) +
-                  ", from step 50, excluding n2: not ended\n") != std::string::npos);
+                  "relaxed, with debug_on_retry.env, cancelled by mlsup (hang): ended hang at step 70\n  #3 job " +
+                  std::to_string(job3) + ", from step 50, excluding n2, with debug_on_retry.env: not ended\n") != std::string::npos);
   CHECK(text.find("\nexclusions:\n  n2 after attempt 1, until ") != std::string::npos);
   CHECK(text.find(" (live): did not respond") != std::string::npos);
 }
@@ -178,7 +178,7 @@ TEST_CASE("status --json in chain mode: one array for every attempt, each attemp
   CHECK(h[0]["class"] == "failed");
   CHECK(h[1]["task_job_id"] == 201);
   CHECK(h[1]["submissions"] == 0);  // no sbatch: the array's next task runs it
-  CHECK(status_text(f).find("  #2 array " + std::to_string(array) + " task 201, fresh start: not ended\n") != std::string::npos);
+  CHECK(status_text(f).find("  #2 array " + std::to_string(array) + " task 201, fresh start, with debug_on_retry.env: not ended\n") != std::string::npos);
 }
 
 TEST_CASE("status and events of several campaigns: a line each, every view complete in --json, a broken config said") {

@@ -292,3 +292,17 @@ TEST_CASE("window: hours, days, zone and at_end are read; a problem names its ke
   check_error(std::string(kMinimal) + "window:\n  hours: \"20:00-07:00\"\n  at_end: stop\n", "5:11: window.at_end",
               "pause");
 }
+
+TEST_CASE("debug_on_retry: its env replaces the shipped list; a name that is not a variable or is mlsup's own is refused at line:column") {
+  TempDir dir;
+  const auto c = load(dir, "name: t\ntemplate: job.sbatch\ndebug_on_retry:\n  env: {NCCL_DEBUG: WARN}\n").value();
+  CHECK(c.debug_on_retry.enabled);
+  CHECK(c.debug_on_retry.env == std::map<std::string, std::string>{{"NCCL_DEBUG", "WARN"}});
+  const auto shipped = load(dir, "name: t\ntemplate: job.sbatch\n").value();
+  CHECK(shipped.debug_on_retry.env.at("NCCL_DEBUG") == "INFO");
+  CHECK(shipped.debug_on_retry.env.at("TORCH_NCCL_DEBUG_INFO_TEMP_FILE") == "{{attempt_dir}}/nccl_trace_rank_");
+  check_error("name: t\ntemplate: job.sbatch\ndebug_on_retry:\n  env: {MLSUP_ATTEMPT: 1}\n", "4:3: debug_on_retry.env",
+              "\"MLSUP_ATTEMPT\" is mlsup's own");
+  check_error("name: t\ntemplate: job.sbatch\ndebug_on_retry:\n  env: {NCCL-DEBUG: INFO}\n", "4:", "is not a variable name");
+  check_error("name: t\ntemplate: job.sbatch\ndebug_on_retry:\n  enabled: sometimes\n", "4:", "debug_on_retry.enabled");
+}
