@@ -14,7 +14,7 @@ bool specific(const NodeEvidence& n) { return n.task_failed || n.failed_first ||
 
 // The first-evidence rule: in a failed job of several nodes, the node of the first failing task.
 bool first_named(const BlameInput& in, const NodeEvidence& n) {
-  return in.first_evidence && (n.task_failed || n.failed_first) && in.job_nodes.size() > 1 &&
+  return in.first_evidence && (n.task_failed || n.failed_first) && !n.first_killed && in.job_nodes.size() > 1 &&
          in.cls == EndClass::Failed;
 }
 

@@ -16,6 +16,8 @@ struct NodeEvidence {
   bool task_failed = false;       // srun reported its task's end first (the later reports are victims)
   bool failed_first = false;      // the plugin's records: the job's first failing task ran here
   bool first_weak = false;        // that first end was an exit code, an abort or a kill (weak_end())
+  bool first_killed = false;      // ... a SIGKILL from outside (a person's kill -9, an OOM killer Slurm did not see):
+                                  // no task failed before it, so it names no node, not even under the first-evidence rule
   bool health_failed = false;     // the plugin's health check failed here
   bool heartbeat_stale_first = false;  // a per-task heartbeat here stopped well before the other nodes'
   double heartbeat_lead = 0;           // by how many seconds
@@ -61,7 +63,8 @@ bool node_related(EndClass c);
 // stopped, an abort is its own decision, a kill comes from outside (a person, the OOM killer, srun).
 // Only the signals of a machine's faults (SIGSEGV, SIGBUS, SIGILL) in the plugin's records speak
 // against the node outright; a weak first end, or any first end srun reported, names the failure's
-// one suspect, excluded at once under the first-evidence rule's guard (blame(), first_evidence.h).
+// one suspect, excluded at once under the first-evidence rule's guard (blame(), first_evidence.h),
+// except a SIGKILL (first_killed): the rank was killed from outside, its node kept no task from running.
 bool weak_end(int exit_code, int signal);
 
 // The nodes a failure points at: the node of the first task end, a silent or first-stale node, or

@@ -2,6 +2,7 @@
 // what follows: the campaign's end, or the next attempt after a backoff. Pure (reconcile/reconcile.h).
 #include <algorithm>
 #include <cctype>
+#include <csignal>
 
 #include "config/duration.h"
 #include "decide/ending.h"
@@ -83,6 +84,7 @@ std::vector<decide::NodeEvidence> node_evidence(Pass& p, const slurm::Job& job, 
     e.task_failed = srun && srun->report.node == e.name;
     if (e.failed_first) e.first_weak = decide::weak_end(first->exit_code, first->signal);
     if (e.task_failed) e.first_weak = decide::weak_end(srun->report.exit_code, srun->report.signo);
+    e.first_killed = (e.failed_first && first->signal == SIGKILL) || (e.task_failed && srun->report.signo == SIGKILL);
     e.health_failed = std::find(sick.begin(), sick.end(), e.name) != sick.end();
   }
   if (first) first_end = decide::FirstEnd{first->node, first->rank};

@@ -8,8 +8,11 @@
 #     excluded after that, and the crash-loop rule stops the campaign (exit 11);
 # (c) by hand: `mlsup exclusions` lists the node rank 1's crash excluded, with its evidence; `mlsup
 #     unexclude` lifts it (carried out by the `mlsup run` holding the campaign, journaled with who and
-#     why), and the next attempt is submitted without it and may run on it.
-# Each scenario has a hard limit; the suite prints its wall time (about 55 s here).
+#     why), and the next attempt is submitted without it and may run on it; it runs with the debug
+#     environment (attempt 1's failure said nothing an evidence rule reads);
+# (d) rank 1's training process killed by hand (kill -9): srun reports it Killed first, which names no
+#     node, so nothing is excluded and the resumed campaign completes exactly.
+# Each scenario has a hard limit; the suite prints its wall time (about 75 s here).
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 require_cluster
@@ -117,6 +120,33 @@ echo "the debug variables each training process saw (attempt=rank/NCCL_DEBUG:TOR
 check "(c) attempt 2 says why it debugs (status --json)" attempt2_says_why
 check "(c) attempt 1 ran without the debug environment, both of attempt 2's ranks with it" \
   sh -c "case '$(debug_seen)' in 1=*INFO*' 2='*) exit 1;; 1=*' 2=0/INFO:DETAIL,1/INFO:DETAIL') exit 0;; esac; exit 1"
+scenario_done
+
+scenario "(d) rank 1 killed by hand (kill -9) -> no node excluded, not even its own; resumed, exact result"
+new_campaign killed "--steps 60 --step-seconds 0.2 --ckpt-every 10"
+two_nodes
+start_campaign
+wait_until 60 heartbeat_at_least 15
+# The training process of rank 1 of attempt 1's job (on this machine: the local cluster's nodes share it).
+rank_pid() {
+  local job=$1 rank=$2 p
+  for p in $(pgrep -f "$TRAINER"); do
+    tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx "SLURM_JOB_ID=$job" || continue
+    tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx "SLURM_PROCID=$rank" && echo "$p"
+  done | head -n 1
+}
+victim=$(rank_pid "$(job_of_attempt 1)" 1)
+echo "killing rank 1 of job $(job_of_attempt 1): pid ${victim:-none}"
+[ -n "$victim" ] && kill -9 "$victim"
+wait_campaign 90
+echo "attempts: $(attempt_numbers | tr '\n' ' '); exclusions: $(excluded_nodes | tr '\n' ' ')"
+"$MLSUP" events "$CONF" | grep -E 'excluded|attempt-ended' | cut -c1-200
+check "(d) campaign completed" [ "$RC" -eq 0 ]
+check "(d) attempt 1 failed: srun reported rank 1 Killed first" \
+  [ "$(status_query 'next(a["class"] for a in s["history"] if a["number"] == 1)')" = failed ]
+check "(d) no node was excluded" [ -z "$(excluded_nodes)" ]
+check "(d) no excluded event" [ "$(event_count excluded)" -eq 0 ]
+check "(d) result equals a failure-free run's" result_is_exact
 scenario_done
 
 finish

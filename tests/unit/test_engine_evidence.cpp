@@ -136,6 +136,19 @@ TEST_CASE("evidence at an ending: output no rule explains is judged as before (t
   CHECK(journal.find("no_node_blamed") == std::string::npos);
 }
 
+TEST_CASE("evidence at an ending: a rank killed with SIGKILL first (a person's kill -9) names no node, not even its own") {
+  TwoNodes t;
+  auto& f = t.f;
+  fail_with(f, *t.c, "n[1-2]", "step 41 loss 2.1\nsrun: error: n2: task 1: Killed\nsrun: error: n1: task 0: Terminated\n");
+  REQUIRE(f.submits() == 2);
+  CHECK_FALSE(has_exclude(f.fake.submitted[1]));
+  CHECK(f.events_of("excluded").empty());
+  const auto ended = ended_records(f);
+  REQUIRE(ended.size() == 1);
+  CHECK(ended[0]["first_reported"]["signal"] == "Killed");
+  CHECK(ended[0]["first_reported"]["node"] == "n2");
+}
+
 TEST_CASE("evidence at an ending: a time limit's output is not read for evidence") {
   EngineFixture f;
   auto c = f.open();
