@@ -129,11 +129,11 @@ start_campaign
 wait_until 60 heartbeat_at_least 15
 # The training process of rank 1 of attempt 1's job (on this machine: the local cluster's nodes share it).
 rank_pid() {
-  local job=$1 rank=$2 p
+  local job=$1 rank=$2 p env
   for p in $(pgrep -f "$TRAINER"); do
-    tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx "SLURM_JOB_ID=$job" || continue
-    tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx "SLURM_PROCID=$rank" && echo "$p"
-  done | head -n 1
+    env=$(tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null) || continue
+    grep -qx "SLURM_JOB_ID=$job" <<<"$env" && grep -qx "SLURM_PROCID=$rank" <<<"$env" && { echo "$p"; return; }
+  done
 }
 victim=$(rank_pid "$(job_of_attempt 1)" 1)
 echo "killing rank 1 of job $(job_of_attempt 1): pid ${victim:-none}"
