@@ -64,6 +64,8 @@ const char* signal_name(int sig) {
     case SIGHUP: return "HUP";
     case SIGKILL: return "KILL";
     case SIGCONT: return "CONT";
+    case SIGURG: return "URG";
+    case SIGWINCH: return "WINCH";
     case SIGSTOP: return "STOP";
     default: return nullptr;
   }
@@ -128,8 +130,10 @@ class CliClient final : public Client {
   }
 
   // scancel signals a whole job only as a cancel (with the grace); steps it signals at once.
-  Result<void> kill_steps(JobId id) override {
-    return with_task_form(id, [this](const std::string& ref) -> Result<void> {
+  Result<void> signal_steps(JobId id, int sig) override {
+    const char* name = signal_name(sig);
+    if (!name) return std::unexpected(Error{ErrorKind::Rejected, 0, "signal " + std::to_string(sig) + " has no name scancel knows"});
+    return with_task_form(id, [this, name](const std::string& ref) -> Result<void> {
       auto out = command({"squeue", "-h", "-s", "-j", ref, "-o", "%i"});
       if (!out) return std::unexpected(out.error());
       for (const auto& line : util::split(*out, '\n')) {
@@ -137,7 +141,7 @@ class CliClient final : public Client {
         const auto dot = step.find('.');
         if (dot == std::string_view::npos || dot + 1 >= step.size() || !std::isdigit(static_cast<unsigned char>(step[dot + 1])))
           continue;  // the batch and extern steps stay
-        auto done = scancel({"--signal=KILL", std::string(step)});
+        auto done = scancel({std::string("--signal=") + name, std::string(step)});
         // a step that ended, or began to end, meanwhile is fine
         if (!done && done.error().kind != ErrorKind::UnknownJob && !already_over(done.error())) return done;
       }

@@ -54,10 +54,13 @@ class Client {
   // Sends signal to the batch shell only (batch_only) or to every step and the batch shell.
   virtual Result<void> signal(JobId id, int signal, bool batch_only) = 0;
 
-  // SIGKILL to each step the job has now, by its id (a step started later is never hit), at once,
-  // without Slurm's grace (KillWait, 30 s by default) in which a task stuck in a collective keeps its
-  // node; the batch shell is left alone.
-  virtual Result<void> kill_steps(JobId id) = 0;
+  // signal to each step the job has now, by its id (a step started later is never hit), at once;
+  // the batch shell and the extern step are left alone.
+  virtual Result<void> signal_steps(JobId id, int signal) = 0;
+
+  // SIGKILL to each step, without Slurm's grace (KillWait, 30 s by default) in which a task stuck in
+  // a collective keeps its node.
+  Result<void> kill_steps(JobId id) { return signal_steps(id, 9); }
 
   // Holds or releases a pending job.
   virtual Result<void> hold(JobId id) = 0;

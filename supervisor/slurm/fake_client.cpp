@@ -98,7 +98,9 @@ Result<void> FakeClient::signal(JobId id, int signal, bool batch_only) {
   return on_known(id, "signal " + std::to_string(signal) + (batch_only ? " batch" : " full"));
 }
 
-Result<void> FakeClient::kill_steps(JobId id) { return on_known(id, "kill_steps"); }
+Result<void> FakeClient::signal_steps(JobId id, int signal) {
+  return on_known(id, signal == 9 ? std::string("kill_steps") : "signal_steps " + std::to_string(signal));
+}
 
 Result<void> FakeClient::hold(JobId id) { return on_known(id, "hold"); }
 

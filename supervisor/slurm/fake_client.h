@@ -36,7 +36,7 @@ class FakeClient final : public Client {
   Result<std::vector<Node>> nodes() override;
   Result<void> cancel(JobId id) override;
   Result<void> signal(JobId id, int signal, bool batch_only) override;
-  Result<void> kill_steps(JobId id) override;
+  Result<void> signal_steps(JobId id, int signal) override;
   Result<void> hold(JobId id) override;
   Result<void> release(JobId id) override;
   Result<void> set_excluded(JobId id, const std::string& nodes) override;

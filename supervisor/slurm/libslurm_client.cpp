@@ -134,7 +134,7 @@ class LibslurmClient final : public Client {
 
   // Each step that exists now, by its id: a signal to "every step" reaches a slow node late (the
   // controller's agent retries for tens of seconds at width) and kills the step started after it.
-  Result<void> kill_steps(JobId id) override {
+  Result<void> signal_steps(JobId id, int sig) override {
     std::lock_guard lock(mutex_);
     job_step_info_response_msg_t* steps = nullptr;
     if (slurm_get_job_steps(0, id, NO_VAL, &steps, SHOW_ALL) != SLURM_SUCCESS) {
@@ -146,7 +146,7 @@ class LibslurmClient final : public Client {
       if (const uint32_t s = steps->job_steps[i].step_id.step_id; s < SLURM_INTERACTIVE_STEP) ids.push_back(s);
     slurm_free_job_step_info_response_msg(steps);
     for (const uint32_t s : ids) {
-      if (slurm_kill_job_step(id, s, SIGKILL) == SLURM_SUCCESS) continue;
+      if (slurm_kill_job_step(id, s, static_cast<uint16_t>(sig)) == SLURM_SUCCESS) continue;
       const Error e = last_error();  // a step that ended, or began to end, meanwhile is fine
       if (e.kind != ErrorKind::UnknownJob && !already_over(e)) return std::unexpected(e);
     }

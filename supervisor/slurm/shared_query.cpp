@@ -68,7 +68,7 @@ Result<std::vector<Node>> SharedQuery::nodes() { return counted(inner_.nodes());
 Result<JobId> SharedQuery::submit(const SubmitRequest& request) { return changed(inner_.submit(request)); }
 Result<void> SharedQuery::cancel(JobId id) { return changed(inner_.cancel(id)); }
 Result<void> SharedQuery::signal(JobId id, int sig, bool batch_only) { return changed(inner_.signal(id, sig, batch_only)); }
-Result<void> SharedQuery::kill_steps(JobId id) { return changed(inner_.kill_steps(id)); }
+Result<void> SharedQuery::signal_steps(JobId id, int sig) { return changed(inner_.signal_steps(id, sig)); }
 Result<void> SharedQuery::hold(JobId id) { return changed(inner_.hold(id)); }
 Result<void> SharedQuery::release(JobId id) { return changed(inner_.release(id)); }
 Result<void> SharedQuery::set_excluded(JobId id, const std::string& nodes) { return changed(inner_.set_excluded(id, nodes)); }

@@ -183,6 +183,26 @@ TEST_CASE("kill_steps ends tasks that ignore SIGTERM at once, without Slurm's gr
   CHECK(done.state == JobState::Failed);
 }
 
+TEST_CASE("signal_steps reaches every task of the job's steps on every node, and not the batch shell") {
+  mlsup::test::TempDir dir;
+  const std::string d = dir.path();
+  const JobId id = submit(dir, "trap 'touch " + d + "/batch-got' USR2\nsrun bash -c 'trap \"touch " + d +
+                                   "/task-$SLURM_PROCID\" USR2; touch " + d + "/ready-$SLURM_PROCID; while :; do sleep 0.1; done' &\n"
+                                   "wait $!; wait $!",
+                          {"-N2"}, "steps");
+  const auto ready = [&] { return std::filesystem::exists(d + "/ready-0") && std::filesystem::exists(d + "/ready-1"); };
+  wait_for(id, [&](const Job& j) { return j.state == JobState::Running && ready(); });
+  REQUIRE(client().signal_steps(id, SIGUSR2).has_value());
+  const auto both = [&] { return std::filesystem::exists(d + "/task-0") && std::filesystem::exists(d + "/task-1"); };
+  for (int i = 0; i < 100 && !both(); ++i) std::this_thread::sleep_for(100ms);
+  CHECK(both());
+  std::this_thread::sleep_for(500ms);
+  CHECK_FALSE(std::filesystem::exists(d + "/batch-got"));
+  CHECK(wait_for(id, live_or_queued, 1s).state == JobState::Running);  // the tasks caught it and go on
+  REQUIRE(client().cancel(id).has_value());
+  wait_for(id, ended, 40s);
+}
+
 TEST_CASE("a signal reaches the batch shell") {
   mlsup::test::TempDir dir;
   const std::string mark = dir.path() + "/got-usr1";
