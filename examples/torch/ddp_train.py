@@ -34,6 +34,7 @@ def parse_args(argv):
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--out", required=True, help="folder for the final weights.pt and weights.sha256 (rank 0)")
     p.add_argument("--crash-file", default="", help="tests: the rank that takes this file (a rename) is killed")
+    p.add_argument("--stall-file", default="", help="tests: rank 1 takes this file (a rename) and stops for good")
     return p.parse_args(argv)
 
 
@@ -74,6 +75,25 @@ def crash_if_asked(path):
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+def stall_if_asked(path):
+    """Tests: rank 1 takes the file and stops in Python for good; the other ranks wait for it in a collective."""
+    if take_as_rank_1(path, "stalling"):
+        while True:
+            time.sleep(60)
+
+
+def take_as_rank_1(path, what):
+    """Tests: rank 1 takes the file (a rename) when it is there; True when it did."""
+    if not path or dist.get_rank() != 1 or not os.path.exists(path):
+        return False
+    try:
+        os.rename(path, f"{path}.taken")
+    except OSError:
+        return False
+    print(f"rank 1: {what} as asked ({path})", file=sys.stderr, flush=True)
+    return True
+
+
 def main(argv):
     args = parse_args(argv)
     job = mt.init(layout="glob", complete_marker="COMPLETE")  # first: the pre-timeout signal is a flag from here on
@@ -101,6 +121,7 @@ def main(argv):
         optimizer.step()
         step += 1
         crash_if_asked(args.crash_file)
+        stall_if_asked(args.stall_file)
         job.heartbeat(step)
         if args.step_seconds:
             time.sleep(args.step_seconds)

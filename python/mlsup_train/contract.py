@@ -31,6 +31,8 @@ class Contract:
     signal_lead: int = 0
     node: str = ""
     attempt_heartbeat_file: str = ""
+    stacks_signal: str = ""
+    hang_dir: str = ""
 
     @property
     def supervised(self):
@@ -73,6 +75,8 @@ _ENVIRONMENT = (
     ("signal_lead", "MLSUP_SIGNAL_LEAD", int),
     ("node", "MLSUP_NODE", str),
     ("attempt_heartbeat_file", "MLSUP_ATTEMPT_HEARTBEAT_FILE", str),
+    ("stacks_signal", "MLSUP_STACKS_SIGNAL", str),
+    ("hang_dir", "MLSUP_HANG_DIR", str),
 )
 
 

@@ -6,7 +6,7 @@ import signal
 import sys
 import threading
 
-from . import checkpoints, contract, decide, files, memory, ranks
+from . import checkpoints, contract, decide, files, memory, ranks, stacks
 from .heartbeat_file import Heartbeat
 
 
@@ -59,6 +59,7 @@ class Job:
                 say(f"MLSUP_SIGNAL={self.contract.signal} names no signal of this system: SIGUSR1 is caught instead")
             signals = (wanted or signal.SIGUSR1,)
         self._signal = _SignalFlag(signals)
+        self.stacks_file = stacks.register(self.contract, ranks.rank(self._environ), self._environ)
         writes = self.contract.heartbeat_per_task or ranks.rank(self._environ) == 0
         self.heartbeat_writer = Heartbeat(self.contract.heartbeat_file, writes, keepalive_seconds)
         self.decision = None

@@ -1,5 +1,6 @@
-// act on a hang: keep what evidence there is (the hang command's output), probe the job's nodes,
-// blame from the heartbeats that went silent first and the nodes that do not answer, then cancel.
+// act on a hang: keep what evidence there is (the hang command's output, every rank's stacks), probe
+// the job's nodes, blame from the heartbeats that went silent first, the nodes that do not answer and
+// the ranks the others' stacks wait on, then cancel.
 // Before the timeout, the nodes the other ranks wait on are probed first: one proven silent makes
 // it a hang at once; answered, nothing is done.
 // The probe is read here, not in observe: it only means something at the moment of the hang.
@@ -108,6 +109,7 @@ util::Result<void> Actor::hang(const CampaignState& s, const intent::Hang& i, co
   event(events::HangDetected{a.number, i.job.job_id, reason, silent ? stale_nodes(i) : nodes,
                              config::format_duration(config::Seconds(i.steady_timeout)), i.calibrated});
   keep_hang_evidence(a, i.job, nodes);
+  const auto stacks = gather_stacks(a, i.job);
   if (!i.stale.empty()) {
     std::vector<events::StaleLead> named;
     for (const auto& st : i.stale) named.push_back({st.node, st.lead});
@@ -118,8 +120,9 @@ util::Result<void> Actor::hang(const CampaignState& s, const intent::Hang& i, co
     if (!probed) return std::unexpected(probed.error());
     silent = std::move(*probed);
   }
-  for (const auto& e : blame_exclusions(s, a.number, decide::EndClass::Hang, decide::hang_evidence(nodes, i.stale, *silent),
-                                        config_, edges_.now()))
+  const auto evidence = stacks ? decide::hang_evidence(nodes, i.stale, *silent, stacks->nodes, stacks->why)
+                                : decide::hang_evidence(nodes, i.stale, *silent);
+  for (const auto& e : blame_exclusions(s, a.number, decide::EndClass::Hang, evidence, config_, edges_.now()))
     if (auto ok = act(s, e); !ok) return ok;
   // Spare nodes: the job outlives the hung run, unless its batch host (where the job's loop runs) is silent.
   const bool host_silent = std::find(silent->begin(), silent->end(), i.job.batch_host) != silent->end();

@@ -13,6 +13,7 @@
 #include "campaign/notify.h"
 #include "campaign/template_snapshot.h"
 #include "config/config.h"
+#include "decide/hang_stacks.h"
 #include "events/kinds.h"
 #include "events/act.h"
 #include "events/facts.h"
@@ -165,6 +166,9 @@ class Actor {
   std::optional<std::string> patch_queued(const AttemptState& a, const slurm::Job& queued,
                                           const std::vector<std::string>& before);
   void keep_hang_evidence(const AttemptState& a, const slurm::Job& job, const std::vector<std::string>& nodes);
+  // At a hang, every rank's Python stacks (campaign/act_stacks.cpp): asked for with stacks_signal where the
+  // helper made the ranks' files, waited for, judged and told (hang-stacks); nullopt when none was asked.
+  std::optional<decide::StacksVerdict> gather_stacks(const AttemptState& a, const slurm::Job& job);
   void send_cancel(const AttemptState& a, decide::EndClass why);
 
   // Keeps the replay snapshot (store/replay_snapshot.h) when the journal gained enough records since.

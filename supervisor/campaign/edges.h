@@ -43,6 +43,8 @@ struct Edges {
   std::function<std::optional<long long>(int pid)> process_start;
   // Ends the process group of a process of this host (an earlier supervisor's sbatch past its deadline).
   std::function<void(int pid)> kill_group;
+  // Waits this many seconds (the ranks' stacks at a hang); empty function = the thread sleeps.
+  std::function<void(double seconds)> sleep;
 
   // The monotonic clock's seconds (the wall clock's when none is given).
   double monotonic() const { return mono ? mono() : now(); }

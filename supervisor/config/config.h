@@ -57,6 +57,8 @@ struct HeartbeatSettings {
   Seconds save_timeout{1800};
   std::string hang_command;      // run through /bin/sh before a hung job is cancelled; "" = none
   Seconds hang_command_timeout{60};
+  std::string stacks_signal = "USR2";  // at a hang, sent to the job's steps: the helper's faulthandler dumps every rank's stacks; "" = none
+  Seconds stacks_wait{10};             // how long the ranks have to dump them
   bool calibrate = true;         // shorten steady_timeout to calibrate_factor x the longest step seen
   int calibrate_factor = 10;
   Seconds calibrate_min{20};     // never calibrate below this

@@ -101,6 +101,13 @@ const std::vector<KeySpec>& table() {
        "\"$MLSUP_JOB_ID\"); its output goes to <state_dir>/attempts/<N>/hang-evidence.txt; \"\" = none"},
       {"heartbeat.hang_command_timeout", Kind::Duration,
        [](Config& c) -> Field { return &c.heartbeat.hang_command_timeout; }, "how long the hang command may take"},
+      {"heartbeat.stacks_signal", Kind::Choice, [](Config& c) -> Field { return &c.heartbeat.stacks_signal; },
+       "at a hang, before the cancel, sent to the job's steps (not the batch shell) when the ranks' helper registered "
+       "for it (MLSUP_STACKS_SIGNAL): each rank's Python stacks land in <state_dir>/attempts/<N>/hang/; USR1 by default "
+       "when slurm.signal is USR2; \"\" = none",
+       0, {"", "USR1", "USR2", "URG", "WINCH"}},
+      {"heartbeat.stacks_wait", Kind::Duration, [](Config& c) -> Field { return &c.heartbeat.stacks_wait; },
+       "how long the ranks have to dump their stacks before the hang is judged without the ones missing"},
       {"heartbeat.calibrate", Kind::Bool, [](Config& c) -> Field { return &c.heartbeat.calibrate; },
        "shorten steady_timeout to calibrate_factor times the longest step seen in this campaign (20 steps at least)"},
       {"heartbeat.calibrate_factor", Kind::Int, [](Config& c) -> Field { return &c.heartbeat.calibrate_factor; },

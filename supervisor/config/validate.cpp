@@ -155,6 +155,12 @@ const std::vector<Rule>& rules() {
                 ": a save may stay silent at least as long as a step";
        }},
       {"slurm.signal_lead", check_signal_lead},
+      {"heartbeat.stacks_signal",
+       [](const Config& c) -> std::optional<std::string> {
+         if (c.heartbeat.stacks_signal.empty() || c.heartbeat.stacks_signal != c.slurm.signal) return std::nullopt;
+         return "is slurm.signal too: the training would take a hang's request for its stacks as the pre-timeout "
+                "signal; pick another (USR1, USR2, URG, WINCH) or \"\" for none";
+       }},
       {"policy.backoff_max",
        [](const Config& c) -> std::optional<std::string> {
          if (c.policy.backoff_max >= c.policy.backoff_initial) return std::nullopt;

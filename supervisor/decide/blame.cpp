@@ -10,7 +10,9 @@
 namespace mlsup::decide {
 namespace {
 
-bool specific(const NodeEvidence& n) { return n.task_failed || n.failed_first || n.heartbeat_stale_first; }
+bool specific(const NodeEvidence& n) {
+  return n.task_failed || n.failed_first || n.heartbeat_stale_first || !n.waited_on.empty();
+}
 
 // The first-evidence rule: in a failed job of several nodes, the node of the first failing task.
 bool first_named(const BlameInput& in, const NodeEvidence& n) {
@@ -43,6 +45,8 @@ void direct(const BlameInput& in, std::vector<Blamed>& out) {
       out.push_back({n.name, "the job's first failing task ran there, ended by a machine fault's signal; the other "
                              "nodes' tasks were ended after it"});
     else if (stale) out.push_back({n.name, stopped + " (the attempt ended as " + ending + ")"});
+    else if (!n.waited_on.empty() && in.job_nodes.size() > 1 && in.cls == EndClass::Hang)
+      out.push_back({n.name, "the hang's stacks: " + n.waited_on});
     else if (first_named(in, n))
       out.push_back({n.name, std::string("the job's first failing task ran there (") +
                                  (n.failed_first ? "the plugin's records" : "srun's report") +
@@ -90,10 +94,12 @@ void repeated(const BlameInput& in, std::vector<Blamed>& out) {
 bool node_related(EndClass c) { return row(c).node_related; }
 
 std::vector<NodeEvidence> hang_evidence(const std::vector<std::string>& nodes, const std::vector<StaleNode>& stale,
-                                        const std::vector<std::string>& silent) {
+                                        const std::vector<std::string>& silent, const std::vector<std::string>& waited_on,
+                                        const std::string& why) {
   std::vector<NodeEvidence> out;
   for (const auto& n : nodes) {
     NodeEvidence e{n};
+    if (std::find(waited_on.begin(), waited_on.end(), n) != waited_on.end()) e.waited_on = why;
     e.not_responding = std::find(silent.begin(), silent.end(), n) != silent.end();
     for (const auto& st : stale) {
       if (st.node != n) continue;

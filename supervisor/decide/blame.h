@@ -21,6 +21,7 @@ struct NodeEvidence {
   bool health_failed = false;     // the plugin's health check failed here
   bool heartbeat_stale_first = false;  // a per-task heartbeat here stopped well before the other nodes'
   double heartbeat_lead = 0;           // by how many seconds
+  std::string waited_on;               // the hang's stacks: the others wait on a rank here (why; "" = not)
 };
 
 // An earlier failed attempt, for the rule of the node common to repeated failures.
@@ -52,9 +53,11 @@ struct StaleNode {
   double lead = 0;  // seconds
 };
 
-// What a hang says of each node of the job: which went silent first, which did not answer the probe.
+// What a hang says of each node of the job: which went silent first, which did not answer the probe,
+// on which the ranks' stacks show the others waiting (and why).
 std::vector<NodeEvidence> hang_evidence(const std::vector<std::string>& nodes, const std::vector<StaleNode>& stale,
-                                        const std::vector<std::string>& silent);
+                                        const std::vector<std::string>& silent, const std::vector<std::string>& waited_on = {},
+                                        const std::string& why = "");
 
 // True for the endings that can say something about a node (a failure, a hang), not a time limit.
 bool node_related(EndClass c);

@@ -78,6 +78,12 @@ auto fields(const HangEvidence*) {
   return std::tuple{lenient("attempt", &E::attempt), lenient("job_id", &E::job_id), lenient("path", &E::path),
                     lenient("outcome", &E::outcome)};
 }
+auto fields(const HangStacks*) {
+  using E = HangStacks;
+  return std::tuple{lenient("attempt", &E::attempt), lenient("job_id", &E::job_id),   lenient("folder", &E::folder),
+                    lenient("ranks", &E::ranks),     lenient("dumped", &E::dumped),   lenient("places", &E::places),
+                    lenient("waited_on", &E::waited_on), lenient("nodes", &E::nodes), lenient("why", &E::why)};
+}
 auto fields(const ProbeDoubted*) {
   using E = ProbeDoubted;
   return std::tuple{lenient("attempt", &E::attempt), lenient("job_id", &E::job_id), lenient("unanswered", &E::unanswered),

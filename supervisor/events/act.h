@@ -137,6 +137,19 @@ struct HangEvidence {
   std::string path, outcome;
 };
 
+// Every rank was asked for its Python stacks at a hang: where they stopped, and whom the others wait on.
+struct HangStacks {
+  static constexpr EventKind kKind{"hang-stacks"};
+  int attempt = 0;
+  slurm::JobId job_id = 0;
+  std::string folder;
+  int ranks = 0, dumped = 0;          // the ranks' files, and how many dumped in time
+  std::vector<std::string> places;    // "ranks 0-2: file:line in function", the most ranks first
+  std::vector<std::string> waited_on; // the ranks singled out
+  std::vector<std::string> nodes;     // their nodes
+  std::string why;
+};
+
 // Nodes did not answer a probe step, but the verdict doubts it (proven: those taken as silent).
 struct ProbeDoubted {
   static constexpr EventKind kKind{"probe-doubted"};
@@ -235,6 +248,7 @@ struct ConfigReloaded {
   X(HandedOver)               \
   X(ChainExcluded)            \
   X(HangEvidence)             \
+  X(HangStacks)               \
   X(ProbeDoubted)             \
   X(ProbeAnswered)            \
   X(HangDetected)             \

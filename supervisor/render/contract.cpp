@@ -33,6 +33,9 @@ const ContractValue kContract[] = {
     {"signal", "MLSUP_SIGNAL", [](const config::Config& c, const Attempt&) { return c.slurm.signal; }},
     // The lead of the job's own --signal: a chain's tasks keep the one their array was submitted with.
     {"signal_lead", "MLSUP_SIGNAL_LEAD", [](const config::Config& c, const Attempt& a) { return std::to_string(signal_lead(c, a)); }},
+    // At a hang: the signal that asks every rank for its stacks, and the folder they go to.
+    {"stacks_signal", "MLSUP_STACKS_SIGNAL", [](const config::Config& c, const Attempt&) { return c.heartbeat.stacks_signal; }},
+    {"hang_dir", "MLSUP_HANG_DIR", [](const config::Config& c, const Attempt& a) { return c.dir().hang(a.number); }, true},
 };
 
 std::string optional_int(const std::optional<int>& v) { return v ? std::to_string(*v) : ""; }

@@ -60,6 +60,9 @@ wait_until 180 attempt_running 2
 echo "froze $NODE of job $JOB at step $(heartbeat_of 1); attempt 2 RUNNING after $(( $(date +%s) - t0 ))s on $(nodes_of "$(job_of_attempt 2)" | tr '\n' ' ')"
 check "power loss: the ledger holds the frozen node" sh -c "echo '$(excluded_nodes)' | grep -qx '$NODE'"
 check "power loss: attempt 2 runs without it" sh -c "! echo '$(nodes_of "$(job_of_attempt 2)")' | grep -qx '$NODE'"
+echo "stacks at the hang: $("$MLSUP" events "$CONF" --kind hang-stacks 2>&1 | tail -n 1 | cut -c1-400)"
+check "power loss: at the hang the live rank gave its stacks, the frozen one none: the one waited on, on $NODE" \
+  has_event hang-stacks attempt=1 ranks=2 dumped=1 "nodes=[\"$NODE\"]"
 resumed=$(resume_step_of 2)
 check "power loss: attempt 2 resumed from a checkpoint ($resumed)" [ "${resumed:-0}" -gt 0 ]
 wait_until 180 heartbeat_at_least $(( ${resumed:-0} + 20 )) 2
@@ -81,5 +84,34 @@ check "and so are the weights themselves, byte for byte" /usr/bin/python3 -c '
 import sys, torch
 a, b = (torch.load(p) for p in sys.argv[1:3])
 sys.exit(not (a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)))' "$ref/weights.pt" "$CDIR/final/weights.pt"
+scenario_done
+
+scenario "rank 1 stalls in Python (its node is fine) -> a hang; every rank's stacks name rank 1, its node alone excluded"
+STEADY_TIMEOUT=20s SAVE_TIMEOUT=30s new_campaign ddp-stall "$ARGS --out OUT --stall-file STALL" "target:
+  steps: 160"
+sed -i -e 's|/srun.sbatch.tmpl$|/torchrun.sbatch.tmpl|' -e 's/^  nodes: 1$/  nodes: 2/' -e '/^  ntasks_per_node: 1$/d' \
+  -e "s|--out OUT --stall-file STALL|--out $CDIR/final --stall-file $CDIR/stall|" -e 's/^  script_args: \(.*\)$/  script_args: \1\n  nproc_per_node: 1/' "$CONF"
+start_campaign
+wait_until 180 heartbeat_at_least 30 1
+touch "$CDIR/stall"
+t0=$(date +%s)
+wait_until 120 has_event hang-stacks attempt=1
+# rank 1's node, as its own file's first line names it (torchrun's rendezvous places the ranks)
+NODE=$(head -n 1 "$STATE/attempts/1/hang/rank-1.txt" | sed -n 's/^mlsup stacks: rank=1 node=\([^ ]*\) .*/\1/p')
+check "stall: rank 1's file names its node ($NODE)" [ -n "$NODE" ]
+echo "stall asked at step $(heartbeat_of 1); stacks told after $(( $(date +%s) - t0 ))s: $("$MLSUP" events "$CONF" --kind hang-stacks 2>&1 | tail -n 1 | cut -c1-400)"
+check "stall: both ranks gave their stacks at the hang" has_event hang-stacks attempt=1 ranks=2 dumped=2
+check "stall: the stacks single out rank 1, on $NODE" has_event hang-stacks attempt=1 'waited_on=["1"]' "nodes=[\"$NODE\"]"
+check "stall: rank 1 is told where it stopped (stall_if_asked)" has_event hang-stacks attempt=1 'places~rank 1: torch/ddp_train.py'
+check "stall: rank 1's file holds its stack" grep -q 'in stall_if_asked' "$STATE/attempts/1/hang/rank-1.txt"
+check "stall: rank 0's file holds a stack inside torch" grep -q 'dist-packages/torch/' "$STATE/attempts/1/hang/rank-0.txt"
+wait_campaign 300
+check "stall: campaign completed" [ "$RC" -eq 0 ]
+check "stall: attempt 1 ended as a hang" has_event attempt-ended attempt=1 class=hang
+check "stall: $NODE excluded on the stacks' word" has_event excluded "node=$NODE" "reason~the hang's stacks"
+check "stall: no other node excluded" [ "$(excluded_nodes | tr '\n' ' ')" = "$NODE " ]
+check "stall: attempt 2 resumed from a checkpoint" [ "$(resume_step_of 2)" -gt 0 ]
+check "stall: the final weights are bitwise those of the uninterrupted run" cmp -s "$ref/weights.sha256" "$CDIR/final/weights.sha256"
+[ "$RC" -eq 0 ] || tail -n 20 "$CDIR/run.out"
 scenario_done
 finish

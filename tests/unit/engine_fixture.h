@@ -47,6 +47,8 @@ struct EngineFixture {
   double disk_percent = 10;         // how full the checkpoint folder's file system is (bytes)
   std::optional<double> disk_free;  // and the bytes free there (nullopt: not measured)
   std::function<double()> reserve_submit;  // the sbatch turns of run (empty: none, as a tick)
+  std::function<void()> on_sleep;          // what happens while the engine waits (no time passes)
+  int sleeps = 0;                          // how often it waited
 
   // A campaign let go saves what it observed first, as run and tick let go of one (Opened::close()).
   struct Close {
@@ -64,6 +66,10 @@ struct EngineFixture {
     edges.clock_id = clock_id;
     edges.disk = [this](const std::string& folder) { return decide::DiskUse{folder, disk_percent, 1, disk_free, 1e9}; };
     edges.reserve_submit = reserve_submit;
+    edges.sleep = [this](double) {
+      ++sleeps;
+      if (on_sleep) on_sleep();
+    };
     edges.keep_lease = [this](double seconds) -> util::Result<void> {
       held_for.push_back(seconds);
       if (lease_lost) return std::unexpected(util::Error{.kind = util::ErrorKind::Superseded, .message = "lease lost"});

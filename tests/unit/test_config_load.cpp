@@ -62,6 +62,7 @@ TEST_CASE("a minimal config gets every default, with paths beside the config") {
   CHECK(c.policy.budgets.at("timeout").count == -1);
   CHECK(c.is_set("name"));
   CHECK_FALSE(c.is_set("slurm.signal"));
+  CHECK(c.heartbeat.stacks_signal == "USR2");
 }
 
 TEST_CASE("values of every kind are read, and relative paths resolve against the config's folder") {
@@ -101,6 +102,7 @@ notify: {webhook: "http://hooks.example/x", cooldown: 1h}
   CHECK(c.checkpoint.dir == "/ckpt/llama");
   CHECK(c.checkpoint.layout == "megatron");
   CHECK(c.heartbeat.save_timeout == config::Seconds(3600));
+  CHECK(c.heartbeat.stacks_signal == "USR1");  // not the pre-timeout signal (slurm.signal USR2) by default
   CHECK(c.policy.budgets.at("failed").count == 3);
   CHECK(c.policy.budgets.at("failed").window == config::Seconds(3600));
   CHECK(c.policy.budgets.at("node_fail").count == 10);
@@ -143,6 +145,8 @@ TEST_CASE("wrong values of each kind") {
   check_error(m + "slurm:\n  array: 1-x\n", "4:10: slurm.array: ", "array spec \"1-x\"");
   check_error(m + "checkpoint:\n  layout: megatorn\n", "4:11: checkpoint.layout: ", "(did you mean \"megatron\"?)");
   check_error(m + "slurm:\n  signal: KILL\n", "4:11: slurm.signal: ", "is not one of: USR1, USR2");
+  check_error(m + "slurm:\n  signal: USR2\nheartbeat:\n  stacks_signal: USR2\n", "6:3: heartbeat.stacks_signal: ",
+              "is slurm.signal too");
   check_error(m + "slurm:\n  extra_args: --qos=high\n", "4:15: slurm.extra_args: ", "expected a list");
   check_error(m + "slurm:\n  extra_args: [{a: b}]\n", "4:15: slurm.extra_args: ", "expected a single value in the list");
   check_error(m + "vars: [1, 2]\n", "3:7: vars: ", "expected a mapping of names to values");

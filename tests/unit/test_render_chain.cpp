@@ -274,7 +274,7 @@ TEST_CASE("a chain's script may not hold one attempt's values: each task reads t
     CHECK(plan.error().str().find(":3:6: " + name + ": a chain (slurm.array) renders the script once") != std::string::npos);
     CHECK(plan.error().message.find("read $" + env + " instead") != std::string::npos);
   }
-  CHECK(render::per_attempt_variables().size() == 4);
+  CHECK(render::per_attempt_variables().size() == 5);
   const auto section = render::plan_submission(c.config, "#!/bin/bash\n{{#resume_from}}\nx\n{{/resume_from}}\n", {1});
   REQUIRE_FALSE(section.has_value());
   CHECK(section.error().str().find(":2:1: resume_from: ") != std::string::npos);
