@@ -103,7 +103,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::Send& i) { ret
 util::Result<void> Actor::send(const AttemptState& a, bool turn_taken) {
   if (!templates_.text()) return {};  // no template has rendered yet (told by take_template)
   auto plan = render::plan_submission(config_, *templates_.text(),
-                                     {a.number, a.resume_from, a.exclude, a.tag, campaign_id_, a.signal_lead, !a.debug.empty()});
+                                     rendered(a, true));
   if (!plan) {  // this attempt's values break a template that renders: told, tried again next pass
     event(events::TemplateUnusable{a.number, config_.template_path, plan.error().str(), true,
                                    "nothing is submitted; tried again next pass"});

@@ -15,7 +15,7 @@ using nlohmann::json;
 
 void Actor::write_chain_values(const AttemptState& a, const std::string& resume_from) {
   const std::string dir = config_.dir().chain();
-  const std::string text = render::chain_values(config_, {a.number, resume_from, a.exclude, a.tag, campaign_id_, 0, !a.debug.empty()});
+  const std::string text = render::chain_values(config_, rendered(a, false, &resume_from));
   if (lease_lost_ || util::read_file(dir + "/next.env").value_or("") == text) return;  // another supervisor's now
   std::error_code ec;
   fs::create_directories(dir + "/claims", ec);

@@ -15,7 +15,7 @@ using nlohmann::json;
 void Actor::write_spare_values(const AttemptState& a, slurm::JobId job, const std::vector<std::string>& nodes) {
   const std::string dir = config_.dir().spares();
   const std::string text =
-      render::spare_values(config_, {a.number, a.resume_from, a.exclude, a.tag, campaign_id_, 0, !a.debug.empty()}, job, nodes);
+      render::spare_values(config_, rendered(a, false), job, nodes);
   if (lease_lost_ || util::read_file(dir + "/next.env").value_or("") == text) return;  // another supervisor's now
   std::error_code ec;
   fs::create_directories(dir + "/claims", ec);

@@ -40,6 +40,11 @@ bool Actor::take_template() {
   return templates_.take(config_, teller());
 }
 
+render::Attempt Actor::rendered(const AttemptState& a, bool own_job, const std::string* resume_from) const {
+  return {a.number, resume_from ? *resume_from : a.resume_from, a.exclude, a.tag, campaign_id_, own_job ? a.signal_lead : 0,
+          !a.debug.empty()};
+}
+
 util::Result<void> Actor::keep_lease(double seconds) {
   if (!edges_.keep_lease) return {};
   auto held = edges_.keep_lease(seconds);

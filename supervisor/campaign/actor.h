@@ -19,6 +19,7 @@
 #include "events/facts.h"
 #include "events/outside.h"
 #include "reconcile/intents.h"
+#include "render/contract.h"
 #include "state/memory.h"
 #include "state/records.h"
 #include "state/state.h"
@@ -142,6 +143,9 @@ class Actor {
   // An event of kind what with these fields told (event() and intent::Report come here).
   void tell(events::EventKind what, nlohmann::json fields);
   void emit(const nlohmann::json& e);
+  // Attempt a's values as the renderer takes them: resume_from overrides a's; the signal lead sized for
+  // it only for a job of its own (a chain's task and a spare-node run keep their job's --signal).
+  render::Attempt rendered(const AttemptState& a, bool own_job, const std::string* resume_from = nullptr) const;
   // sbatch for attempt a, whose intent is journaled (its turn to call sbatch waited for unless taken).
   util::Result<void> send(const AttemptState& a, bool turn_taken = false);
   // True when a new submission for attempt may call sbatch now: edges_.reserve_submit's turn came
