@@ -176,7 +176,8 @@ util::Result<void> Actor::act(const CampaignState&, const intent::Exclude& i) {
     x.step = i.first_end.step;
   }
   if (!i.rule.empty()) x.rule = i.rule;
-  return fact(x, events::Excluded{config::format_duration(config_.policy.exclusion_ttl)});
+  const auto ttl = i.blamed.first_evidence ? config_.policy.exclusion_unexplained_ttl : config_.policy.exclusion_ttl;
+  return fact(x, events::Excluded{config::format_duration(ttl)});
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::Lift& i) {

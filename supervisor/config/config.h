@@ -83,6 +83,10 @@ struct PolicySettings {
   Seconds submit_retry_for{3600};  // a refused submission that may pass later is retried this long
   Seconds submit_unknown_grace{60};  // after an sbatch whose outcome is unknown, the tag must stay absent this long
   Seconds exclusion_ttl{6 * 3600};
+  // A failure nothing explains: its first failing task's node is excluded after the first such failure
+  // (the first-evidence rule) or the second within the window (the repeated-failure rule alone).
+  std::string exclusion_unexplained = "first";
+  Seconds exclusion_unexplained_ttl{6 * 3600};  // how long the first-evidence rule's exclusions last
   int exclusion_cap = 0;  // most nodes excluded at once; 0 = as many as leave the job schedulable
   Seconds exclusion_relax_after{60};  // pending on ReqNodeNotAvail this long: drop the oldest exclusion
   int no_retry_exit_code = 78;

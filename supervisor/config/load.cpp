@@ -86,6 +86,7 @@ void finalize(Config& c) {
   c.switches.kill = resolve(c.base_dir, c.switches.kill, c.dir().kill_switch());
   c.switches.save = resolve(c.base_dir, c.switches.save, c.dir().save_switch());
   c.notify.ca_file = resolve(c.base_dir, c.notify.ca_file, "");
+  if (!c.is_set("policy.exclusion_unexplained_ttl")) c.policy.exclusion_unexplained_ttl = c.policy.exclusion_ttl;
   // The stacks' signal by default is never the pre-timeout one (set both to the same and validate says so).
   if (!c.is_set("heartbeat.stacks_signal") && c.heartbeat.stacks_signal == c.slurm.signal)
     c.heartbeat.stacks_signal = c.slurm.signal == "USR2" ? "USR1" : "USR2";

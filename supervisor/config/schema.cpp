@@ -146,6 +146,14 @@ const std::vector<KeySpec>& table() {
        "and never while its heartbeat says `saving`, up to heartbeat.save_timeout"},
       {"policy.exclusion_ttl", Kind::Duration, [](Config& c) -> Field { return &c.policy.exclusion_ttl; },
        "how long a node blamed for a failure stays excluded"},
+      {"policy.exclusion_unexplained", Kind::Choice, [](Config& c) -> Field { return &c.policy.exclusion_unexplained; },
+       "a failure of a job of several nodes that nothing explains (no evidence rule, no machine fault's signal, no "
+       "silent node): first = the node of its first failing task is excluded at once (the first-evidence rule); "
+       "second = only when that node was named so by another failure within the failed budget's window", 0,
+       {"first", "second"}},
+      {"policy.exclusion_unexplained_ttl", Kind::Duration,
+       [](Config& c) -> Field { return &c.policy.exclusion_unexplained_ttl; },
+       "how long an exclusion of the first-evidence rule lasts; policy.exclusion_ttl when not set"},
       {"policy.exclusion_cap", Kind::Int, [](Config& c) -> Field { return &c.policy.exclusion_cap; },
        "most nodes excluded at once; 0 = as many as keep the job schedulable", 0},
       {"policy.exclusion_relax_after", Kind::Duration,

@@ -356,11 +356,16 @@ std::vector<intent::Exclude> blame_exclusions(const CampaignState& s, int attemp
                                               double now, const std::optional<FirstWeighed>& first) {
   decide::BlameInput in{cls, std::move(evidence), s.failures, now,
                         static_cast<double>(c.policy.budgets.at("failed").window.count()), 2};
-  in.first_evidence = first && first->verdict.apply;
+  in.first_evidence = first && first->verdict.apply && c.policy.exclusion_unexplained == "first";
   in.follows_training = first && first->verdict.follows_training;
-  const double until = now + static_cast<double>(c.policy.exclusion_ttl.count());
+  const auto until = [&](const decide::Blamed& b) {
+    return now + static_cast<double>((b.first_evidence ? c.policy.exclusion_unexplained_ttl : c.policy.exclusion_ttl).count());
+  };
   std::vector<intent::Exclude> out;
-  for (auto& b : decide::blame(in)) out.push_back({attempt, std::move(b), until, first ? first->end : decide::FirstEnd{}});
+  for (auto& b : decide::blame(in)) {
+    const double end = until(b);
+    out.push_back({attempt, std::move(b), end, first ? first->end : decide::FirstEnd{}});
+  }
   return out;
 }
 

@@ -63,6 +63,8 @@ TEST_CASE("a minimal config gets every default, with paths beside the config") {
   CHECK(c.is_set("name"));
   CHECK_FALSE(c.is_set("slurm.signal"));
   CHECK(c.heartbeat.stacks_signal == "USR2");
+  CHECK(c.policy.exclusion_unexplained == "first");
+  CHECK(c.policy.exclusion_unexplained_ttl == c.policy.exclusion_ttl);
 }
 
 TEST_CASE("values of every kind are read, and relative paths resolve against the config's folder") {

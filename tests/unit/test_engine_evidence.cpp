@@ -41,11 +41,11 @@ void fail_with(EngineFixture& f, engine::Campaign& c, const std::string& nodes, 
   }
 }
 
-// A 2-node campaign on a 4-node cluster, its first job submitted.
+// A 2-node campaign on a 4-node cluster (policy: more policy keys), its first job submitted.
 struct TwoNodes {
-  EngineFixture f{"", "slurm: {nodes: 2}\n"};
+  EngineFixture f;
   EngineFixture::Opened c;
-  TwoNodes() {
+  explicit TwoNodes(const std::string& policy = "") : f(policy, "slurm: {nodes: 2}\n") {
     f.fake.node_table = {{"n1", "MIXED"}, {"n2", "MIXED"}, {"n3", "IDLE"}, {"n4", "IDLE"}};
     c = f.open();
     f.pass(*c);
@@ -198,4 +198,34 @@ TEST_CASE("evidence at an ending: a campaign reopened replays the finding; a fai
   REQUIRE(state.attempts.size() >= 1);
   CHECK(state.attempts[0].ended);
   CHECK(state.failures.empty());
+}
+
+TEST_CASE("policy.exclusion_unexplained: second -> the first unexplained failure excludes nothing, the second naming the node does") {
+  TwoNodes t(", exclusion_unexplained: second");
+  auto& f = t.f;
+  fail_with(f, *t.c, "n[1-2]", std::string("step 41 loss 2.1\n") + kSrunN1First);
+  REQUIRE(f.submits() == 2);
+  CHECK_FALSE(has_exclude(f.fake.submitted[1]));
+  CHECK(f.events_of("excluded").empty());
+  fail_with(f, *t.c, "n[1-2]", std::string("step 43 loss 2.0\n") + kSrunN1First);
+  REQUIRE(f.submits() == 3);
+  CHECK(excludes(f.fake.submitted[2], "n1"));
+  CHECK(f.told("excluded", "reason", "suspect in 2 failed attempts within the window"));
+  CHECK(slurp(f.config.state_dir + "/journal.jsonl").find("\"rule\":\"first_evidence\"") == std::string::npos);
+}
+
+TEST_CASE("policy.exclusion_unexplained_ttl: the first-evidence rule's exclusion lasts that long; other blame keeps exclusion_ttl") {
+  TwoNodes t(", exclusion_unexplained_ttl: 30m");
+  auto& f = t.f;
+  const double failed_at = f.clock;
+  fail_with(f, *t.c, "n[1-2]", std::string("step 41 loss 2.1\n") + kSrunN1First);
+  REQUIRE(f.submits() == 2);
+  CHECK(excludes(f.fake.submitted[1], "n1"));
+  const auto told = f.events_of("excluded");
+  REQUIRE(told.size() == 1);
+  CHECK(told[0]["for"] == "30m");
+  const auto until = told[0]["until"].get<double>();
+  CHECK(until >= failed_at + 1800);
+  CHECK(until <= failed_at + 1800 + 60);
+  CHECK(f.config.policy.exclusion_ttl == config::Seconds(6 * 3600));
 }
