@@ -35,6 +35,7 @@ def parse_args(argv):
     p.add_argument("--out", required=True, help="folder for the final weights.pt and weights.sha256 (rank 0)")
     p.add_argument("--crash-file", default="", help="tests: the rank that takes this file (a rename) is killed")
     p.add_argument("--stall-file", default="", help="tests: rank 1 takes this file (a rename) and stops for good")
+    p.add_argument("--oom-file", default="", help="tests: rank 1 takes this file (a rename) and raises CUDA's out of memory")
     return p.parse_args(argv)
 
 
@@ -94,6 +95,14 @@ def take_as_rank_1(path, what):
     return True
 
 
+def oom_if_asked(path):
+    """Tests: rank 1 fails as PyTorch does when an allocation does not fit on the GPU (torch's own words)."""
+    if take_as_rank_1(path, "running out of GPU memory"):
+        raise torch.cuda.OutOfMemoryError(
+            "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total capacity; 76.02 GiB already "
+            "allocated; 1.06 GiB free; 77.10 GiB reserved in total by PyTorch)")
+
+
 def main(argv):
     args = parse_args(argv)
     job = mt.init(layout="glob", complete_marker="COMPLETE")  # first: the pre-timeout signal is a flag from here on
@@ -122,6 +131,7 @@ def main(argv):
         step += 1
         crash_if_asked(args.crash_file)
         stall_if_asked(args.stall_file)
+        oom_if_asked(args.oom_file)
         job.heartbeat(step)
         if args.step_seconds:
             time.sleep(args.step_seconds)

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Real PyTorch, real torchrun: a 2-node DDP training (gloo, CPU; examples/torch/ddp_train.py on
 # mlsup_train) launched by the shipped torchrun template, supervised through the power loss of a
-# node (frozen, on a cluster where Slurm needs 5 minutes to notice) and then the crash of a rank.
-# Its final weights must be bitwise those of an uninterrupted run. A missing torch is a failure.
+# node (frozen, on a cluster where Slurm needs 5 minutes to notice) and then the crash of a rank;
+# then a rank stalled in Python (the hang's stacks name it) and a rank out of GPU memory (torch's
+# own error: the evidence rule stops the campaign, `mlsup explain` finds the same offline).
+# Final weights must be bitwise those of an uninterrupted run. A missing torch is a failure.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 require_cluster
@@ -113,5 +115,26 @@ check "stall: no other node excluded" [ "$(excluded_nodes | tr '\n' ' ')" = "$NO
 check "stall: attempt 2 resumed from a checkpoint" [ "$(resume_step_of 2)" -gt 0 ]
 check "stall: the final weights are bitwise those of the uninterrupted run" cmp -s "$ref/weights.sha256" "$CDIR/final/weights.sha256"
 [ "$RC" -eq 0 ] || tail -n 20 "$CDIR/run.out"
+scenario_done
+scenario "rank 1 runs out of GPU memory (torch's own error) -> the rule stops the campaign after one attempt, no node blamed"
+new_campaign ddp-oom "$ARGS --out OUT --oom-file OOM"
+sed -i -e 's|/srun.sbatch.tmpl$|/torchrun.sbatch.tmpl|' -e 's/^  nodes: 1$/  nodes: 2/' -e '/^  ntasks_per_node: 1$/d' \
+  -e "s|--out OUT --oom-file OOM|--out $CDIR/final --oom-file $CDIR/oom|" -e 's/^  script_args: \(.*\)$/  script_args: \1\n  nproc_per_node: 1/' "$CONF"
+touch "$CDIR/oom"
+start_campaign
+wait_campaign 240
+check "oom: the campaign stopped for a person (exit 13)" [ "$RC" -eq 13 ]
+check "oom: rank 1 raised it" test -e "$CDIR/oom.taken"
+check "oom: one attempt, not retried" [ "$(attempt_numbers | wc -l)" -eq 1 ]
+check "oom: the ending names the rule and quotes torch's line" \
+  has_event attempt-ended attempt=1 evidence_rule=cuda_oom 'evidence_quote~CUDA out of memory. Tried to allocate 2.00 GiB'
+check "oom: no node excluded" [ "$(exclusion_count)" -eq 0 ]
+explained=$("$MLSUP" explain "$CONF" --attempt 1 --json 2>"$CDIR/explain.err")
+echo "explain: $(echo "$explained" | cut -c1-300)"
+check "oom: explain finds the same rule offline, and the decision recorded at the ending" /usr/bin/python3 -c '
+import json, sys
+j = json.loads(sys.argv[1])
+sys.exit(not (j["rule"] == "cuda_oom" and j["action"] == "stop_alert" and j["at_ending"]["evidence_rule"] == "cuda_oom"))' "$explained"
+[ "$RC" -eq 13 ] || tail -n 20 "$CDIR/run.out"
 scenario_done
 finish
