@@ -4,9 +4,20 @@ import os
 import sys
 import tempfile
 import threading
+import time
 
 # The package from this checkout, ahead of any installed copy.
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def eventually(predicate, seconds=10):
+    """Whether predicate() comes true within `seconds` (a loaded machine may be slow)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return False
 
 
 class Campaign:

@@ -19,14 +19,7 @@ def read(path):
         return f.read()
 
 
-def eventually(predicate, seconds=10):
-    """Whether predicate() comes true within `seconds` (a loaded machine may be slow)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return False
+from support import eventually
 
 
 class Reader(threading.Thread):

@@ -4,7 +4,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import unittest
 
 import support
@@ -37,13 +36,6 @@ while step < 100000:
 """
 
 
-def wait_for(predicate, seconds=30):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 class PlainLoopTest(unittest.TestCase):
@@ -56,7 +48,7 @@ class PlainLoopTest(unittest.TestCase):
         self.addCleanup(proc.kill)
         self.assertEqual(proc.stdout.readline().strip(), "ready")
         heartbeat = campaign.env["MLSUP_HEARTBEAT_FILE"]
-        self.assertTrue(wait_for(lambda: os.path.exists(heartbeat)), "a heartbeat is written")
+        self.assertTrue(support.eventually(lambda: os.path.exists(heartbeat), 30), "a heartbeat is written")
         switch = campaign.touch("MLSUP_SAVE_SWITCH")
         first = proc.stdout.readline().split()
         self.assertEqual(first[0], "saved")

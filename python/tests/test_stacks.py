@@ -5,7 +5,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 import unittest
@@ -30,13 +29,6 @@ _RANK = textwrap.dedent("""
 """)
 
 
-def wait_for(predicate, seconds=10.0):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def read(path):
@@ -61,7 +53,7 @@ class StacksTest(unittest.TestCase):
             time.sleep(0.2)  # in time.sleep, in C
             os.kill(rank.pid, signal.SIGUSR2)
             os.kill(child, signal.SIGUSR2)
-            self.assertTrue(wait_for(lambda: "in stall_here" in read(path)), read(path))
+            self.assertTrue(support.eventually(lambda: "in stall_here" in read(path)), read(path))
             text = read(path)
             self.assertIn("(most recent call first):", text)
             self.assertEqual(text.count("in stall_here"), 1, "the forked child dumped too")
