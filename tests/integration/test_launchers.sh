@@ -22,6 +22,7 @@ for launcher in srun torchrun accelerate megatron torchrun-real; do
   [ "$launcher" = srun ] && ntasks="ntasks_per_node: 2"
   cat > "$dir/campaign.yaml" <<YAML
 name: launch-$launcher
+state_dir: $dir/state
 template: $REPO/templates/$template.sbatch.tmpl
 vars:
   script: $REPO/tests/standins/probe_trainer.py
@@ -41,6 +42,17 @@ YAML
   ranks_ready() { [ "$(ls "$dir/ready" 2>/dev/null | wc -l)" -ge 4 ]; }
   wait_until 90 ranks_ready
   echo "$launcher: $(ls "$dir/ready" 2>/dev/null | wc -l) ranks ready after $(( $(date +%s) - t0 ))s"
+  # At a hang mlsup sends MLSUP_STACKS_SIGNAL (USR2) to the job's steps: every rank appends its stacks
+  # to its own file, and nothing dies of it (no launcher, no node part: the job ends COMPLETED below).
+  hang="$dir/state/attempts/1/hang"
+  scancel --signal=USR2 "$job"
+  dumps() { cat "$hang"/rank-*.txt 2>/dev/null | grep -c '^Current thread'; }
+  wait_until 30 sh -c "[ \"\$(cat '$hang'/rank-*.txt 2>/dev/null | grep -c '^Current thread')\" -ge 4 ]"
+  sleep 1  # a second delivery would show as a fifth dump
+  echo "$launcher: $(dumps) stack dump(s) in $(ls "$hang" 2>/dev/null | wc -l) rank file(s)"
+  check "$launcher: the stacks signal: 4 ranks dumped their stacks, once each" [ "$(dumps)" -eq 4 ]
+  check "$launcher: ... in 4 files, one per rank" [ "$(grep -l '^Current thread' "$hang"/rank-*.txt 2>/dev/null | wc -l)" -eq 4 ]
+  check "$launcher: ... and the job still runs" sh -c "scontrol -o show job $job | grep -q 'JobState=RUNNING'"
   scancel --batch --signal=USR1 "$job"
   wait_until 60 sh -c "scontrol -o show job $job | grep -qE 'JobState=(COMPLETED|FAILED|CANCELLED|TIMEOUT)'"
   state=$(scontrol -o show job "$job" | grep -oE 'JobState=[A-Z_]+ .*ExitCode=[0-9:]+' | sed -E 's/JobState=([A-Z_]+) .*ExitCode=/\1 /')

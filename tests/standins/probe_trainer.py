@@ -10,6 +10,9 @@ $MLSUP_HEARTBEAT_FILE (when set) after every step. It stops in one of three ways
   * the kill switch file (--kill-switch-path, else $MLSUP_KILL_SWITCH) exists: it exits 0;
   * --steps N steps are done: it exits with --exit-code (0 by default).
 
+With MLSUP_STACKS_SIGNAL and MLSUP_HANG_DIR set (mlsup's contract), it registers the Python
+helper's stack dump for that signal, as a training on mlsup_train does.
+
 The save switch (--save-switch-path, else $MLSUP_SAVE_SWITCH) makes rank 0 print a "saved" line
 and delete the file. Every rank looks at the switch files itself: a real training would have
 rank 0 decide and share the decision, but these ranks have no collective to share it with.
@@ -22,6 +25,10 @@ import os
 import signal
 import sys
 import time
+
+# The helper from this checkout (its stack dump at a hang); the probe stays standard library only.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from mlsup_train import contract, stacks  # noqa: E402
 
 
 def parse_args():
@@ -81,6 +88,7 @@ def main():
                 f.write(f"got {sig_name} rank={rank} node={node} pid={os.getpid()}\n")
 
     signal.signal(sig, on_signal)
+    stacks.register(contract.from_environment(), rank, os.environ)
     if args.ready_dir:
         os.makedirs(args.ready_dir, exist_ok=True)
         open(os.path.join(args.ready_dir, str(os.getpid())), "w").close()
