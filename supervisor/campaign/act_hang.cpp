@@ -109,7 +109,7 @@ util::Result<void> Actor::hang(const CampaignState& s, const intent::Hang& i, co
   event(events::HangDetected{a.number, i.job.job_id, reason, silent ? stale_nodes(i) : nodes,
                              config::format_duration(config::Seconds(i.steady_timeout)), i.calibrated});
   keep_hang_evidence(a, i.job, nodes);
-  const auto stacks = gather_stacks(a, i.job);
+  const auto stacks = gather_stacks(a, i.job).value_or(decide::StacksVerdict{});  // none asked: no rank singled out
   if (!i.stale.empty()) {
     std::vector<events::StaleLead> named;
     for (const auto& st : i.stale) named.push_back({st.node, st.lead});
@@ -120,8 +120,7 @@ util::Result<void> Actor::hang(const CampaignState& s, const intent::Hang& i, co
     if (!probed) return std::unexpected(probed.error());
     silent = std::move(*probed);
   }
-  const auto evidence = stacks ? decide::hang_evidence(nodes, i.stale, *silent, stacks->nodes, stacks->why)
-                                : decide::hang_evidence(nodes, i.stale, *silent);
+  const auto evidence = decide::hang_evidence(nodes, i.stale, *silent, stacks.nodes, stacks.why);
   for (const auto& e : blame_exclusions(s, a.number, decide::EndClass::Hang, evidence, config_, edges_.now()))
     if (auto ok = act(s, e); !ok) return ok;
   // Spare nodes: the job outlives the hung run, unless its batch host (where the job's loop runs) is silent.

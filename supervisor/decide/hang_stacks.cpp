@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "util/strings.h"
@@ -11,23 +12,24 @@
 namespace mlsup::decide {
 namespace {
 
-struct Thread {
-  bool current = false;
-  std::vector<std::string> frames;  // "path:line in function", innermost first
-  std::vector<std::string> paths, functions;
+struct Frame {
+  std::string path, line, function;
 };
 
-// "  File "PATH", line N in FUNC" -> PATH, N, FUNC; false for any other line.
-bool parse_frame(std::string_view line, std::string& path, std::string& number, std::string& function) {
+struct Thread {
+  bool current = false;
+  std::vector<Frame> frames;  // innermost first
+};
+
+// "  File "PATH", line N in FUNC"; nullopt for any other line.
+std::optional<Frame> parse_frame(std::string_view line) {
   line = util::trim(line);
-  if (!util::starts_with(line, "File \"")) return false;
+  if (!util::starts_with(line, "File \"")) return std::nullopt;
   const auto close = line.find("\", line ", 6);
   const auto in = line.find(" in ", close == std::string_view::npos ? line.size() : close);
-  if (close == std::string_view::npos || in == std::string_view::npos) return false;
-  path = std::string(line.substr(6, close - 6));
-  number = std::string(line.substr(close + 8, in - close - 8));
-  function = std::string(line.substr(in + 4));
-  return true;
+  if (close == std::string_view::npos || in == std::string_view::npos) return std::nullopt;
+  return Frame{std::string(line.substr(6, close - 6)), std::string(line.substr(close + 8, in - close - 8)),
+               std::string(line.substr(in + 4))};
 }
 
 // The last two parts of a path: enough to tell a frame, short enough to read.
@@ -43,14 +45,10 @@ std::vector<Thread> parse_threads(const std::vector<std::string>& lines) {
   for (const auto& l : lines) {
     const bool current = util::starts_with(l, "Current thread 0x");
     if ((current || util::starts_with(l, "Thread 0x")) && l.find("(most recent call first)") != std::string::npos) {
-      threads.push_back({current, {}, {}, {}});
+      threads.push_back({current, {}});
       continue;
     }
-    std::string path, number, function;
-    if (threads.empty() || !parse_frame(l, path, number, function)) continue;
-    threads.back().frames.push_back(short_path(path) + ":" + number + " in " + function);
-    threads.back().paths.push_back(path);
-    threads.back().functions.push_back(function);
+    if (auto frame = parse_frame(l); frame && !threads.empty()) threads.back().frames.push_back(std::move(*frame));
   }
   return threads;
 }
@@ -58,7 +56,7 @@ std::vector<Thread> parse_threads(const std::vector<std::string>& lines) {
 // The main thread: the one whose outermost frame is a script's top level, else the one that took the signal.
 const Thread* main_thread(const std::vector<Thread>& threads) {
   for (const auto& t : threads)
-    if (!t.functions.empty() && t.functions.back() == "<module>") return &t;
+    if (!t.frames.empty() && t.frames.back().function == "<module>") return &t;
   for (const auto& t : threads)
     if (t.current && !t.frames.empty()) return &t;
   for (const auto& t : threads)
@@ -73,11 +71,14 @@ constexpr std::array<std::string_view, 10> kWaitingFunctions = {"wait",     "bar
                                                                 "all_gather", "broadcast", "reduce_scatter", "all_to_all",
                                                                 "synchronize", "recv"};
 
-bool waiting_frame(const std::string& path, const std::string& function) {
-  const auto in_path = [&](std::string_view p) { return path.find(p) != std::string::npos; };
+bool waiting_frame(const Frame& f) {
+  const auto in_path = [&](std::string_view p) { return f.path.find(p) != std::string::npos; };
   return std::any_of(kWaitingPaths.begin(), kWaitingPaths.end(), in_path) ||
-         std::find(kWaitingFunctions.begin(), kWaitingFunctions.end(), function) != kWaitingFunctions.end();
+         std::find(kWaitingFunctions.begin(), kWaitingFunctions.end(), f.function) != kWaitingFunctions.end();
 }
+
+// "file:line in function", the file by its last two parts.
+std::string frame_text(const Frame& f) { return short_path(f.path) + ":" + f.line + " in " + f.function; }
 
 // "rank=R node=N pid=P" after "mlsup stacks:".
 void parse_header(std::string_view line, RankStacks& out) {
@@ -162,9 +163,9 @@ RankStacks parse_rank_stacks(std::string_view text) {
   const Thread* main = main_thread(threads);
   if (!main) return out;
   out.dumped = true;
-  out.stack = main->frames;
-  out.where = main->frames.front();
-  out.waiting = waiting_frame(main->paths.front(), main->functions.front());
+  for (const auto& f : main->frames) out.stack.push_back(frame_text(f));
+  out.where = out.stack.front();
+  out.waiting = waiting_frame(main->frames.front());
   return out;
 }
 
