@@ -94,6 +94,12 @@ struct PolicySettings {
   Seconds stop_grace{60};  // a training asked to stop (cancel, a window's end) has this long to save and exit
 };
 
+// preflight: a command the templates run as one task per node before the training (MLSUP_PREFLIGHT).
+struct PreflightSettings {
+  std::string command;  // run through bash on every node; "" = none (`python3 -m mlsup_train.preflight`: one all-reduce)
+  Seconds deadline{120};  // every node's task must have joined by then (MLSUP_PREFLIGHT_DEADLINE)
+};
+
 struct DiskSettings {
   Seconds runway_alert{24 * 3600};  // the checkpoint file system full sooner than this at the campaign's pace: an alert
 };
@@ -162,6 +168,7 @@ struct Config {
   NotifySettings notify;
   WindowSettings window;
   DiskSettings disk;
+  PreflightSettings preflight;
   EvidenceSettings evidence;
   DebugRetrySettings debug_on_retry;
 

@@ -166,6 +166,12 @@ const std::vector<KeySpec>& table() {
        "a request that can never start as asked is told at once"},
       {"target.steps", Kind::Long, [](Config& c) -> Field { return &c.target_steps; },
        "step the training must reach; 0 = a COMPLETED job ends the campaign", 0},
+      {"preflight.command", Kind::String, [](Config& c) -> Field { return &c.preflight.command; },
+       "run by the shipped templates through bash as one task per node before the training, with the job's nodes in "
+       "order in MLSUP_PREFLIGHT_NODES (MLSUP_PREFLIGHT); a failure ends the job with its exit code. `python3 -m "
+       "mlsup_train.preflight` runs one all-reduce over every node and names a node whose task did not join; \"\" = none"},
+      {"preflight.deadline", Kind::Duration, [](Config& c) -> Field { return &c.preflight.deadline; },
+       "how long the preflight waits for every node's task to join (MLSUP_PREFLIGHT_DEADLINE, in seconds)"},
       {"disk.runway_alert", Kind::Duration, [](Config& c) -> Field { return &c.disk.runway_alert; },
        "alert when the checkpoint file system would be full sooner than this at the campaign's pace (the newest "
        "checkpoint's size, the save cadence, checkpoint.keep, the bytes and inodes free)"},

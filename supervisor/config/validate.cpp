@@ -161,6 +161,13 @@ const std::vector<Rule>& rules() {
          return "is slurm.signal too: the training would take a hang's request for its stacks as the pre-timeout "
                 "signal; pick another (USR1, USR2, URG, WINCH) or \"\" for none";
        }},
+      {"preflight.deadline",
+       [](const Config& c) -> std::optional<std::string> {
+         if (c.preflight.command.empty() || !c.heartbeat.enabled || c.preflight.deadline < c.heartbeat.startup_timeout)
+           return std::nullopt;
+         return d(c.preflight.deadline) + " is not shorter than heartbeat.startup_timeout " + d(c.heartbeat.startup_timeout) +
+                ": a node that never joins would read as a hang before the preflight names it";
+       }},
       {"policy.backoff_max",
        [](const Config& c) -> std::optional<std::string> {
          if (c.policy.backoff_max >= c.policy.backoff_initial) return std::nullopt;

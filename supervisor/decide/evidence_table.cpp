@@ -26,7 +26,7 @@ struct Row {
 // effects (a peer's refused connection after a rank's CUDA error, the traceback that unwinds an NCCL
 // error). Generic signs (a Python exception, a peer gone, a shell's "Killed") last, in the table's
 // order, so that a traceback following an NCCL error is the effect and the NCCL line the cause.
-constexpr std::array<Row, 21> kRows{{
+constexpr std::array<Row, 22> kRows{{
     // The kernel's Xid of a GPU's hardware fault ("NVRM: Xid (PCI:0000:3b:00): 79, pid=..., ...", older
     // drivers without "PCI:"): 48 double-bit ECC, 63/64 ECC page retirement or row remapping, 74 NVLink,
     // 79 fallen off the bus, 92/94/95 ECC, 119/120 the GSP.
@@ -43,6 +43,9 @@ constexpr std::array<Row, 21> kRows{{
     // "socketPollConnect: Connect to ADDR<PORT> returned 111(Connection refused) ...", older ones
     // "Connect to ADDR<PORT> failed : WHY" and "NET/Socket : Connect to ADDR<PORT> failed : WHY".
     {"nccl_connect", "Connect to ", R"(Connect to \[?([0-9A-Za-z_.:%-]+?)\]?<\d+> (?:failed|returned))", "network",
+     B::NodeInLine, A::Retry, P::Cause},
+    // mlsup_train.preflight (preflight.command): the node whose task did not join the all-reduce's store in time.
+    {"preflight_absent", "mlsup preflight: rank", R"(mlsup preflight: rank \d+ on ([\w.-]+) did not join)", "network",
      B::NodeInLine, A::Retry, P::Cause},
     // Older NCCL, retrying a connection without naming the peer.
     {"nccl_connect_retry", "Call to connect", R"(Call to connect returned (?:Connection refused|Connection timed out))",

@@ -36,6 +36,10 @@ const ContractValue kContract[] = {
     // At a hang: the signal that asks every rank for its stacks, and the folder they go to.
     {"stacks_signal", "MLSUP_STACKS_SIGNAL", [](const config::Config& c, const Attempt&) { return c.heartbeat.stacks_signal; }},
     {"hang_dir", "MLSUP_HANG_DIR", [](const config::Config& c, const Attempt& a) { return c.dir().hang(a.number); }, true},
+    // The templates' preflight: its command (run on every node before the training) and its deadline.
+    {"preflight", "MLSUP_PREFLIGHT", [](const config::Config& c, const Attempt&) { return c.preflight.command; }},
+    {"preflight_deadline", "MLSUP_PREFLIGHT_DEADLINE",
+     [](const config::Config& c, const Attempt&) { return std::to_string(c.preflight.deadline.count()); }},
 };
 
 std::string optional_int(const std::optional<int>& v) { return v ? std::to_string(*v) : ""; }

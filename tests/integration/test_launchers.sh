@@ -3,7 +3,8 @@
 # 2 ranks each) with stand-in torchrun/accelerate/deepspeed commands that start a probe trainer, and
 # the torchrun template once more with the real torchrun (Debian's python3-torch; missing, it fails):
 # the pre-timeout signal sent to the batch shell (as --signal=B: does) must reach every training
-# process exactly once, and the job must end COMPLETED with exit code 0.
+# process exactly once, and the job must end COMPLETED with exit code 0. Each runs the preflight
+# (python3 -m mlsup_train.preflight) on both nodes first.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 require_cluster
@@ -12,6 +13,7 @@ work=$(mktemp -d /tmp/mlsup-launchers.XXXXXX)
 jobs=()
 trap '[ ${#jobs[@]} -eq 0 ] || scancel "${jobs[@]}" 2>/dev/null; rm -rf "$work"' EXIT
 
+export PYTHONPATH="$REPO/python${PYTHONPATH:+:$PYTHONPATH}"  # mlsup_train's preflight, for the jobs (sbatch exports it)
 for launcher in srun torchrun accelerate megatron torchrun-real; do
   t0=$(date +%s)
   template=${launcher%-real} standins="$REPO/tests/standins:"
@@ -32,6 +34,9 @@ slurm:
   nodes: 2
   $ntasks
   time: "00:10:00"
+preflight:
+  command: /usr/bin/python3 -m mlsup_train.preflight
+  deadline: 60s
 YAML
   "$MLSUP" render "$dir/campaign.yaml" --write "$dir/render" >/dev/null
   check "$launcher: the rendered script is valid bash" bash -n "$dir/render/job.sbatch"
@@ -41,6 +46,8 @@ YAML
   # The signal goes out once every rank has its handler (the templates ignore an earlier signal).
   ranks_ready() { [ "$(ls "$dir/ready" 2>/dev/null | wc -l)" -ge 4 ]; }
   wait_until 90 ranks_ready
+  out=$(scontrol -o show job "$job" | sed -n 's/.* StdErr=\([^ ]*\).*/\1/p')
+  check "$launcher: the preflight ran on both nodes before the training" grep -q 'mlsup preflight: 2 nodes joined and reduced' "$out"
   echo "$launcher: $(ls "$dir/ready" 2>/dev/null | wc -l) ranks ready after $(( $(date +%s) - t0 ))s"
   # At a hang mlsup sends MLSUP_STACKS_SIGNAL (USR2) to the job's steps: every rank appends its stacks
   # to its own file, and nothing dies of it (no launcher, no node part: the job ends COMPLETED below).

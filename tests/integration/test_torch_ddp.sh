@@ -137,4 +137,34 @@ j = json.loads(sys.argv[1])
 sys.exit(not (j["rule"] == "cuda_oom" and j["action"] == "stop_alert" and j["at_ending"]["evidence_rule"] == "cuda_oom"))' "$explained"
 [ "$RC" -eq 13 ] || tail -n 20 "$CDIR/run.out"
 scenario_done
+
+scenario "preflight (python3 -m mlsup_train.preflight, gloo): attempt 1's rank 1 never joins -> its node named, excluded, attempt 2 trains without it"
+new_campaign ddp-preflight "$ARGS --out OUT" "target:
+  steps: 160
+preflight:
+  command: 'if [ \"\$MLSUP_ATTEMPT\" = 1 ] && [ \"\$SLURM_PROCID\" = 1 ]; then sleep 600; fi; exec /usr/bin/python3 -m mlsup_train.preflight'
+  deadline: 15s"
+sed -i -e 's|/srun.sbatch.tmpl$|/torchrun.sbatch.tmpl|' -e 's/^  nodes: 1$/  nodes: 2/' -e '/^  ntasks_per_node: 1$/d' \
+  -e "s|--out OUT|--out $CDIR/final|" -e 's/^  script_args: \(.*\)$/  script_args: \1\n  nproc_per_node: 1/' "$CONF"
+"$MLSUP" validate "$CONF" >/dev/null || { echo "FAILED: the campaign's config does not validate"; cat "$CONF"; }
+start_campaign
+wait_campaign 300
+NODE=$(nodes_of "$(job_of_attempt 1)" | sed -n 2p)  # task R of the preflight runs on the job's node R
+echo "attempt 1 on $(nodes_of "$(job_of_attempt 1)" | tr '\n' ' '); attempt 2 on $(nodes_of "$(job_of_attempt 2)" | tr '\n' ' ')"
+echo "ending: $("$MLSUP" events "$CONF" --kind attempt-ended 2>&1 | head -n 1 | cut -c1-400)"
+check "preflight: campaign completed" [ "$RC" -eq 0 ]
+check "preflight: attempt 1 ended on the rule, quoting the preflight's line" \
+  has_event attempt-ended attempt=1 evidence_rule=preflight_absent "evidence_quote~rank 1 on $NODE did not join within 15 s"
+check "preflight: $NODE excluded" has_event excluded "node=$NODE"
+check "preflight: no other node excluded" [ "$(excluded_nodes | tr '\n' ' ')" = "$NODE " ]
+check "preflight: attempt 2 ran without it" sh -c "! echo '$(nodes_of "$(job_of_attempt 2)")' | grep -qx '$NODE'"
+check "preflight: two attempts" [ "$(attempt_numbers | wc -l)" -eq 2 ]
+check "preflight: the final weights are bitwise those of the uninterrupted run" cmp -s "$ref/weights.sha256" "$CDIR/final/weights.sha256"
+explained=$("$MLSUP" explain "$CONF" --attempt 1 --json 2>"$CDIR/explain.err")
+check "preflight: explain finds the same rule and node offline" /usr/bin/python3 -c '
+import json, sys
+j = json.loads(sys.argv[1])
+sys.exit(not (j["rule"] == "preflight_absent" and j["at_ending"]["evidence_rule"] == "preflight_absent"))' "$explained"
+[ "$RC" -eq 0 ] || tail -n 20 "$CDIR/run.out"
+scenario_done
 finish

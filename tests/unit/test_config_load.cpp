@@ -65,6 +65,8 @@ TEST_CASE("a minimal config gets every default, with paths beside the config") {
   CHECK(c.heartbeat.stacks_signal == "USR2");
   CHECK(c.policy.exclusion_unexplained == "first");
   CHECK(c.policy.exclusion_unexplained_ttl == c.policy.exclusion_ttl);
+  CHECK(c.preflight.command.empty());
+  CHECK(c.preflight.deadline == config::Seconds(120));
 }
 
 TEST_CASE("values of every kind are read, and relative paths resolve against the config's folder") {
@@ -149,6 +151,8 @@ TEST_CASE("wrong values of each kind") {
   check_error(m + "slurm:\n  signal: KILL\n", "4:11: slurm.signal: ", "is not one of: USR1, USR2");
   check_error(m + "slurm:\n  signal: USR2\nheartbeat:\n  stacks_signal: USR2\n", "6:3: heartbeat.stacks_signal: ",
               "is slurm.signal too");
+  check_error(m + "heartbeat:\n  startup_timeout: 1m\npreflight:\n  command: true\n  deadline: 1m\n",
+              "7:3: preflight.deadline: ", "is not shorter than heartbeat.startup_timeout");
   check_error(m + "slurm:\n  extra_args: --qos=high\n", "4:15: slurm.extra_args: ", "expected a list");
   check_error(m + "slurm:\n  extra_args: [{a: b}]\n", "4:15: slurm.extra_args: ", "expected a single value in the list");
   check_error(m + "vars: [1, 2]\n", "3:7: vars: ", "expected a mapping of names to values");

@@ -64,6 +64,9 @@ const Sample kSamples[] = {
     {"torch.distributed.DistStoreError: The client socket has timed out after 900s while trying to connect to "
      "(gpu-1, 29500).",
      "store_connect", "gpu-1"},
+    // mlsup_train.preflight: the node whose task did not join; another rank's lack of a verdict blames none
+    {"mlsup preflight: rank 2 on gpu-3.cluster did not join within 60 s", "preflight_absent", "gpu-3.cluster"},
+    {"mlsup preflight: rank 1 on gpu-2: no verdict from rank 0 on gpu-1 (Socket Timeout)", "", ""},
     // the watchdog as torch words it, newer and older
     {"[rank3]:[E ProcessGroupNCCL.cpp:563] [Rank 3] Watchdog caught collective operation timeout: "
      "WorkNCCL(SeqNum=18231, OpType=ALLREDUCE, NumelIn=26214400, NumelOut=26214400, Timeout(ms)=600000) ran for "

@@ -128,7 +128,7 @@ TEST_CASE("the MLSUP_ environment reaches the job even when the script narrows -
   CHECK(has(none.options,
             "--export=MLSUP_RUN,MLSUP_CAMPAIGN_ID,MLSUP_ATTEMPT,MLSUP_STATE_DIR,MLSUP_CHECKPOINT_DIR,MLSUP_RESUME_FROM,MLSUP_KILL_SWITCH,"
             "MLSUP_SAVE_SWITCH,MLSUP_HEARTBEAT_FILE,MLSUP_EXCLUDE,MLSUP_NO_RETRY_EXIT_CODE,MLSUP_SIGNAL,MLSUP_SIGNAL_LEAD,"
-            "MLSUP_STACKS_SIGNAL,MLSUP_HANG_DIR,MLSUP_DEBUG_ENV"));
+            "MLSUP_STACKS_SIGNAL,MLSUP_HANG_DIR,MLSUP_PREFLIGHT,MLSUP_PREFLIGHT_DEADLINE,MLSUP_DEBUG_ENV"));
   const auto debugging = Campaign("", "#!/bin/bash\n#SBATCH --export=NONE\nsrun true\n").plan({.number = 2, .debug = true}).value();
   const auto exported = std::find_if(debugging.options.begin(), debugging.options.end(), [](auto& o) { return o.rfind("--export=", 0) == 0; });
   CHECK(exported->find(",MLSUP_DEBUG_ENV,NCCL_DEBUG,TORCH_DISTRIBUTED_DEBUG,") != std::string::npos);
