@@ -88,5 +88,9 @@ if [ $rc -ne 0 ] && [ -f build/Testing/Temporary/LastTest.log ]; then
   echo "test.sh: the failed checks:"
   grep -E '^(FAILED: |TEST CASE: )|: ERROR: |Test Failed|Timeout|timed out' build/Testing/Temporary/LastTest.log | tail -n 60
 fi
+if [ "${sanitized_rc:-0}" -ne 0 ]; then
+  echo "test.sh: the failed checks under ASan/UBSan:"
+  grep -E ': ERROR: |^  values: |runtime error: |^==[0-9]+==ERROR|\*\*\*(Failed|Timeout|Exception)' "$sanitized_log" | tail -n 30
+fi
 echo "test.sh: finished in $(( $(date +%s) - started ))s"
 exit $rc
