@@ -9,6 +9,10 @@
 namespace mlsup::engine {
 
 DiskFacts disk_facts(const config::Config& c, const Memory& memory) {
+  return disk_facts(c, memory, checkpoint::scan(c.checkpoint));
+}
+
+DiskFacts disk_facts(const config::Config& c, const Memory& memory, const checkpoint::Scan& scan) {
   DiskFacts facts;
   const std::pair<const char*, std::string> folders[] = {
       {"checkpoints", c.checkpoint.dir}, {"state", c.state_dir}, {"heartbeats", c.heartbeat.dir}};
@@ -26,12 +30,15 @@ DiskFacts disk_facts(const config::Config& c, const Memory& memory) {
     same->roles.emplace_back(role);
   }
   std::string sized;
-  checkpoint_facts(c, memory, facts, sized);
+  checkpoint_facts(scan, memory, facts, sized);
   return facts;
 }
 
 void checkpoint_facts(const config::Config& c, const Memory& memory, DiskFacts& facts, std::string& sized) {
-  const auto scan = checkpoint::scan(c.checkpoint);
+  checkpoint_facts(checkpoint::scan(c.checkpoint), memory, facts, sized);
+}
+
+void checkpoint_facts(const checkpoint::Scan& scan, const Memory& memory, DiskFacts& facts, std::string& sized) {
   for (const auto& ck : scan.checkpoints)
     if (ck.complete) facts.checkpoint_steps.push_back(ck.step);
   sized.clear();

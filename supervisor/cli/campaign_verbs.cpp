@@ -297,8 +297,8 @@ int switch_verb(const std::vector<std::string>& sources, bool kill) {
 namespace {
 
 // The newest complete checkpoint of the campaign and when it was last written (0: unknown).
-std::optional<engine::CheckpointSeen> newest_checkpoint(const config::Config& c) {
-  const auto newest = checkpoint::newest_complete(checkpoint::scan(c.checkpoint));
+std::optional<engine::CheckpointSeen> newest_checkpoint(const checkpoint::Scan& scan) {
+  const auto newest = checkpoint::newest_complete(scan);
   if (!newest) return std::nullopt;
   struct stat st{};
   const double written = ::stat(newest->path.c_str(), &st) == 0
@@ -345,9 +345,10 @@ json status_json(const config::Config& c, const store::StoredCampaign& stored, c
   const double now = clocks.wall;
   j["now"] = now;  // when the ages and figures below were taken
   stored_job(j, stored, now);
-  j.update(engine::status_figures({c, s, stored.memory, newest_checkpoint(c), clocks}));
+  const auto checkpoints = checkpoint::scan(c.checkpoint);  // once, for the newest and for the disk's runway
+  j.update(engine::status_figures({c, s, stored.memory, newest_checkpoint(checkpoints), clocks}));
   live_step(j, c, stored, now);
-  j["disk"] = engine::disk_json(c, engine::pace_figures(stored.memory.pace), engine::disk_facts(c, stored.memory));
+  j["disk"] = engine::disk_json(c, engine::pace_figures(stored.memory.pace), engine::disk_facts(c, stored.memory, checkpoints));
   j["history"] = history_json(s, history);
   j["history_earlier"] = s.earlier.count + first_shown(s, history);
   j["exclusions"] = exclusions_json(s, now);

@@ -24,7 +24,9 @@ std::optional<std::string> read_text(const std::string& path) {
 
 bool is_set_file(const std::string& path) {
   const auto text = read_text(path);
-  if (!text) return false;
+  // A set has a top-level "runs" key: a file without the word is no set, and is not parsed twice
+  // (status and tick over a folder of 1,000 configs ask this of each before loading it).
+  if (!text || text->find("runs") == std::string::npos) return false;
   try {
     return is_set(YAML::Load(*text));
   } catch (const YAML::Exception&) {

@@ -245,3 +245,19 @@ TEST_CASE("set: its window applies to every run; a run's own overrides win, key 
             {"night.yaml:1:", "window.hours", "(run a)", "HH:MM-HH:MM"});
   check_one("window: 20:00-07:00\nruns:\n  - {name: a, config: train.yaml}\n", {"night.yaml:1:9", "window", "mapping"});
 }
+
+TEST_CASE("is_set_file: a set by its top-level runs; a config, a folder, a missing file or bad YAML is none") {
+  test::TempDir dir;
+  dir.write("night.yaml", "runs:\n  - config: train.yaml\n");
+  dir.write("flow.yaml", "{runs: [{config: train.yaml}]}\n");
+  dir.write("train.yaml", kBase);
+  dir.write("mentions.yaml", std::string(kBase) + "# it runs every night\n");
+  dir.write("broken.yaml", "runs: [\n");
+  CHECK(config::is_set_file(dir.path() + "/night.yaml"));
+  CHECK(config::is_set_file(dir.path() + "/flow.yaml"));
+  CHECK_FALSE(config::is_set_file(dir.path() + "/train.yaml"));
+  CHECK_FALSE(config::is_set_file(dir.path() + "/mentions.yaml"));  // the word in a comment: parsed, no runs key
+  CHECK_FALSE(config::is_set_file(dir.path() + "/broken.yaml"));
+  CHECK_FALSE(config::is_set_file(dir.path() + "/missing.yaml"));
+  CHECK_FALSE(config::is_set_file(dir.path()));
+}
