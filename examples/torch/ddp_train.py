@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """A small real training: PyTorch DDP on CPU (gloo), one process per rank as torchrun starts them,
-on mlsup's contract through mlsup_train (heartbeat, switches and signal, fencing, atomic checkpoints).
+on mlsup's contract through mlsup_train (heartbeat with each rank's own compute, switches and signal,
+fencing, atomic checkpoints).
 
 Everything that decides the weights is a function of the seed and the step (the data of step s on
 rank r, the initial weights), and a checkpoint holds the model, the optimizer and the step, so a
@@ -36,6 +37,8 @@ def parse_args(argv):
     p.add_argument("--crash-file", default="", help="tests: the rank that takes this file (a rename) is killed")
     p.add_argument("--stall-file", default="", help="tests: rank 1 takes this file (a rename) and stops for good")
     p.add_argument("--oom-file", default="", help="tests: rank 1 takes this file (a rename) and raises CUDA's out of memory")
+    p.add_argument("--slow-file", default="", help="tests: while this file exists, rank 1 is slow in its own compute")
+    p.add_argument("--slow-seconds", type=float, default=0.2, help="tests: how much slower (a sleep in its forward)")
     return p.parse_args(argv)
 
 
@@ -122,11 +125,19 @@ def main(argv):
         if rank == 0:
             print(f"resumed from {job.resume_path()} at step {step}", file=sys.stderr, flush=True)
     ddp = DistributedDataParallel(model)
+    job.time_ddp(ddp)  # this rank's gradients ready: its compute ends there (the heartbeat's compute=)
+    if args.slow_file and rank == 1:
+        node = os.environ.get("SLURMD_NODENAME", "?")
+        print(f"rank 1 on {node}: slow in its compute while {args.slow_file} exists", file=sys.stderr, flush=True)
 
     while step < args.steps:
         x, y = batch(args.seed, step, rank)
         optimizer.zero_grad()
-        F.mse_loss(ddp(x), y).backward()
+        with job.computing():
+            loss = F.mse_loss(ddp(x), y)
+            if args.slow_file and rank == 1 and os.path.exists(args.slow_file):
+                time.sleep(args.slow_seconds)  # tests: a straggler (a slow GPU, a throttled CPU)
+            loss.backward()
         optimizer.step()
         step += 1
         crash_if_asked(args.crash_file)

@@ -23,7 +23,7 @@ from .decide import Decision
 from .job import Job
 
 __all__ = [
-    "Contract", "DEFAULT_MARKER", "Decision", "Job", "LAYOUTS", "checkpoint", "from_environment", "heartbeat",
+    "Contract", "DEFAULT_MARKER", "Decision", "Job", "LAYOUTS", "checkpoint", "computing", "from_environment", "heartbeat",
     "init", "job", "resume_path", "saved", "saving", "should_save", "should_stop", "waiting",
 ]
 
@@ -47,9 +47,14 @@ def resume_path():
     return job().resume_path()
 
 
-def heartbeat(step):
-    """Says `step` is done."""
-    job().heartbeat(step)
+def heartbeat(step, compute=None):
+    """Says `step` is done (with its compute seconds: `compute`, else what computing() measured)."""
+    job().heartbeat(step, compute)
+
+
+def computing():
+    """Context manager around the rank's own work in a step: its seconds go into the next heartbeat."""
+    return job().computing()
 
 
 def saving():

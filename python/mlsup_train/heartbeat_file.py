@@ -3,7 +3,9 @@
 mlsup reads the first word as the step and the words after it as phases: `saving` gives the save
 timeout, `waiting <n>` (right after the step, or after `saving`) says "alive but blocked on peers, no
 progress". mlsup sees life in a change of the file's content, so a waiting rank rewrites its line
-with a growing count from a thread of its own while the main thread is blocked.
+with a growing count from a thread of its own while the main thread is blocked. Last, optionally,
+`compute=<seconds>`: the rank's own compute in that step, outside the collectives it waited in
+(what tells a straggler in synchronous training, where every rank steps at the same rate).
 """
 
 import contextlib
@@ -33,13 +35,15 @@ PHASES = {
 _OTHER = Phase()
 
 
-def render(step, phases):
-    """The file's line for `step` and the (name, beats) phases, innermost last."""
+def render(step, phases, compute=None):
+    """The file's line for `step`, the (name, beats) phases, innermost last, and the step's compute seconds."""
     words = [str(step)]
     for name, beats in phases:
         words.append(name)
         if PHASES.get(name, _OTHER).keepalive:
             words.append(str(beats))
+    if compute is not None:
+        words.append(f"compute={compute:.4f}")
     return " ".join(words) + "\n"
 
 
@@ -51,6 +55,7 @@ class Heartbeat:
         self.enabled = bool(path) and enabled
         self.keepalive_seconds = keepalive_seconds
         self.step = None
+        self.compute = None  # the step's compute seconds, written after the phases; None: not measured
         self.writes = 0  # lines written, for tests and figures
         self._phases = []  # [name, beats], innermost last
         self._lock = threading.Lock()
@@ -60,12 +65,13 @@ class Heartbeat:
     def line(self):
         """The line this heartbeat stands at now ("" before the first step)."""
         with self._lock:
-            return "" if self.step is None else render(self.step, self._phases)
+            return "" if self.step is None else render(self.step, self._phases, self.compute)
 
-    def beat(self, step):
-        """Records `step` and writes it with the current phases."""
+    def beat(self, step, compute=None):
+        """Records `step` (and its compute seconds, when measured) and writes it with the current phases."""
         with self._lock:
             self.step = int(step)
+            self.compute = None if compute is None else max(0.0, float(compute))
             self._write()
 
     @contextlib.contextmanager
@@ -121,10 +127,10 @@ class Heartbeat:
             return
         try:
             try:
-                files.write_atomic(self.path, render(self.step, self._phases))
+                files.write_atomic(self.path, render(self.step, self._phases, self.compute))
             except FileNotFoundError:
                 os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
-                files.write_atomic(self.path, render(self.step, self._phases))
+                files.write_atomic(self.path, render(self.step, self._phases, self.compute))
         except OSError as e:
             if not self._failing:
                 print(f"mlsup_train: heartbeat: cannot write {self.path}: {e}", file=sys.stderr, flush=True)

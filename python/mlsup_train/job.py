@@ -6,7 +6,7 @@ import signal
 import sys
 import threading
 
-from . import checkpoints, contract, decide, files, memory, ranks, stacks
+from . import checkpoints, contract, decide, files, memory, ranks, stacks, timing
 from .heartbeat_file import Heartbeat
 
 
@@ -62,6 +62,7 @@ class Job:
         self.stacks_file = stacks.register(self.contract, ranks.rank(self._environ), self._environ)
         writes = self.contract.heartbeat_per_task or ranks.rank(self._environ) == 0
         self.heartbeat_writer = Heartbeat(self.contract.heartbeat_file, writes, keepalive_seconds)
+        self.timer = timing.ComputeTimer()
         self.decision = None
         self._asked = set()  # which of "save", "stop" the current decision has answered
         self._told = ()
@@ -79,9 +80,21 @@ class Job:
 
     # -- heartbeat --
 
-    def heartbeat(self, step):
-        """Says `step` is done: writes "<step>" (with the current phases) into the heartbeat file."""
-        self.heartbeat_writer.beat(step)
+    def heartbeat(self, step, compute=None):
+        """Says `step` is done: writes "<step>" (with the current phases) into the heartbeat file, and the
+        step's compute seconds: `compute` when given, else what `computing()` measured since the last beat."""
+        measured = self.timer.take()
+        self.heartbeat_writer.beat(step, measured if compute is None else compute)
+
+    def computing(self):
+        """Context manager around the rank's own work in a step (forward, backward): its seconds go into the
+        next heartbeat as compute=, which tells a straggler; with time_ddp(), the wait for the others is left out."""
+        return self.timer.computing()
+
+    def time_ddp(self, model):
+        """Registers a DDP communication hook on `model` that notes when this rank's gradients are ready (and
+        averages them as DDP does), so that computing() ends there rather than after the others."""
+        model.register_comm_hook(None, timing.ddp_hook(self.timer))
 
     def saving(self):
         """Context manager: the heartbeat says `saving` while the block runs (mlsup's save timeout)."""

@@ -115,8 +115,18 @@ def all_reduce(place, store, backend, started):
             _say(f"rank {r} on {place.node_of(r)} did not finish the all-reduce")
         if late:
             return REDUCE_EXIT
-    dist.destroy_process_group()
     return 0
+
+
+def _leave_group():
+    """Ends the process group, if one was made: torch aborts at exit while gloo's threads are still joinable."""
+    import torch.distributed as dist
+
+    try:
+        if dist.is_initialized():
+            dist.destroy_process_group()
+    except Exception as e:  # leaving is best effort; the verdict is already told
+        _say(f"could not end the process group cleanly: {e}")
 
 
 def run(place, backend):
@@ -136,7 +146,10 @@ def run(place, backend):
     code = rendezvous(place, store, started)
     if code is not None:
         return code
-    code = all_reduce(place, store, backend, started)
+    try:
+        code = all_reduce(place, store, backend, started)
+    finally:
+        _leave_group()
     if code == 0 and place.rank == 0:
         _say(f"{place.world} nodes joined and reduced in {time.monotonic() - started:.1f} s")
     return code

@@ -5,7 +5,7 @@
 namespace mlsup::config {
 
 std::span<const AlertKind> alert_kinds() {
-  static constexpr std::array<AlertKind, 9> kinds{{
+  static constexpr std::array<AlertKind, 10> kinds{{
       {"stopped", "the campaign stopped short of its end (a budget spent, a crash loop, the kill switch, an unknown end)", true},
       {"completed", "the campaign completed", true},
       {"pending", "a job stuck pending for a reason only a person ends, or one that can never start as asked", true},
@@ -17,12 +17,15 @@ std::span<const AlertKind> alert_kinds() {
       {"exclusion", "a node was excluded for a failure", false},
       {"disk", "the checkpoint folder's file system reached 80% used, or 95% (bytes or inodes), or fills sooner than "
                "disk.runway_alert at the campaign's pace; once per rise", true},
+      {"straggler", "a rank slower than the others in its own compute per step by stragglers.slower_by for stragglers.for "
+                    "(the heartbeat's compute=); once until it recovers", true},
   }};
   return kinds;
 }
 
 std::span<const std::string_view> default_alert_kinds() {
-  static constexpr std::array<std::string_view, 6> names{"stopped", "completed", "pending", "budget", "trouble", "disk"};
+  static constexpr std::array<std::string_view, 7> names{"stopped", "completed", "pending", "budget", "trouble", "disk",
+                                                         "straggler"};
   return names;
 }
 

@@ -94,6 +94,12 @@ struct PolicySettings {
   Seconds stop_grace{60};  // a training asked to stop (cancel, a window's end) has this long to save and exit
 };
 
+// stragglers: a rank slower than the others in its own compute per step (the heartbeat's compute=).
+struct StragglerSettings {
+  int slower_by = 20;       // percent over the median of the other ranks' smoothed compute
+  Seconds for_time{600};    // without a break for this long: an event and an alert
+};
+
 // preflight: a command the templates run as one task per node before the training (MLSUP_PREFLIGHT).
 struct PreflightSettings {
   std::string command;  // run through bash on every node; "" = none (`python3 -m mlsup_train.preflight`: one all-reduce)
@@ -169,6 +175,7 @@ struct Config {
   WindowSettings window;
   DiskSettings disk;
   PreflightSettings preflight;
+  StragglerSettings stragglers;
   EvidenceSettings evidence;
   DebugRetrySettings debug_on_retry;
 

@@ -166,6 +166,13 @@ const std::vector<KeySpec>& table() {
        "a request that can never start as asked is told at once"},
       {"target.steps", Kind::Long, [](Config& c) -> Field { return &c.target_steps; },
        "step the training must reach; 0 = a COMPLETED job ends the campaign", 0},
+      {"stragglers.slower_by", Kind::Int, [](Config& c) -> Field { return &c.stragglers.slower_by; },
+       "percent: a rank whose own compute per step (its heartbeat's compute=, which the helper writes with "
+       "job.computing()) exceeds the median of the other ranks' by this much is slower",
+       1},
+      {"stragglers.for", Kind::Duration, [](Config& c) -> Field { return &c.stragglers.for_time; },
+       "a rank slower for this long without a break is a straggler: an event and an alert (kind straggler), once "
+       "until it recovers"},
       {"preflight.command", Kind::String, [](Config& c) -> Field { return &c.preflight.command; },
        "run by the shipped templates through bash as one task per node before the training, with the job's nodes in "
        "order in MLSUP_PREFLIGHT_NODES (MLSUP_PREFLIGHT); a failure ends the job with its exit code. `python3 -m "

@@ -81,6 +81,7 @@ inline constexpr EventKindRow kEventKinds[] = {
     {"steps-kill-failed", "a job's steps could not be killed"},
     {"stop-requested", "`mlsup stop` set the kill switch"},
     {"stopped", "the campaign stopped with a non-zero exit, and why"},
+    {"straggler", "a rank slower than the others in its own compute per step for stragglers.for"},
     {"submit-failed", "sbatch failed; retried or the campaign ends"},
     {"submit-paced", "a submission waited for its turn"},
     {"submitted", "a job was submitted"},

@@ -100,6 +100,13 @@ auto fields(const CapacityShort*) {
                     lenient("alert", &E::alert),     lenient("reason", &E::reason)};
 }
 
+auto fields(const StragglerFound*) {
+  using E = StragglerFound;
+  return std::tuple{lenient("attempt", &E::attempt), lenient("job_id", &E::job_id),     lenient("rank", &E::rank),
+                    lenient("node", &E::node),       lenient("compute", &E::compute),   lenient("others", &E::others),
+                    lenient("slower_for", &E::slower_for), lenient("reason", &E::reason)};
+}
+
 }  // namespace
 
 MLSUP_EVENTS(MLSUP_FIELDS_JSON_DEFINE)

@@ -175,6 +175,19 @@ struct CapacityShort {
   std::string reason;
 };
 
+// A rank slower than the others in its own compute per step, for stragglers.for without a break.
+struct StragglerFound {
+  static constexpr EventKind kKind{"straggler"};
+  int attempt = 0;
+  slurm::JobId job_id = 0;
+  std::string rank;        // its heartbeat file's name ("<node>.<rank>")
+  std::string node;
+  double compute = 0;      // its smoothed compute seconds per step
+  double others = 0;       // the other ranks' median
+  double slower_for = 0;   // seconds
+  std::string reason;
+};
+
 #define MLSUP_EVENTS(X)         \
   X(ExclusionsCapped)           \
   X(SlurmUnavailable)           \
@@ -194,7 +207,8 @@ struct CapacityShort {
   X(HeartbeatEmptyRead)         \
   X(Pending)                    \
   X(CapacityRestored)           \
-  X(CapacityShort)
+  X(CapacityShort)              \
+  X(StragglerFound)
 
 MLSUP_EVENTS(MLSUP_FIELDS_JSON_DECLARE)
 

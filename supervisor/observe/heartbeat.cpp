@@ -19,6 +19,19 @@ bool phase_word(const std::string& w) {
          std::all_of(w.begin(), w.end(), [](char c) { return (c >= 'a' && c <= 'z') || c == '-' || c == '_'; });
 }
 
+// The seconds of a "compute=<s>" word (finite, not negative); -1 when there is none such.
+double compute_seconds(std::istringstream& words) {
+  std::string word;
+  while (words >> word) {
+    if (!word.starts_with("compute=")) continue;
+    double s = -1;
+    const char* begin = word.data() + 8;
+    const auto [ptr, ec] = std::from_chars(begin, word.data() + word.size(), s);
+    return ec == std::errc() && ptr == word.data() + word.size() && ptr != begin && std::isfinite(s) && s >= 0 ? s : -1;
+  }
+  return -1;
+}
+
 }  // namespace
 
 HeartbeatSeen parse_heartbeat(const std::string& content) {
@@ -37,6 +50,9 @@ HeartbeatSeen parse_heartbeat(const std::string& content) {
     }
     if (seen.phase.empty()) seen.phase = word;
   }
+  std::istringstream again(content);
+  again >> first;  // the step
+  seen.compute = compute_seconds(again);
   return seen;
 }
 

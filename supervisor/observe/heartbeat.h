@@ -24,13 +24,15 @@ struct HeartbeatSeen {
   double progress_at = 0;           // mlsup's clock when the content last changed to one not waiting
   int empty_reads = 0;              // reads that found the file empty after it had content (a writer mid-way)
   long long first_step = -1;        // the step of the first content seen (-1 before it, or from an older mlsup)
+  double compute = -1;              // the step's own compute seconds (a "compute=<s>" word); -1 when not told
   bool operator==(const HeartbeatSeen&) const = default;
 };
 
 // The step and the flags in a heartbeat's content: "<step>", then optionally phase words ("saving",
 // "eval": lowercase letters, '-' and '_'; the first one is the phase, which gets the save timeout),
 // then optionally "waiting ..." (alive but blocked, no progress); a word of another shape ends the
-// reading and the rest is ignored; garbage gives step -1.
+// reading and the rest is ignored, except "compute=<seconds>" (the rank's own compute in that step,
+// outside the collectives: the helper writes it last); garbage gives step -1.
 HeartbeatSeen parse_heartbeat(const std::string& content);
 
 // Folds one look at the file (nullopt = missing) into what was seen, at mlsup's time now. An empty

@@ -3,8 +3,11 @@
 // judged on mlsup's clock; or its batch host lost, a node fault). Pure (reconcile/reconcile.h).
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "decide/pending.h"
 #include "decide/capacity.h"
+#include "decide/stragglers.h"
 #include "reconcile/reconcile_pass.h"
 #include "render/contract.h"
 #include "util/strings.h"
@@ -88,6 +91,25 @@ void look_at_waited_on(Pass& p, const AttemptState& a, const slurm::Job& job, co
                      as_stale(suspects), true});
 }
 
+// Each rank's compute per step (the per-task heartbeat files' compute=) against the others': a rank
+// slower for stragglers.for is told, once until it recovers (decide/stragglers.h).
+void look_at_stragglers(Pass& p, const AttemptState& a, const slurm::Job& job) {
+  std::map<std::string, decide::ComputeSeen> seen;
+  for (const auto& [name, f] : p.m.heartbeat.files)
+    if (!heartbeat_node(name).empty() && f.compute >= 0) seen[name] = {f.step, f.compute};
+  if (seen.empty() && p.m.stragglers.empty()) return;
+  const decide::StragglerSettings settings{p.c.stragglers.slower_by / 100.0, static_cast<double>(p.c.stragglers.for_time.count())};
+  for (const auto& s : decide::follow_stragglers(p.m.stragglers, seen, p.mono(), settings)) {
+    const std::string node = heartbeat_node(s.rank);
+    p.report(events::StragglerFound{
+        a.number, job.job_id, s.rank, node, s.compute, s.others, s.slower_for,
+        fmt::format("rank {} on {} computes {:.3f} s per step, the other ranks {:.3f} s (their median): slower by more "
+                    "than stragglers.slower_by ({}%) for {}",
+                    s.rank, node, s.compute, s.others, p.c.stragglers.slower_by,
+                    config::format_duration(config::Seconds(static_cast<long long>(s.slower_for))))});
+  }
+}
+
 // A running job: its heartbeat files judged on mlsup's clock; a hang is handed to act.
 void running(Pass& p, const AttemptState& a, const slurm::Job& job) {
   const double now = p.mono();
@@ -100,6 +122,7 @@ void running(Pass& p, const AttemptState& a, const slurm::Job& job) {
   learn_pace(p.m.pace, combined(before), combined(seen));
   note_step_times(p, a, combined(before));
   note_step(p.m, combined(seen).step, now);
+  look_at_stragglers(p, a, job);
   look_at_checkpoints(p, a);
   const auto settings = settings_in_force(p.c.heartbeat, p.c.poll_interval, p.m.calibration);
   const std::string hung = hang_reason(seen, settings, now);

@@ -64,11 +64,28 @@ void each_time(Memory& m, Fn fn) {
     if (*t > 0) *t = std::max(kEarliest, fn(*t));
   for (auto& s : m.steps)
     if (s.at > 0) s.at = std::max(kEarliest, fn(s.at));
+  for (auto& [name, pace] : m.stragglers)
+    if (pace.slower_since > 0) pace.slower_since = std::max(kEarliest, fn(pace.slower_since));
   for (auto& [name, f] : m.heartbeat.files) {
     for (double* t : {&f.changed_at, &f.progress_at})
       if (*t > 0) *t = std::max(kEarliest, fn(*t));
     f.running_since = m.heartbeat.running_since;
   }
+}
+
+json stragglers_json(const std::map<std::string, decide::RankPace>& paces) {
+  json out = json::object();
+  for (const auto& [name, p] : paces)
+    out[name] = {{"smoothed", p.smoothed}, {"step", p.step}, {"slower_since", p.slower_since}, {"told", p.told}};
+  return out;
+}
+
+std::map<std::string, decide::RankPace> stragglers_from(const json& j) {
+  std::map<std::string, decide::RankPace> out;
+  if (!j.is_object()) return out;
+  for (const auto& [name, p] : j.items())
+    if (p.is_object()) out[name] = {get(p, "smoothed", -1.0), get(p, "step", -1LL), get(p, "slower_since", 0.0), get(p, "told", false)};
+  return out;
 }
 
 json pace_json(const Pace& p) { return {{"steps", p.steps}, {"saves", p.saves}, {"saving_since", p.saving_since}}; }
@@ -131,6 +148,7 @@ void focus(Memory& m, int attempt) {
   m.unavailable_since = 0;
   m.checkpoints_looked_at = 0;
   m.waited_on_probed_at = 0;
+  m.stragglers.clear();  // another job: other ranks on other nodes
   m.cancel = fresh.cancel;
   m.release_error.clear();
 }
@@ -151,6 +169,7 @@ Memory decisions_of(Memory m, const config::HeartbeatSettings& heartbeat, config
   m.last_progress_wall = 0;
   m.checkpoints_looked_at = 0;
   m.waited_on_probed_at = 0;
+  for (auto& [name, pace] : m.stragglers) pace = {.told = pace.told};  // a straggler told is a decision: saved at once
   m.sized_path.clear();
   m.sized_bytes = m.sized_files = 0;
   m.duplicates_swept_at = 0;
@@ -178,6 +197,7 @@ json to_json(const Memory& m) {
           {"unavailable_since", m.unavailable_since},
           {"checkpoints_looked_at", m.checkpoints_looked_at},
           {"waited_on_probed_at", m.waited_on_probed_at},
+          {"stragglers", stragglers_json(m.stragglers)},
           {"cancel", {{"sent", c.sent}, {"failed", c.failed}, {"first_at", c.first_at}, {"next_at", c.next_at},
                       {"alerted", c.alerted}}},
           {"resubmit", deadline_json(m.resubmit)},
@@ -229,6 +249,7 @@ Memory memory_from_json(const json& j) {
   m.unavailable_since = get(j, "unavailable_since", 0.0);
   m.checkpoints_looked_at = get(j, "checkpoints_looked_at", get(j, "chain_refreshed_at", 0.0));  // its older name
   m.waited_on_probed_at = get(j, "waited_on_probed_at", 0.0);
+  m.stragglers = stragglers_from(j.contains("stragglers") ? j["stragglers"] : json());
   const json c = j.contains("cancel") ? j["cancel"] : json();
   m.cancel = {get(c, "sent", 0), get(c, "failed", 0), get(c, "first_at", 0.0), get(c, "next_at", 0.0),
               get(c, "alerted", false)};

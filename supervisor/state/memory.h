@@ -4,11 +4,13 @@
 // memory_save_interval and before a tick or a supervisor lets go), so that `mlsup tick` (a new
 // process each pass) decides exactly as `mlsup run` does. Its times are on the monotonic clock of the host and boot that wrote
 // them; read under another clock they are re-based by the wall time elapsed since the write.
+#include <map>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "decide/stragglers.h"
 #include "observe/heartbeat.h"
 #include "observe/pace.h"
 
@@ -80,6 +82,7 @@ struct Memory {
   double unavailable_since = 0;  // mono: since when it waits for missing nodes (or since the last relaxation)
   double checkpoints_looked_at = 0;  // mono: when the running attempt's checkpoints were last looked at (next.env, retention)
   double waited_on_probed_at = 0;  // mono: when the nodes the other ranks wait on were last probed
+  std::map<std::string, decide::RankPace> stragglers;  // each rank's compute per step (heartbeat file name -> pace; mono)
   CancelTries cancel;
   Deadline resubmit;           // the backoff after an ending: no next attempt before it
   Deadline sbatch_retry;       // after failed sbatches (count: failures so far): no sbatch again before it

@@ -39,6 +39,7 @@ constexpr AlertRow kRows[] = {
     {"excluded", "exclusion", nullptr},
     {"disk-nearly-full", "disk", nullptr},
     {"disk-runway-short", "disk", nullptr},
+    {"straggler", "straggler", nullptr},
 };
 
 // The text of a field ("" when absent), on one line.

@@ -121,8 +121,8 @@ TEST_CASE("the webhook's body leaves the job's output out unless notify.include_
 
 TEST_CASE("notify.on names known kinds only, each once, with the error at its place") {
   CHECK(config_error("notify:\n  on: [hang, hnag]\n") ==
-        "4:14: notify.on: \"hnag\" is not one of: stopped, completed, pending, budget, trouble, hang, restart, exclusion, disk "
-        "(did you mean \"hang\"?)");
+        "4:14: notify.on: \"hnag\" is not one of: stopped, completed, pending, budget, trouble, hang, restart, exclusion, disk, "
+        "straggler (did you mean \"hang\"?)");
   CHECK(config_error("notify:\n  on: [hang, hang]\n") == "4:14: notify.on: \"hang\" is listed twice");
   CHECK(config_error("notify:\n  on:\n    - hang\n    - restrat\n").find("6:7: notify.on: \"restrat\" is not one of") == 0);
   CHECK(config_error("notify:\n  on: hang\n") .find("4:7: notify.on: expected a list") == 0);

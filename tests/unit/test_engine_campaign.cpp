@@ -688,6 +688,30 @@ std::function<void(const std::string&, const std::string&)> two_node_job(EngineF
 
 }  // namespace
 
+TEST_CASE("per-task heartbeats: a rank slower in its own compute for stragglers.for is told once, across separate ticks") {
+  EngineFixture f("", "slurm: {nodes: 2}\nstragglers: {slower_by: 20, for: 20s}\n");
+  const auto beat = two_node_job(f, *f.open());
+  const auto id = f.fake.table.begin()->first;
+  for (int step = 1; step <= 12; ++step) {  // a step every 3 s: n2's rank computes 0.5 s, n1's 0.2 s
+    beat("n1.0", std::to_string(step) + " compute=0.2000");
+    beat("n2.1", std::to_string(step) + " compute=0.5000");
+    f.pass(*f.open());  // each pass a process of its own, like `mlsup tick`
+    CHECK_MESSAGE(f.events_of("straggler").size() == (step >= 8 ? 1u : 0u), "step ", step);  // slower from step 1, 21 s at step 8
+    f.clock += 3;
+  }
+  const auto told = f.events_of("straggler");
+  REQUIRE(told.size() == 1);
+  CHECK(told[0]["node"] == "n2");
+  CHECK(told[0]["rank"] == "n2.1");
+  CHECK(told[0]["job_id"] == id);
+  CHECK(told[0]["compute"].get<double>() == doctest::Approx(0.5));
+  CHECK(told[0]["others"].get<double>() == doctest::Approx(0.2));
+  CHECK(told[0]["reason"] == "rank n2.1 on n2 computes 0.500 s per step, the other ranks 0.200 s (their median): slower by "
+                            "more than stragglers.slower_by (20%) for 21s");
+  CHECK(f.calls("cancel") == 0);  // told, not acted on
+  CHECK(f.submits() == 1);
+}
+
 TEST_CASE("per-task heartbeats: a hang names the node whose heartbeat stopped first, across separate ticks") {
   EngineFixture f("", "slurm: {nodes: 2}\n");
   const auto beat = two_node_job(f, *f.open());

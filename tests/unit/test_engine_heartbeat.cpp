@@ -26,6 +26,21 @@ TEST_CASE("heartbeat content: a step, an optional saving flag, garbage tolerated
   CHECK(parse_heartbeat("").step == -1);
 }
 
+TEST_CASE("heartbeat content: the step's compute seconds, the last word, as the helper writes it") {
+  CHECK(parse_heartbeat("120").compute == -1);
+  CHECK(parse_heartbeat("120 compute=0.2500\n").compute == doctest::Approx(0.25));
+  CHECK(parse_heartbeat("120 compute=0.2500\n").step == 120);
+  const auto waiting = parse_heartbeat("121 saving waiting 2 compute=1.5000\n");
+  CHECK(waiting.phase == "saving");
+  CHECK(waiting.waiting);
+  CHECK(waiting.compute == doctest::Approx(1.5));
+  CHECK(parse_heartbeat("122 eval compute=3").phase == "eval");
+  CHECK(parse_heartbeat("122 eval compute=3").compute == doctest::Approx(3.0));
+  for (const char* bad : {"1 compute=", "1 compute=-1", "1 compute=x", "1 compute=1.5s", "1 compute=nan", "1 compute=inf"})
+    CHECK_MESSAGE(parse_heartbeat(bad).compute == -1, bad);
+  CHECK(parse_heartbeat("compute=2").step == -1);  // no step: the word is still no step
+}
+
 TEST_CASE("liveness is a change seen on mlsup's clock, whatever the file's own times") {
   HeartbeatSeen seen{.running_since = 100};
   seen = observe(seen, std::string("1"), 100);
