@@ -19,17 +19,17 @@ bool phase_word(const std::string& w) {
          std::all_of(w.begin(), w.end(), [](char c) { return (c >= 'a' && c <= 'z') || c == '-' || c == '_'; });
 }
 
-// The seconds of a "compute=<s>" word (finite, not negative); -1 when there is none such.
-double compute_seconds(std::istringstream& words) {
-  std::string word;
-  while (words >> word) {
-    if (!word.starts_with("compute=")) continue;
-    double s = -1;
-    const char* begin = word.data() + 8;
-    const auto [ptr, ec] = std::from_chars(begin, word.data() + word.size(), s);
-    return ec == std::errc() && ptr == word.data() + word.size() && ptr != begin && std::isfinite(s) && s >= 0 ? s : -1;
-  }
-  return -1;
+// The seconds of the content's last word when it is "compute=<s>" (finite, not negative); -1 otherwise.
+double compute_seconds(std::string_view content) {
+  content = util::trim(content);
+  const auto space = content.find_last_of(" \t\r\n");
+  const auto word = space == std::string_view::npos ? content : content.substr(space + 1);
+  if (!word.starts_with("compute=")) return -1;
+  double s = -1;
+  const char* begin = word.data() + 8;
+  const char* end = word.data() + word.size();
+  const auto [ptr, ec] = std::from_chars(begin, end, s);
+  return ec == std::errc() && ptr == end && ptr != begin && std::isfinite(s) && s >= 0 ? s : -1;
 }
 
 }  // namespace
@@ -50,9 +50,7 @@ HeartbeatSeen parse_heartbeat(const std::string& content) {
     }
     if (seen.phase.empty()) seen.phase = word;
   }
-  std::istringstream again(content);
-  again >> first;  // the step
-  seen.compute = compute_seconds(again);
+  seen.compute = compute_seconds(content);
   return seen;
 }
 

@@ -31,8 +31,8 @@ struct HeartbeatSeen {
 // The step and the flags in a heartbeat's content: "<step>", then optionally phase words ("saving",
 // "eval": lowercase letters, '-' and '_'; the first one is the phase, which gets the save timeout),
 // then optionally "waiting ..." (alive but blocked, no progress); a word of another shape ends the
-// reading and the rest is ignored, except "compute=<seconds>" (the rank's own compute in that step,
-// outside the collectives: the helper writes it last); garbage gives step -1.
+// reading and the rest is ignored, except a last word "compute=<seconds>" (the rank's own compute in
+// that step, outside the collectives); garbage gives step -1.
 HeartbeatSeen parse_heartbeat(const std::string& content);
 
 // Folds one look at the file (nullopt = missing) into what was seen, at mlsup's time now. An empty
