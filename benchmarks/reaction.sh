@@ -3,7 +3,13 @@
 # (seen by an independent 20 ms poller) to the replacement's submission, over N endings that need
 # no backoff (the training saves on the pre-timeout signal and exits short of its target). Also
 # measures, while a job runs: job-query RPCs per pass and the supervisor's CPU use.
-#   benchmarks/reaction.sh [--endings 20] [--steady 30] [--campaigns 1]
+#   benchmarks/reaction.sh [--endings 20] [--steady 30] [--campaigns 1] [--running-poll DUR] [--node-loss]
+# --running-poll DUR: the campaign's running_poll_interval (default: mlsup's, 5s); 500ms asks Slurm
+# every poll while a job runs.
+# --node-loss: each ending is a node crash (its slurmd and processes SIGKILLed, tests/cluster/fault.sh)
+# rather than a save and exit: no end record tells, Slurm marks the node down after SlurmdTimeout
+# (10 s on the private cluster) and ends the job NODE_FAIL; the hang timeout is set past that. Also
+# prints the time from the crash to the submission. The node is revived and unexcluded after each.
 # --steady S: how long the steady-state figures watch the running job (seconds).
 # --campaigns N: the same supervisor carries N - 1 more campaigns (from the same folder), their jobs
 # pending (they may begin in two hours: the local cluster runs a handful of jobs at once).
@@ -13,11 +19,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 source benchmarks/lib.sh
-endings=20 steady=30 campaigns=1
+endings=20 steady=30 campaigns=1 running_poll="" node_loss=""
 while [ $# -gt 0 ]; do
   case $1 in
-    --endings) endings=$2 ;; --steady) steady=$2 ;; --campaigns) campaigns=$2 ;;
-    *) echo "usage: $0 [--endings N] [--steady S] [--campaigns N]" >&2; exit 2 ;;
+    --endings) endings=$2 ;; --steady) steady=$2 ;; --campaigns) campaigns=$2 ;; --running-poll) running_poll=$2 ;;
+    --node-loss) node_loss=1; shift; continue ;;
+    *) echo "usage: $0 [--endings N] [--steady S] [--campaigns N] [--running-poll DUR] [--node-loss]" >&2; exit 2 ;;
   esac
   shift 2
 done
@@ -36,19 +43,26 @@ cleanup() {
 trap cleanup EXIT
 if [ -z "${SLURM_CONF:-}" ]; then
   own_cluster=$(mktemp -d /tmp/mlsup-bench-cluster.XXXXXX)
-  export "$(tests/cluster/cluster.sh start --dir "$own_cluster" --nodes 4)"
+  export "$(tests/cluster/cluster.sh start --dir "$own_cluster" --nodes 4 --slurmd-timeout 10)"
 fi
+cluster_dir=$(dirname "$SLURM_CONF")
 
+# A node loss is left to Slurm to find (SlurmdTimeout): the hang timeout is set past it; the training
+# saves every second, so that each attempt makes progress and its ending needs no backoff.
+ckpt_every=0
+[ -z "$node_loss" ] || ckpt_every=20
 cat > "$work/campaign.yaml" <<YAML
 name: bench-reaction
 template: $repo/templates/srun.sbatch.tmpl
 vars:
   script: $repo/examples/trainer/train.py
-  script_args: --steps 1000000 --step-seconds 0.05 --ckpt-every 0
+  script_args: --steps 1000000 --step-seconds 0.05 --ckpt-every $ckpt_every
 slurm: {nodes: 1, ntasks_per_node: 1}
 checkpoint: {complete_marker: COMPLETE}
 target: {steps: 1000000}
 YAML
+[ -z "$running_poll" ] || echo "running_poll_interval: $running_poll" >> "$work/campaign.yaml"
+[ -z "$node_loss" ] || printf 'heartbeat: {steady_timeout: 2m, calibrate: false}\npolicy: {budgets: {node_fail: unlimited}}\n' >> "$work/campaign.yaml"
 conf="$work/campaign.yaml"
 state="$work/.mlsup/bench-reaction"
 pending_job_script "$work/idle.sbatch"
@@ -61,6 +75,9 @@ else "$mlsup" run "$conf" > "$work/run.out" 2>&1 &
 fi
 runner=$!
 
+# True once a complete checkpoint newer than $saved_before (the newest when the attempt began) exists.
+newest_checkpoint() { ls -t "$state"/checkpoints/*/COMPLETE 2>/dev/null | head -n 1; }
+checkpoint_since() { local c; c=$(newest_checkpoint); [ -n "$c" ] && [ "$c" != "$saved_before" ]; }
 # True once attempt N has a job (as `mlsup status --json` shows it).
 has_job() { [ -n "$(attempt_job "$mlsup" "$conf" "$1")" ]; }
 # True once the event log has attempt N's submission; sets submitted_at (its time).
@@ -71,6 +88,8 @@ wait_for() { local end=$(( $(date +%s) + 120 )); until "$@"; do [ "$(date +%s)" 
 # The others' submissions first (paced): the figures are of a fleet that waits, not of its start.
 idle_pending() { [ "$(squeue -h -t PD -o '%j' | grep -c '^bench-reaction-idle-')" -ge $((campaigns - 1)) ]; }
 [ "$campaigns" -eq 1 ] || { wait_for idle_pending && echo "($((campaigns - 1)) jobs pending)"; }
+# A job submitted less than 30 s ago is looked at every poll: the window begins after that.
+[ "$campaigns" -eq 1 ] || sleep 30
 echo "-- steady state: a job running, $steady s"
 wait_for test -s "$state/heartbeats/attempt-1"
 rpc() { sdiag_count REQUEST_JOB_USER_INFO; }
@@ -87,6 +106,7 @@ print(f"supervisor CPU: {(c1 - c0) / hz:.2f} s in {t1 - t0:.1f} s = {100 * (c1 -
 PY
 
 echo "-- $endings endings"
+saved_before=""
 : > "$work/reactions"
 e0=$(rpc); et0=$(date +%s.%N)
 for n in $(seq 1 "$endings"); do
@@ -96,7 +116,15 @@ for n in $(seq 1 "$endings"); do
   "$poll" --polls 3000 --interval-ms 20 "$job" > "$work/watch.$n" 2>/dev/null &
   watcher=$!
   sleep 0.5
-  scancel --batch --signal=USR1 "$job"
+  if [ -n "$node_loss" ]; then
+    poll_s=0.5 wait_for checkpoint_since  # the attempt progressed: its ending needs no backoff
+    saved_before=$(newest_checkpoint)
+    node=$(squeue -h -j "$job" -o %N)
+    tests/cluster/fault.sh --dir "$cluster_dir" crash "$node" >/dev/null
+    lost_at=$(date +%s.%N)
+  else
+    scancel --batch --signal=USR1 "$job"
+  fi
   # The figure is the submitted event's time (mlsup's own clock) less the end the 20 ms poller saw,
   # not when this loop notices it; so the loop polls status --json (~25 ms of CPU) only every 0.5 s,
   # taking in the measured window about the 5% of a core that a journal grep every 0.1 s took.
@@ -110,6 +138,11 @@ ended = next(json.loads(l)["t"] for l in open(sys.argv[1])
              if '"ok":true' in l and any(j["state"] in final for j in json.loads(l)["jobs"]))
 print(f"{float(sys.argv[2]) - ended:.3f}")
 PY
+  if [ -n "$node_loss" ]; then
+    python3 -c 'import sys; print(f"{float(sys.argv[2]) - float(sys.argv[1]):.3f}")' "$lost_at" "$submitted_at" >> "$work/from-loss"
+    tests/cluster/fault.sh --dir "$cluster_dir" revive "$node" >/dev/null
+    "$mlsup" unexclude "$conf" "$node" --why "benchmark: revived" >/dev/null 2>&1 || true
+  fi
 done
 e1=$(rpc); et1=$(date +%s.%N)
 watched=$(cat "$work"/watch.* | wc -l)  # the 20 ms poller's own queries, one line each
@@ -122,6 +155,12 @@ r = sorted(float(x) for x in open(sys.argv[1]) if x.strip())
 p = lambda q: r[min(len(r) - 1, int(q * len(r)))]
 print(f"reaction (Slurm shows the end -> replacement submitted), {len(r)} endings: "
       f"min {r[0]:.3f} s, p50 {p(0.5):.3f} s, p95 {p(0.95):.3f} s, max {r[-1]:.3f} s")
+PY
+[ -z "$node_loss" ] || python3 - "$work/from-loss" <<'PY'
+import sys
+r = sorted(float(x) for x in open(sys.argv[1]) if x.strip())
+p = lambda q: r[min(len(r) - 1, int(q * len(r)))]
+print(f"node crash -> replacement submitted, {len(r)} losses: min {r[0]:.3f} s, p50 {p(0.5):.3f} s, max {r[-1]:.3f} s")
 PY
 "$mlsup" stop "$conf" >/dev/null
 [ "$campaigns" -eq 1 ] || { sleep 2; kill -TERM "$runner"; }  # the others' jobs pend on: let them go

@@ -122,11 +122,17 @@ std::optional<double> Campaign::submit_turn_in() const {
   return at ? std::optional<double>(std::max(0.0, *at - edges_.monotonic())) : std::nullopt;
 }
 
+std::optional<double> Campaign::quiet_for() const {
+  const double left = quiet_until_ - edges_.monotonic();
+  return left > 0 ? std::optional<double>(left) : std::nullopt;
+}
+
 util::Result<void> Campaign::round(const CampaignState& s) {
   const World w = observer_.observe(s);
   auto decided = reconcile(s, w, memory_, config_, campaign_id_);
   memory_ = std::move(decided.memory);
   queued_ = decided.queued;
+  quiet_until_ = decided.quiet_until;
   for (const auto& i : decided.intents)
     if (auto ok = actor_.carry_out(s, i); !ok) return ok;
   return {};

@@ -51,6 +51,9 @@ class Campaign {
   int last_ended();
   // Seconds until the turn to call sbatch that a new submission waits for (nullopt: none waits).
   std::optional<double> submit_turn_in() const;
+  // Seconds the next passes may go on Slurm's last answer, its job running and nothing cheaper having
+  // moved (reconcile/reconcile.h; nullopt: Slurm is to be asked at the next pass).
+  std::optional<double> quiet_for() const;
 
  private:
   Campaign(config::Config config, Edges edges);
@@ -77,6 +80,7 @@ class Campaign {
   Actor actor_;
   Observer observer_;
   bool queued_ = false;
+  double quiet_until_ = 0;       // mono: the last pass's Reconciled::quiet_until
   std::string memory_saved_;     // memory.json's text as last written (comparable_text)
   double observed_saved_at_ = 0; // mono: when memory.json was last written
   std::optional<Memory> memory_checked_;  // the memory whose text was last written or found unchanged

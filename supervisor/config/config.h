@@ -169,6 +169,7 @@ struct Config {
   long long target_steps = 0;  // 0 = no target: a COMPLETED job completes the campaign
   Millis poll_interval{500};
   Millis pending_poll_interval{5000};  // the passes of a campaign whose job waits in the queue (never below poll_interval)
+  Millis running_poll_interval{5000};  // Slurm asked about a running job while nothing cheaper moved (never below poll_interval)
   Seconds lease_ttl{120};  // a supervisor's claim on the campaign, unrenewed (journal/lease.h)
   Seconds memory_save_interval{30};  // what passes observe without deciding is saved this often at most
   NotifySettings notify;

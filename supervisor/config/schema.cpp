@@ -197,6 +197,10 @@ const std::vector<KeySpec>& table() {
       {"pending_poll_interval", Kind::Interval, [](Config& c) -> Field { return &c.pending_poll_interval; },
        "how often they are looked at while the campaign's job only waits in the queue (never more often than "
        "poll_interval): a stop, a pause or the job's start is seen this much later at most"},
+      {"running_poll_interval", Kind::Interval, [](Config& c) -> Field { return &c.running_poll_interval; },
+       "how often Slurm is asked about a running job while nothing cheaper moved (its end record not landed, its "
+       "heartbeat progressing, its time limit not near); the heartbeat and switches are still looked at every "
+       "poll_interval; an ending that tells none of them is seen this much later at most"},
       {"lease_ttl", Kind::Duration, [](Config& c) -> Field { return &c.lease_ttl; },
        "how long a supervisor's claim on the campaign lasts unrenewed: one on another host may take over a campaign "
        "whose supervisor died after this long (on the same host, at once); renewed when half is gone; at least five polls"},

@@ -10,6 +10,7 @@
 #include "decide/runway.h"
 #include "decide/exit_codes.h"
 #include "decide/ledger.h"
+#include "decide/quiet.h"
 #include "decide/signal_lead.h"
 #include "decide/submit_retry.h"
 #include "reconcile/reconcile_pass.h"
@@ -167,6 +168,30 @@ bool only_queued(const CampaignState& s, const World& w, const std::vector<Inten
   const slurm::Job* job = watched_job(*a, **w.jobs);
   if (!job || job->state != slurm::JobState::Pending) return false;
   return std::all_of(decided.begin(), decided.end(), [](const Intent& i) { return std::holds_alternative<intent::Status>(i); });
+}
+
+// Until when the campaign's next passes may go on Slurm's last answer (decide/quiet.h): its job runs,
+// the pass decided nothing but its status, and the heartbeat progresses; 0 when Slurm is to be asked.
+double quiet_until(const CampaignState& s, const World& w, const Memory& m, const config::Config& c,
+                   const std::vector<Intent>& decided) {
+  const AttemptState* a = s.current();
+  if (s.finished_code || s.paused || s.cancel_requested || !a || a->ended || !a->job_id || a->chain) return 0;
+  if (!w.jobs || !*w.jobs || m.attempt != a->number) return 0;
+  const slurm::Job* job = watched_job(*a, **w.jobs);
+  const auto hb = combined(m.heartbeat);
+  const decide::QuietSigns signs{
+      .job_running = job && job->state == slurm::JobState::Running,
+      .only_status = std::all_of(decided.begin(), decided.end(), [](const Intent& i) { return std::holds_alternative<intent::Status>(i); }),
+      .heartbeat = c.heartbeat.enabled && heartbeat_written(m.heartbeat),
+      .in_phase = !hb.phase.empty() || hb.waiting,
+      .progress_at = hb.progress_at,
+      .step = pace_figures(m.pace).step_p50,
+      .job_end = job && job->time_limit_minutes ? static_cast<double>(job->end_time) : 0,
+      .hang_after = static_cast<double>(c.heartbeat.calibrate ? std::min(c.heartbeat.steady_timeout, c.heartbeat.calibrate_min).count()
+                                                              : c.heartbeat.steady_timeout.count()),
+      .poll = std::chrono::duration<double>(c.poll_interval).count(),
+      .running_poll = std::chrono::duration<double>(c.running_poll_interval).count()};
+  return decide::quiet_until(signs, w.now.mono, w.now.wall);
 }
 
 // The checkpoint file system's runway (decide/runway.h), when looked at: short of disk.runway_alert, or no room
@@ -335,7 +360,8 @@ Reconciled reconcile(const CampaignState& s, const World& w, Memory m, const con
     watch_submitted(p, *a);
   }
   const bool queued = only_queued(s, w, p.out);
-  return {std::move(m), std::move(p.out), queued};
+  const double quiet = quiet_until(s, w, m, c, p.out);
+  return {std::move(m), std::move(p.out), queued, quiet};
 }
 
 }  // namespace mlsup::engine

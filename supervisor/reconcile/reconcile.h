@@ -18,6 +18,7 @@ struct Reconciled {
   Memory memory;
   std::vector<Intent> intents;  // in the order they are carried out
   bool queued = false;          // only a job waiting in the queue, nothing decided: the next pass may wait
+  double quiet_until = 0;       // mono: the passes until then may go on Slurm's last answer (decide/quiet.h)
 };
 
 // What the campaign identified by campaign_id calls for.

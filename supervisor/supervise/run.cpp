@@ -60,6 +60,8 @@ struct Slot {
   std::string gated;                           // why its set's gate holds it back ("" = not held back)
   bool in_flight = false;
   bool watch_tried = false;                    // its ends/ folder watched (or found unwatchable)
+  bool watched = false;                        // and the watch was set: an end record landing tells
+  Clock::time_point quiet_until{};             // its job runs and nothing cheaper moved: Slurm's last answer serves until then
   int last_ended = 0;                          // its newest ended attempt, as its last pass saw it
   Clock::time_point quick_until{};             // an end record landed: quick passes until then
   bool passed = false;                         // it made a pass since it was opened
@@ -143,21 +145,30 @@ class Supervisor {
 
   void release(Slot& s) {
     if (ends_ && s.watch_tried) ends_->forget(s.file);
-    s.watch_tried = false;
+    s.watch_tried = s.watched = false;
+    s.quiet_until = {};
     s.opened.close();
     s.opened = {};
   }
 
-  // One round: a new pass of the Slurm clients, then every campaign whose poll interval is over.
+  // One round: every campaign whose poll interval is over, on a new pass of the Slurm clients unless
+  // each of them may go on Slurm's last answer (quiet()).
   void round() {
     if (!stop_signal_.empty() || finished_) return;
-    clients_.new_pass();
     ++rounds_;
     expose();
     const auto now = Clock::now();
     std::map<std::string, std::map<std::string, GateDecision>> gates;  // by set file, read once a round when asked
+    bool fresh = false;
     for (auto& s : slots_)
-      if (!s->result && !s->in_flight && !s->leaving && now >= s->next && !held_back(*s, gates, now)) start(*s, now);
+      if (!s->result && !s->in_flight && !s->leaving && now >= s->next && !held_back(*s, gates, now)) {
+        fresh = fresh || !quiet(*s, now);
+        start(*s, now);
+      }
+    if (fresh) {
+      clients_.new_pass();
+      asked_at_ = now;
+    }
     pool_->post_all(std::exchange(starting_, {}));  // the round's passes at once: a few wake-ups, not one each
     if (done()) return finish();
     timer_.expires_after(period());
@@ -214,7 +225,15 @@ class Supervisor {
   // found by the pace alone).
   void watch_ends(Slot& s) {
     s.watch_tried = true;
-    if (ends_ && s.config) ends_->watch(s.file, s.config->dir().ends());
+    s.watched = ends_ && s.config && ends_->watch(s.file, s.config->dir().ends());
+  }
+
+  // True when s's pass may go on Slurm's last answer: its job runs, nothing cheaper moved since its last
+  // pass (Campaign::quiet_for), its end record would tell, and the answer is younger than its
+  // running_poll_interval.
+  bool quiet(const Slot& s, Clock::time_point now) const {
+    if (!s.opened.campaign || !s.watched || now >= s.quiet_until || now < s.quick_until) return false;
+    return now - asked_at_ < s.config->running_poll_interval;
   }
 
   // The rounds' period: the shortest poll interval of the campaigns supervised (kQuickLook while one
@@ -276,6 +295,8 @@ class Supervisor {
       if (ended != s.last_ended) s.quick_until = {};  // this pass saw the ending: the campaign's own pace again
       s.last_ended = ended;
       if (!s.watch_tried) watch_ends(s);
+      const auto quiet = s.opened.campaign->quiet_for();
+      s.quiet_until = quiet ? Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*quiet)) : Clock::time_point{};
       if (s.opened.campaign->queued() && Clock::now() >= s.quick_until) s.next = queued_next(s.next, *s.config);
       if (const auto turn = s.opened.campaign->submit_turn_in())  // at the queue's pace until its sbatch turn comes
         s.next = std::min(queued_next(s.next, *s.config), Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*turn)));
@@ -419,6 +440,7 @@ class Supervisor {
   asio::steady_timer timer_;
   std::unique_ptr<edges::MetricsServer> server_;  // --metrics-listen (on io_)
   std::unique_ptr<edges::DirWatch> ends_;         // the campaigns' ends/ folders (on io_)
+  Clock::time_point asked_at_{};                  // the round that last began a new pass of the Slurm clients
   bool finished_ = false;                         // finish() ran: no round begins again
   edges::Mailbox results_{[this](std::function<void()> f) { asio::post(io_, std::move(f)); }};  // the passes' results, to the loop
   // "R passes, Q Slurm job queries, C campaign passes (T ms in all, longest L ms)": SIGUSR1 prints it.

@@ -28,6 +28,11 @@ check "reaction: job-query RPCs and CPU share while a job runs" has_line "^super
 check "reaction: the job queries over the endings, the poller's taken off" has_line "^job-query RPCs over the endings, the poller's [0-9]+ taken off: -?[0-9]+ in $num s = -?$num/s$"
 check "reaction: the percentiles over 3 endings" has_line "^reaction .*, 3 endings: min $num s, p50 $num s, p95 $num s, max $num s$"
 
+bench reaction.sh 150 --endings 1 --steady 3 --node-loss
+check "reaction, node loss: exits 0" [ "$RC" -eq 0 ]
+check "reaction, node loss: Slurm's end of the crashed node's job to the submission" has_line "^reaction .*, 1 endings: min $num s, p50 $num s, p95 $num s, max $num s$"
+check "reaction, node loss: the crash to the submission" has_line "^node crash -> replacement submitted, 1 losses: min $num s, p50 $num s, max $num s$"
+
 bench long-journal.sh 120 --records 3000 --ticks 2
 check "long-journal: exits 0" [ "$RC" -eq 0 ]
 check "long-journal: a row for the fresh campaign, without a replay snapshot" has_line "^fresh +3 +$num +$num +$num +$num +0\.0 *$"

@@ -153,6 +153,27 @@ check "quick: two failed attempts, each seen within 5 s of its end record (the p
   /usr/bin/python3 -c 'import sys; v = [float(x) for x in sys.argv[1:]]; sys.exit(not (len(v) == 2 and max(v) < 5))' $seen
 scenario_done
 
+scenario "running_poll_interval 6s: a running job whose heartbeat steps is asked of Slurm every 6 s, not every 1 s poll; its ending is still taken when its end record lands"
+new_campaign calm "--steps 400 --step-seconds 0.1 --ckpt-every 100" "running_poll_interval: 6s"
+"$MLSUP" run "$CONF" --metrics-textfile "$CDIR/metrics.prom" > "$CDIR/run.out" 2>&1 &
+RUNNER=$!
+queries() { awk '$1 == "mlsup_slurm_queries_total" { print $2 }' "$CDIR/metrics.prom"; }
+wait_until 90 heartbeat_at_least 30 || abort_suite "calm: the training did not reach step 30 in 90 s"
+sleep 2  # the steps' pace measured: the quiet pace begins
+q0=$(queries); sleep 12; q1=$(queries)
+echo "job queries over 12 s of steady running: $(( ${q1%.*} - ${q0%.*} ))"
+check "calm: at most 5 job queries in 12 s of steady running (two, and one per save it looked at; every poll: 12)" [ $(( ${q1%.*} - ${q0%.*} )) -le 5 ]
+wait_campaign 120
+check "calm: the campaign completed" [ "$RC" -eq 0 ]
+seen=$("$MLSUP" events "$CONF" --json | /usr/bin/python3 -c 'import json, os, sys
+for e in map(json.loads, filter(str.strip, sys.stdin)):
+    if e["event"] == "attempt-ended":
+        print("%.2f" % (e["time"] - os.stat(os.path.join(sys.argv[1], "ends", str(e["job_id"]))).st_mtime))' "$STATE")
+echo "the ending seen after its end record (s): $seen"
+check "calm: one ending, seen within 2 s of its end record (the quiet pace alone: up to 6 s)" \
+  /usr/bin/python3 -c 'import sys; v = [float(x) for x in sys.argv[1:]]; sys.exit(not (len(v) == 1 and v[0] < 2))' $seen
+scenario_done
+
 scenario "the benchmark, short: 5 idle campaigns with 300-record journals, a 5 s window -> one job query per pass, nothing written; a tick over them"
 bench=$(MLSUP="$MLSUP" timeout 300 "$REPO/benchmarks/many-campaigns.sh" --counts 5 --records 300 --window 5 --quick 2>&1)
 echo "$bench" | tail -n 5

@@ -828,3 +828,52 @@ TEST_CASE("a hang runs heartbeat.hang_command in the job's context before the ca
   CHECK(evidence == "job 100 nodes n1,n2 attempt 1\n\n--- stderr ---\noops\n");
   CHECK(f.told("hang-evidence"));
 }
+
+TEST_CASE("a running job whose heartbeat steps may go on Slurm's last answer until the heartbeat pauses or says saving") {
+  EngineFixture f("", "running_poll_interval: 5s\n");
+  auto c = f.open();
+  f.pass(*c);
+  CHECK_FALSE(c->quiet_for());  // a job just submitted: Slurm is asked at every pass
+  f.fake.set_state(f.fake.table.begin()->first, JobState::Running, 0, "n1");
+  f.pass(*c);
+  CHECK_FALSE(c->quiet_for());  // running, but no heartbeat yet
+  for (int step = 1; step <= 4; ++step) {  // a step a second, a pass a second
+    f.clock += 1;
+    f.heartbeat(std::to_string(step) + "\n");
+    f.pass(*c);
+  }
+  REQUIRE(c->quiet_for());
+  CHECK(*c->quiet_for() == doctest::Approx(3));  // three steps of silence would be a move
+  f.clock += 1;
+  f.pass(*c);  // one second without a step: still quiet
+  REQUIRE(c->quiet_for());
+  CHECK(*c->quiet_for() == doctest::Approx(2));
+  f.clock += 2.5;
+  f.pass(*c);
+  CHECK_FALSE(c->quiet_for());  // silent for 3.5 s: Slurm at every pass
+  f.clock += 1;
+  f.heartbeat("5 saving\n");
+  f.pass(*c);
+  CHECK_FALSE(c->quiet_for());  // a phase is a move
+  f.clock += 1;
+  f.heartbeat("6\n");
+  f.pass(*c);
+  CHECK(c->quiet_for());
+  f.fake.set_state(f.fake.table.begin()->first, JobState::Completed, 0, "n1");
+  f.clock += 1;
+  f.pass(*c);
+  CHECK_FALSE(c->quiet_for());  // the ending decided something
+}
+
+TEST_CASE("running_poll_interval no longer than poll_interval: a running job is asked about at every pass") {
+  EngineFixture f("", "running_poll_interval: 1s\n");
+  auto c = f.open();
+  f.pass(*c);
+  f.fake.set_state(f.fake.table.begin()->first, JobState::Running, 0, "n1");
+  for (int step = 1; step <= 4; ++step) {
+    f.clock += 1;
+    f.heartbeat(std::to_string(step) + "\n");
+    f.pass(*c);
+    CHECK_FALSE(c->quiet_for());
+  }
+}
