@@ -2,8 +2,9 @@
 # Installs every Debian package that the build, the tests, the local cluster and the demo need.
 # Idempotent: packages already present are left alone, and apt is not touched at all then.
 # --tests adds what only the tests need: Debian's PyTorch (CPU), for the real-torch suite, and tmux,
-# whose screen the status --watch test captures, and strace, with which benchmarks/steady-fs.sh counts
-# the supervisor's file system calls.
+# whose screen the status --watch test captures, strace, with which benchmarks/steady-fs.sh counts
+# the supervisor's file system calls, and iptables, with which the real-torch suite makes one node's
+# address unreachable.
 set -euo pipefail
 
 PACKAGES=(
@@ -14,7 +15,7 @@ PACKAGES=(
   python3 procps psmisc iproute2 util-linux curl prometheus tzdata
   python3-venv python3-pip python3-setuptools python3-wheel
 )
-[ "${1:-}" != --tests ] || PACKAGES+=(python3-torch tmux strace)
+[ "${1:-}" != --tests ] || PACKAGES+=(python3-torch tmux strace iptables)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -13,8 +13,11 @@ rank 0 writes the weights and their SHA-256 into --out.
 """
 
 import argparse
+import datetime
 import hashlib
 import os
+import re
+import subprocess
 import signal
 import sys
 import time
@@ -39,6 +42,9 @@ def parse_args(argv):
     p.add_argument("--oom-file", default="", help="tests: rank 1 takes this file (a rename) and raises CUDA's out of memory")
     p.add_argument("--slow-file", default="", help="tests: while this file exists, rank 1 is slow in its own compute")
     p.add_argument("--slow-seconds", type=float, default=0.2, help="tests: how much slower (a sleep in its forward)")
+    p.add_argument("--node-addr-group", action="store_true",
+                   help="the gradients go over a gloo group in which each rank listens on its node's Slurm NodeAddr, "
+                        "as where every node has an address of its own (the local test cluster's --node-addrs)")
     return p.parse_args(argv)
 
 
@@ -106,6 +112,23 @@ def oom_if_asked(path):
             "allocated; 1.06 GiB free; 77.10 GiB reserved in total by PyTorch)")
 
 
+def node_addr():
+    """This node's NodeAddr as Slurm gives it (scontrol), else 127.0.0.1."""
+    node = os.environ.get("SLURMD_NODENAME", "")
+    said = subprocess.run(["scontrol", "-o", "show", "node", node], capture_output=True, text=True, timeout=60).stdout
+    found = re.search(r" NodeAddr=(\S+)", said)
+    return found.group(1) if found else "127.0.0.1"
+
+
+def node_addr_group():
+    """A gloo group over every rank in which each listens on its node's address (rendezvous: the default store)."""
+    options = dist.ProcessGroupGloo._Options()
+    options._devices = [dist.ProcessGroupGloo.create_device(hostname=node_addr())]
+    options._timeout = datetime.timedelta(seconds=60)
+    store = dist.PrefixStore("node-addr", dist.distributed_c10d._get_default_store())
+    return dist.ProcessGroupGloo(store, dist.get_rank(), dist.get_world_size(), options)
+
+
 def main(argv):
     args = parse_args(argv)
     job = mt.init(layout="glob", complete_marker="COMPLETE")  # first: the pre-timeout signal is a flag from here on
@@ -124,7 +147,7 @@ def main(argv):
         step = state["step"]
         if rank == 0:
             print(f"resumed from {job.resume_path()} at step {step}", file=sys.stderr, flush=True)
-    ddp = DistributedDataParallel(model)
+    ddp = DistributedDataParallel(model, process_group=node_addr_group() if args.node_addr_group else None)
     job.time_ddp(ddp)  # this rank's gradients ready: its compute ends there (the heartbeat's compute=)
     if args.slow_file and rank == 1:
         node = os.environ.get("SLURMD_NODENAME", "?")

@@ -93,8 +93,9 @@ class Job:
 
     def time_ddp(self, model):
         """Registers a DDP communication hook on `model` that notes when this rank's gradients are ready (and
-        averages them as DDP does), so that computing() ends there rather than after the others."""
-        model.register_comm_hook(None, timing.ddp_hook(self.timer))
+        averages them as DDP does, over the model's own process group), so that computing() ends there rather
+        than after the others."""
+        model.register_comm_hook(getattr(model, "process_group", None), timing.ddp_hook(self.timer))
 
     def saving(self):
         """Context manager: the heartbeat says `saving` while the block runs (mlsup's save timeout)."""

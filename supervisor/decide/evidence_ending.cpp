@@ -41,10 +41,14 @@ Decision stop_decision(const Finding& f) {
           finding_words(f) + ": another attempt would fail the same way; fix the cause, then `mlsup resume`"};
 }
 
-FindingNodes finding_nodes(const Finding& f, const std::vector<std::string>& nodes) {
+FindingNodes finding_nodes(const Finding& f, const std::vector<std::string>& nodes,
+                           const std::map<std::string, std::vector<std::string>>& names) {
   if (clears_nodes(f)) return {FindingBlame::NoNode, ""};
   Placement where;
-  for (const auto& n : nodes) where.addresses[n] = {};  // the seam: each node's addresses, once recorded
+  for (const auto& n : nodes) {
+    const auto it = names.find(n);
+    where.addresses[n] = it == names.end() ? std::vector<std::string>{} : it->second;
+  }
   if (nodes.size() == 1) where.log_node = nodes.front();
   if (auto node = blamed_node(f, where)) return {FindingBlame::OneNode, std::move(*node)};
   if (stops(f)) return {FindingBlame::NoNode, ""};  // a stop names no node it cannot place

@@ -2,6 +2,7 @@
 // The evidence rules applied to an attempt's ending: which failures its output explains, and what the
 // winning rule's finding changes: a stop instead of a retry, no node blamed, or the one node its line
 // names. Pure: the output's tail, the job's nodes and the rules in; a finding and its bearing out.
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -40,9 +41,11 @@ struct FindingNodes {
 };
 
 // The blame of finding f on a job that ran on nodes (Slurm's names, in order). A host in the line is
-// known by a node's name or its short form; the nodes' addresses are not known here yet (a Placement
-// with them would map an IP too). A node's own log is the job's output only for a one-node job.
-FindingNodes finding_nodes(const Finding& f, const std::vector<std::string>& nodes);
+// known by a node's name, its short form, or one of its other names in names (node -> its NodeAddr and
+// NodeHostname as Slurm gives them; a name two nodes share names neither). A node's own log is the
+// job's output only for a one-node job.
+FindingNodes finding_nodes(const Finding& f, const std::vector<std::string>& nodes,
+                           const std::map<std::string, std::vector<std::string>>& names = {});
 
 // One sentence that names the rule and quotes its line, for reasons and exclusions.
 std::string finding_words(const Finding& f);

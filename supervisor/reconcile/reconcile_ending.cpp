@@ -136,11 +136,21 @@ void note_finding(records::Ended& e, const decide::Finding& f) {
   if (!decide::stops(f)) e.reason += "; " + decide::finding_words(f) + (e.no_node_blamed ? ": no node is held responsible" : "");
 }
 
+// Each node's other names as Slurm gives them (NodeAddr, NodeHostname), where the pass read the nodes.
+std::map<std::string, std::vector<std::string>> node_names(const Pass& p) {
+  std::map<std::string, std::vector<std::string>> out;
+  if (!p.w.nodes || !*p.w.nodes) return out;
+  for (const auto& n : **p.w.nodes)
+    for (const auto* name : {&n.address, &n.hostname})
+      if (!name->empty() && *name != n.name) out[n.name].push_back(*name);
+  return out;
+}
+
 // The exclusions a finding decides: none, or the one node its line (or a one-node job's log) names;
 // nullopt when the nodes are blamed as without it. The suspects the record keeps follow it.
 std::optional<std::vector<intent::Exclude>> by_finding(const Pass& p, const AttemptState& a, const slurm::Job& job,
                                                        const decide::Finding& f, records::Ended& ended) {
-  const auto named = decide::finding_nodes(f, slurm::expand_hostlist(job.nodes));
+  const auto named = decide::finding_nodes(f, slurm::expand_hostlist(job.nodes), node_names(p));
   if (named.blame == decide::FindingBlame::AsBefore) return std::nullopt;
   if (named.blame == decide::FindingBlame::NoNode) {
     ended.no_node_blamed = true;

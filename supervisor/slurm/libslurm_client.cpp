@@ -116,7 +116,8 @@ class LibslurmClient final : public Client {
       const uint32_t base = n.node_state & NODE_STATE_BASE;
       out.push_back(Node{text(n.name), base < std::size(kNodeStates) ? kNodeStates[base] : "UNKNOWN",
                          (n.node_state & NODE_STATE_DRAIN) != 0, (n.node_state & NODE_STATE_NO_RESPOND) != 0,
-                         text(n.reason), n.partitions && *n.partitions ? util::split(n.partitions, ',') : std::vector<std::string>{}});
+                         text(n.reason), n.partitions && *n.partitions ? util::split(n.partitions, ',') : std::vector<std::string>{},
+                         text(n.node_addr), text(n.node_hostname)});
     }
     slurm_free_node_info_msg(msg);
     return out;

@@ -120,6 +120,8 @@ Node node_from_record(const Record& r) {
   n.not_responding = state.find('*') != std::string::npos || state.find("NOT_RESPONDING") != std::string::npos;
   n.reason = field(r, "Reason");
   if (const auto parts = field(r, "Partitions"); !parts.empty() && parts != "(null)") n.partitions = util::split(parts, ',');
+  n.address = field(r, "NodeAddr");
+  n.hostname = field(r, "NodeHostName");
   return n;
 }
 

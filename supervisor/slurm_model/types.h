@@ -60,6 +60,8 @@ struct Node {
   bool not_responding = false;
   std::string reason;
   std::vector<std::string> partitions;  // the partitions it belongs to ([] when not known)
+  std::string address;   // NodeAddr: where Slurm reaches it ("" when not known)
+  std::string hostname;  // NodeHostname ("" when not known)
 
   // True when Slurm itself keeps new jobs off the node (DOWN or draining).
   bool kept_off() const { return state == "DOWN" || drain; }

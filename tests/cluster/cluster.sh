@@ -23,7 +23,7 @@ die() { log "error: $*"; exit 1; }
 usage() {
   cat >&2 <<EOF
 usage: $PROG start --dir DIR [--nodes N] [--slurmd-timeout S] [--min-job-age S]
-                   [--plugstack FILE] [--name PREFIX] [--idle-timeout S] [--accounting]
+                   [--plugstack FILE] [--name PREFIX] [--idle-timeout S] [--accounting] [--node-addrs]
        $PROG stop --dir DIR [--clean]
        $PROG status --dir DIR
        $PROG stop-ctld --dir DIR
@@ -64,6 +64,10 @@ node_names() {
   local i
   for ((i = 1; i <= NODES; i++)); do echo "${PREFIX}${i}"; done
 }
+
+# The nodes' NodeAddr: 127.0.0.1 for all, or with --node-addrs one address each, 127.0.0.(10 + N) for
+# node N (all of 127/8 is this machine's loopback), so that an address names its node.
+node_addrs() { if [ "${NODE_ADDRS:-0}" = 1 ]; then echo "127.0.0.[11-$((10 + NODES))]"; else echo 127.0.0.1; fi; }
 
 # Runs a Slurm client command against this cluster, bounded in time.
 sl() { SLURM_CONF="$CONF" timeout "${SL_TIMEOUT:-15}" "$@"; }
@@ -218,7 +222,7 @@ SlurmdTimeout=$SLURMD_TIMEOUT
 MessageTimeout=5
 MinJobAge=$MIN_JOB_AGE
 $plug
-NodeName=${PREFIX}[1-$NODES] NodeHostname=localhost NodeAddr=127.0.0.1 Port=[$SLURMD_PORT-$((SLURMD_PORT + NODES - 1))] CPUs=2 RealMemory=2000 State=UNKNOWN
+NodeName=${PREFIX}[1-$NODES] NodeHostname=localhost NodeAddr=$(node_addrs) Port=[$SLURMD_PORT-$((SLURMD_PORT + NODES - 1))] CPUs=2 RealMemory=2000 State=UNKNOWN
 PartitionName=debug Nodes=${PREFIX}[1-$NODES] Default=YES MaxTime=INFINITE State=UP
 EOF
   cat >"$DIR/env" <<EOF
@@ -454,7 +458,7 @@ kill_cluster() {
 # cluster.sh start: creates, configures and starts the cluster, then waits until all nodes are idle.
 cmd_start() {
   local dir="" name="" idle_timeout=60
-  NODES=4 SLURMD_TIMEOUT=10 MIN_JOB_AGE=300 PLUGSTACK="" ACCOUNTING=0
+  NODES=4 SLURMD_TIMEOUT=10 MIN_JOB_AGE=300 PLUGSTACK="" ACCOUNTING=0 NODE_ADDRS=0
   while [ $# -gt 0 ]; do
     case "$1" in
       --dir) dir="${2:?}"; shift 2 ;;
@@ -465,12 +469,14 @@ cmd_start() {
       --name) name="${2:?}"; shift 2 ;;
       --idle-timeout) idle_timeout="${2:?}"; shift 2 ;;
       --accounting) ACCOUNTING=1; shift ;;
+      --node-addrs) NODE_ADDRS=1; shift ;;
       -h | --help) usage 0 ;;
       *) log "unknown option: $1"; usage ;;
     esac
   done
   [ -n "$dir" ] || { log "start needs --dir DIR"; usage; }
   [[ "$NODES" =~ ^[1-9][0-9]*$ ]] || die "--nodes must be a positive integer"
+  [ "$NODE_ADDRS" = 0 ] || [ "$NODES" -le 244 ] || die "--node-addrs gives at most 244 nodes an address of their own"
   [[ "$SLURMD_TIMEOUT" =~ ^[0-9]+$ ]] || die "--slurmd-timeout must be an integer"
   [[ "$MIN_JOB_AGE" =~ ^[0-9]+$ ]] || die "--min-job-age must be an integer"
   [ -z "$PLUGSTACK" ] || [ -f "$PLUGSTACK" ] || die "plugstack file $PLUGSTACK does not exist"

@@ -22,12 +22,23 @@ ARGS="--steps 160 --ckpt-every 20 --step-seconds 0.15"
 
 slow=$(mktemp -d /tmp/mlsup-torch-c300.XXXXXX)
 ref=$(mktemp -d /tmp/mlsup-torch-ref.XXXXXX)
-trap '"$REPO/tests/cluster/cluster.sh" stop --dir "$slow" --clean >/dev/null 2>&1; rm -rf "$ref"' EXIT
+blocked=()  # the iptables rule that makes one node's address unreachable, while it holds
+unblock() { [ ${#blocked[@]} -eq 0 ] || iptables -D OUTPUT "${blocked[@]}" 2>/dev/null || true; blocked=(); }
+trap 'unblock; "$REPO/tests/cluster/cluster.sh" stop --dir "$slow" --clean >/dev/null 2>&1; rm -rf "$ref"' EXIT
+trap 'exit 143' TERM INT  # the EXIT trap then runs: the iptables rule is not left behind
 conf_line=$("$REPO/tests/cluster/cluster.sh" start --dir "$slow" --nodes 4 --slurmd-timeout 300) || {
   echo "FAILED: the SlurmdTimeout=300 cluster did not start"; echo "0 passed, 1 failed"; exit 1; }
 export "$conf_line"
 
 attempt_running() { local j; j=$(job_of_attempt "$1"); [ -n "$j" ] && [ "$(job_state "$j")" = RUNNING ]; }
+# The checks of an attempt 1 that ended on evidence rule RULE quoting QUOTE, which excluded NODE and no
+# other, and an attempt 2 without it: blamed_alone LABEL RULE QUOTE NODE.
+blamed_alone() {
+  check "$1: attempt 1 ended on the rule $2, quoting its line" has_event attempt-ended attempt=1 evidence_rule="$2" "evidence_quote~$3"
+  check "$1: $4 excluded" has_event excluded "node=$4"
+  check "$1: no other node excluded" [ "$(excluded_nodes | tr '\n' ' ')" = "$4 " ]
+  check "$1: attempt 2 ran without it" sh -c "! echo '$(nodes_of "$(job_of_attempt 2)")' | grep -qx '$4'"
+}
 resume_step_of() { attempt_field "$1" resume_step; }
 
 scenario "uninterrupted reference: 2 ranks started by hand on this machine (env://), no Slurm, no torchrun"
@@ -155,11 +166,7 @@ NODE=$(nodes_of "$(job_of_attempt 1)" | sed -n 2p)  # task R of the preflight ru
 echo "attempt 1 on $(nodes_of "$(job_of_attempt 1)" | tr '\n' ' '); attempt 2 on $(nodes_of "$(job_of_attempt 2)" | tr '\n' ' ')"
 echo "ending: $("$MLSUP" events "$CONF" --kind attempt-ended 2>&1 | head -n 1 | cut -c1-400)"
 check "preflight: campaign completed" [ "$RC" -eq 0 ]
-check "preflight: attempt 1 ended on the rule, quoting the preflight's line" \
-  has_event attempt-ended attempt=1 evidence_rule=preflight_absent "evidence_quote~rank 1 on $NODE did not join within 15 s"
-check "preflight: $NODE excluded" has_event excluded "node=$NODE"
-check "preflight: no other node excluded" [ "$(excluded_nodes | tr '\n' ' ')" = "$NODE " ]
-check "preflight: attempt 2 ran without it" sh -c "! echo '$(nodes_of "$(job_of_attempt 2)")' | grep -qx '$NODE'"
+blamed_alone preflight preflight_absent "rank 1 on $NODE did not join within 15 s" "$NODE"
 check "preflight: two attempts" [ "$(attempt_numbers | wc -l)" -eq 2 ]
 check "preflight: the final weights are bitwise those of the uninterrupted run" cmp -s "$ref/weights.sha256" "$CDIR/final/weights.sha256"
 explained=$("$MLSUP" explain "$CONF" --attempt 1 --json 2>"$CDIR/explain.err")
@@ -168,6 +175,52 @@ import json, sys
 j = json.loads(sys.argv[1])
 sys.exit(not (j["rule"] == "preflight_absent" and j["at_ending"]["evidence_rule"] == "preflight_absent"))' "$explained"
 [ "$RC" -eq 0 ] || tail -n 20 "$CDIR/run.out"
+scenario_done
+
+scenario "a real gloo connection failure: one node's address unreachable (iptables; each node has an address of its own) -> that node excluded, no other; attempt 2 trains without it"
+addrs=$(mktemp -d /tmp/mlsup-torch-addrs.XXXXXX)
+chmod 0755 "$addrs"  # munged and slurmd read below it
+saved_conf=$SLURM_CONF
+if ! command -v iptables >/dev/null; then
+  check "gloo address: iptables is installed (scripts/install-deps.sh --tests)" false
+elif conf_line=$("$REPO/tests/cluster/cluster.sh" start --dir "$addrs/cluster" --nodes 4 --node-addrs); then
+  export "$conf_line"
+  # A 3-node job on this idle cluster runs on its first three nodes; gloo's pair with the higher address
+  # connects to the lower, so the third node's rank connects to the second's: its address is made
+  # unreachable for every TCP connection but its slurmd's (Slurm keeps reaching the node).
+  NODE=$(sinfo -h -N -o %N | sort -uV | sed -n 2p)
+  ADDR=$(scontrol -o show node "$NODE" | sed -n 's/.* NodeAddr=\([^ ]*\).*/\1/p')
+  PORT=$(( $(sed -n 's/^SLURMD_PORT=//p' "$addrs/cluster/cluster.info") + 1 ))
+  blocked=(-d "$ADDR/32" -p tcp ! --dport "$PORT" -j REJECT --reject-with icmp-host-unreachable)
+  iptables -A OUTPUT "${blocked[@]}"
+  # The srun template, a rank per task: the failed rank ends the step (--kill-on-bad-exit). Under torchrun
+  # the agents would wait in their exit barrier for the rank still waiting on its peers.
+  new_campaign ddp-addr "--steps 60 --ckpt-every 20 --step-seconds 0.1 --out OUT --node-addr-group" "target:
+  steps: 60"
+  sed -i -e 's/^  nodes: 1$/  nodes: 3/' -e "s|--out OUT|--out $CDIR/final|" "$CONF"
+  PATH=/usr/bin:$PATH start_campaign  # the template's python3: Debian's, with torch
+  wait_campaign 300
+  unblock
+  echo "$NODE has address $ADDR; attempt 1 on $(nodes_of "$(job_of_attempt 1)" | tr '\n' ' '); attempt 2 on $(nodes_of "$(job_of_attempt 2)" | tr '\n' ' ')"
+  echo "ending: $("$MLSUP" events "$CONF" --kind attempt-ended 2>&1 | head -n 1 | cut -c1-500)"
+  check "gloo address: attempt 1 ran on $NODE" sh -c "echo '$(nodes_of "$(job_of_attempt 1)")' | grep -qx '$NODE'"
+  check "gloo address: campaign completed" [ "$RC" -eq 0 ]
+  blamed_alone "gloo address" gloo_connect "connect [$ADDR]:" "$NODE"  # the address mapped through Slurm's NodeAddr
+  check "gloo address: trained to the end" test -s "$CDIR/final/weights.sha256"
+  explained=$("$MLSUP" explain "$CONF" --attempt 1 --json 2>"$CDIR/explain.err")
+  check "gloo address: explain finds the same rule and address offline" /usr/bin/python3 -c '
+import json, sys
+j = json.loads(sys.argv[1])
+sys.exit(not (j["rule"] == "gloo_connect" and j["captured"] == sys.argv[2] and j["at_ending"]["evidence_rule"] == "gloo_connect"))' \
+    "$explained" "$ADDR"
+  [ "$RC" -eq 0 ] || tail -n 20 "$CDIR/run.out"
+else
+  check "gloo address: the cluster with an address per node started" false
+fi
+unblock
+"$REPO/tests/cluster/cluster.sh" stop --dir "$addrs/cluster" --clean >/dev/null 2>&1
+export SLURM_CONF=$saved_conf
+rm -rf "$addrs"
 scenario_done
 
 scenario "rank 1 slow in its own compute (on a cluster with the plugin: a heartbeat per rank) -> one straggler event naming its node, nothing else done"

@@ -53,8 +53,21 @@ TEST_CASE("evidence ending: whom a finding holds responsible") {
     CHECK(n.blame == FindingBlame::OneNode);
     CHECK(n.node == "gpu2");
   }
-  SUBCASE("an address no node is known by: as without the finding (the nodes' addresses are not known yet)") {
+  SUBCASE("an address no node is known by: as without the finding") {
     CHECK(finding_nodes(finding("network", Blame::NodeInLine, RuleAction::Retry, "10.0.0.7"), two).blame ==
+          FindingBlame::AsBefore);
+    CHECK(finding_nodes(finding("network", Blame::NodeInLine, RuleAction::Retry, "10.0.0.7"), two,
+                        {{"gpu1", {"10.0.0.6"}}, {"gpu2", {"10.0.0.8"}}})
+              .blame == FindingBlame::AsBefore);
+  }
+  SUBCASE("an address: the node whose NodeAddr or NodeHostname it is, and only it") {
+    const std::map<std::string, std::vector<std::string>> names{{"gpu1", {"127.0.0.11", "localhost"}},
+                                                                 {"gpu2", {"127.0.0.12", "localhost"}}};
+    const auto n = finding_nodes(finding("network", Blame::NodeInLine, RuleAction::Retry, "127.0.0.11"), two, names);
+    CHECK(n.blame == FindingBlame::OneNode);
+    CHECK(n.node == "gpu1");
+    // A name both nodes have (one host name for every node of the local cluster) names neither.
+    CHECK(finding_nodes(finding("network", Blame::NodeInLine, RuleAction::Retry, "localhost"), two, names).blame ==
           FindingBlame::AsBefore);
   }
   SUBCASE("a node's own log: the job's only node; of several, unknown which") {

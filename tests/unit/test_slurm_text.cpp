@@ -149,6 +149,12 @@ TEST_CASE("scontrol -o records become jobs and nodes") {
   CHECK(n.drain);
   CHECK(n.not_responding);
   CHECK(n.reason == "Not responding [slurm@2026]");
+  CHECK(n.address.empty());
+  const Node m = node_from_record(parse_records(
+      "NodeName=gpu-12 Arch=x86_64 CoresPerSocket=1 NodeAddr=10.1.4.12 NodeHostName=gpu-12.cluster Version=22.05.8 "
+      "OS=Linux State=IDLE Partitions=batch")[0]);
+  CHECK(m.address == "10.1.4.12");
+  CHECK(m.hostname == "gpu-12.cluster");
 }
 
 TEST_CASE("scontrol -o records: a long value is read whole, and only a field name makes a field") {
