@@ -82,12 +82,13 @@ checkpoint_since() { local c; c=$(newest_checkpoint); [ -n "$c" ] && [ "$c" != "
 has_job() { [ -n "$(attempt_job "$mlsup" "$conf" "$1")" ]; }
 # True once the event log has attempt N's submission; sets submitted_at (its time).
 submission_told() { submitted_at=$(event_time "$mlsup" "$conf" submitted "$1"); [ -n "$submitted_at" ]; }
-# Waits until a command succeeds (at most 120 s), polling every $poll_s seconds (0.1 unless set).
-wait_for() { local end=$(( $(date +%s) + 120 )); until "$@"; do [ "$(date +%s)" -lt "$end" ] || return 1; sleep "${poll_s:-0.1}"; done; }
+# Waits until a command succeeds (at most $limit_s seconds, 120 unless set), polling every $poll_s seconds (0.1 unless set).
+wait_for() { local end=$(( $(date +%s) + ${limit_s:-120} )); until "$@"; do [ "$(date +%s)" -lt "$end" ] || return 1; sleep "${poll_s:-0.1}"; done; }
 
 # The others' submissions first (paced): the figures are of a fleet that waits, not of its start.
 idle_pending() { [ "$(squeue -h -t PD -o '%j' | grep -c '^bench-reaction-idle-')" -ge $((campaigns - 1)) ]; }
-[ "$campaigns" -eq 1 ] || { wait_for idle_pending && echo "($((campaigns - 1)) jobs pending)"; }
+# (sbatch goes at 2 a second: 1,000 campaigns take 500 s to submit)
+[ "$campaigns" -eq 1 ] || { limit_s=$((120 + campaigns)) wait_for idle_pending && echo "($((campaigns - 1)) jobs pending)"; }
 # A job submitted less than 30 s ago is looked at every poll: the window begins after that.
 [ "$campaigns" -eq 1 ] || sleep 30
 echo "-- steady state: a job running, $steady s"
