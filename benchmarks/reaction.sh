@@ -150,19 +150,19 @@ watched=$(cat "$work"/watch.* | wc -l)  # the 20 ms poller's own queries, one li
 python3 -c 'import sys; n, t = float(sys.argv[2]) - float(sys.argv[1]) - float(sys.argv[5]), float(sys.argv[4]) - float(sys.argv[3])
 print(f"job-query RPCs over the endings, the poller'"'"'s {sys.argv[5]} taken off: {n:.0f} in {t:.1f} s = {n / t:.2f}/s")' \
   "$e0" "$e1" "$et0" "$et1" "$watched"
-python3 - "$work/reactions" <<'PY'
+# Prints "WHAT, N NOUN: min, p50, [p95,] max" of the seconds in FILE: spread FILE WHAT NOUN [p95].
+spread() {
+  python3 - "$@" <<'PY'
 import sys
-r = sorted(float(x) for x in open(sys.argv[1]) if x.strip())
+path, what, noun = sys.argv[1:4]
+r = sorted(float(x) for x in open(path) if x.strip())
 p = lambda q: r[min(len(r) - 1, int(q * len(r)))]
-print(f"reaction (Slurm shows the end -> replacement submitted), {len(r)} endings: "
-      f"min {r[0]:.3f} s, p50 {p(0.5):.3f} s, p95 {p(0.95):.3f} s, max {r[-1]:.3f} s")
+p95 = f"p95 {p(0.95):.3f} s, " if sys.argv[4:] == ["p95"] else ""
+print(f"{what}, {len(r)} {noun}: min {r[0]:.3f} s, p50 {p(0.5):.3f} s, {p95}max {r[-1]:.3f} s")
 PY
-[ -z "$node_loss" ] || python3 - "$work/from-loss" <<'PY'
-import sys
-r = sorted(float(x) for x in open(sys.argv[1]) if x.strip())
-p = lambda q: r[min(len(r) - 1, int(q * len(r)))]
-print(f"node crash -> replacement submitted, {len(r)} losses: min {r[0]:.3f} s, p50 {p(0.5):.3f} s, max {r[-1]:.3f} s")
-PY
+}
+spread "$work/reactions" "reaction (Slurm shows the end -> replacement submitted)" endings p95
+[ -z "$node_loss" ] || spread "$work/from-loss" "node crash -> replacement submitted" losses
 "$mlsup" stop "$conf" >/dev/null
 [ "$campaigns" -eq 1 ] || { sleep 2; kill -TERM "$runner"; }  # the others' jobs pend on: let them go
 wait "$runner" || true

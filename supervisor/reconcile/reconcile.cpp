@@ -158,37 +158,44 @@ void unanswered(Pass& p, const AttemptState& a, const slurm::Error& e) {
 // with free nodes it starts within seconds, and one that then fails at once is seen at once.
 constexpr double kFreshSubmission = 30;
 
+// The current attempt's job as the job query shows it, when the campaign only waits on it: not ended,
+// paused or being cancelled, submitted, not a chain's; nullptr otherwise.
+const slurm::Job* undisturbed_job(const CampaignState& s, const World& w) {
+  const AttemptState* a = s.current();
+  if (s.finished_code || s.paused || s.cancel_requested || !a || a->ended || !a->job_id || a->chain) return nullptr;
+  if (!w.jobs || !*w.jobs) return nullptr;
+  return watched_job(*a, **w.jobs);
+}
+
+// True when the pass decided nothing but the campaign's status.
+bool only_status(const std::vector<Intent>& decided) {
+  return std::all_of(decided.begin(), decided.end(), [](const Intent& i) { return std::holds_alternative<intent::Status>(i); });
+}
+
 // The pass saw the campaign's job (not a chain's) waiting in the queue since its submission at least
 // kFreshSubmission ago, and decided nothing but its status: no pause or cancel under way.
 bool only_queued(const CampaignState& s, const World& w, const std::vector<Intent>& decided) {
-  const AttemptState* a = s.current();
-  if (s.finished_code || s.paused || s.cancel_requested || !a || a->ended || !a->job_id || a->chain) return false;
-  if (w.now.wall - a->intent_time < kFreshSubmission) return false;
-  if (!w.jobs || !*w.jobs) return false;
-  const slurm::Job* job = watched_job(*a, **w.jobs);
-  if (!job || job->state != slurm::JobState::Pending) return false;
-  return std::all_of(decided.begin(), decided.end(), [](const Intent& i) { return std::holds_alternative<intent::Status>(i); });
+  const slurm::Job* job = undisturbed_job(s, w);
+  if (!job || w.now.wall - s.current()->intent_time < kFreshSubmission) return false;
+  return job->state == slurm::JobState::Pending && only_status(decided);
 }
 
 // Until when the campaign's next passes may go on Slurm's last answer (decide/quiet.h): its job runs,
 // the pass decided nothing but its status, and the heartbeat progresses; 0 when Slurm is to be asked.
 double quiet_until(const CampaignState& s, const World& w, const Memory& m, const config::Config& c,
                    const std::vector<Intent>& decided) {
-  const AttemptState* a = s.current();
-  if (s.finished_code || s.paused || s.cancel_requested || !a || a->ended || !a->job_id || a->chain) return 0;
-  if (!w.jobs || !*w.jobs || m.attempt != a->number) return 0;
-  const slurm::Job* job = watched_job(*a, **w.jobs);
+  const slurm::Job* job = undisturbed_job(s, w);
+  if (!job || m.attempt != s.current()->number) return 0;
   const auto hb = combined(m.heartbeat);
   const decide::QuietSigns signs{
-      .job_running = job && job->state == slurm::JobState::Running,
-      .only_status = std::all_of(decided.begin(), decided.end(), [](const Intent& i) { return std::holds_alternative<intent::Status>(i); }),
+      .job_running = job->state == slurm::JobState::Running,
+      .only_status = only_status(decided),
       .heartbeat = c.heartbeat.enabled && heartbeat_written(m.heartbeat),
       .in_phase = !hb.phase.empty() || hb.waiting,
       .progress_at = hb.progress_at,
       .step = pace_figures(m.pace).step_p50,
-      .job_end = job && job->time_limit_minutes ? static_cast<double>(job->end_time) : 0,
-      .hang_after = static_cast<double>(c.heartbeat.calibrate ? std::min(c.heartbeat.steady_timeout, c.heartbeat.calibrate_min).count()
-                                                              : c.heartbeat.steady_timeout.count()),
+      .job_end = job->time_limit_minutes ? static_cast<double>(job->end_time) : 0,
+      .hang_after = static_cast<double>(settings_in_force(c.heartbeat, c.poll_interval, m.calibration).steady_timeout.count()),
       .poll = std::chrono::duration<double>(c.poll_interval).count(),
       .running_poll = std::chrono::duration<double>(c.running_poll_interval).count()};
   return decide::quiet_until(signs, w.now.mono, w.now.wall);

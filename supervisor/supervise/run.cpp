@@ -49,6 +49,11 @@ Clock::time_point queued_next(Clock::time_point next, const config::Config& c) {
   return Clock::time_point(((earliest + every - Clock::duration(1)) / every) * every);
 }
 
+// The steady clock's time seconds from now.
+Clock::time_point in_seconds(double seconds) {
+  return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
 // One campaign under supervision.
 struct Slot {
   std::string file;
@@ -296,10 +301,10 @@ class Supervisor {
       s.last_ended = ended;
       if (!s.watch_tried) watch_ends(s);
       const auto quiet = s.opened.campaign->quiet_for();
-      s.quiet_until = quiet ? Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*quiet)) : Clock::time_point{};
+      s.quiet_until = quiet ? in_seconds(*quiet) : Clock::time_point{};
       if (s.opened.campaign->queued() && Clock::now() >= s.quick_until) s.next = queued_next(s.next, *s.config);
       if (const auto turn = s.opened.campaign->submit_turn_in())  // at the queue's pace until its sbatch turn comes
-        s.next = std::min(queued_next(s.next, *s.config), Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*turn)));
+        s.next = std::min(queued_next(s.next, *s.config), in_seconds(*turn));
     }
     if (!s.passed && s.opened.campaign) {  // its journal was read: give back what reading it took
       s.passed = true;
