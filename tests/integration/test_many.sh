@@ -154,7 +154,7 @@ check "quick: two failed attempts, each seen within 5 s of its end record (the p
 scenario_done
 
 scenario "running_poll_interval 6s: a running job whose heartbeat steps is asked of Slurm every 6 s, not every 1 s poll; its ending is still taken when its end record lands"
-new_campaign calm "--steps 400 --step-seconds 0.1 --ckpt-every 100" "running_poll_interval: 6s"
+new_campaign calm "--steps 400 --step-seconds 0.1 --ckpt-every 200" "running_poll_interval: 6s"
 "$MLSUP" run "$CONF" --metrics-textfile "$CDIR/metrics.prom" > "$CDIR/run.out" 2>&1 &
 RUNNER=$!
 queries() { awk '$1 == "mlsup_slurm_queries_total" { print $2 }' "$CDIR/metrics.prom"; }
