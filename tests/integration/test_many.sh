@@ -155,7 +155,8 @@ scenario_done
 
 scenario "running_poll_interval 6s: a running job whose heartbeat steps is asked of Slurm every 6 s, not every 1 s poll; its ending is still taken when its end record lands"
 new_campaign calm "--steps 400 --step-seconds 0.1 --ckpt-every 200" "running_poll_interval: 6s"
-"$MLSUP" run "$CONF" --metrics-textfile "$CDIR/metrics.prom" > "$CDIR/run.out" 2>&1 &
+# The textfile every second (by default every 10 s: a 12 s window read from it spans 10 s or 20 s).
+"$MLSUP" run "$CONF" --metrics-textfile "$CDIR/metrics.prom" --metrics-every 1 > "$CDIR/run.out" 2>&1 &
 RUNNER=$!
 queries() { awk '$1 == "mlsup_slurm_queries_total" { print $2 }' "$CDIR/metrics.prom"; }
 wait_until 90 heartbeat_at_least 30 || abort_suite "calm: the training did not reach step 30 in 90 s"
