@@ -44,7 +44,7 @@ class Place:
         self.deadline = float(environ.get("MLSUP_PREFLIGHT_DEADLINE", "120"))
         self.master = environ.get("MASTER_ADDR") or (self.nodes[0] if self.nodes else "127.0.0.1")
         job = int(environ.get("SLURM_JOB_ID", "0"))
-        self.port = int(environ.get("MLSUP_PREFLIGHT_PORT") or 30000 + job % 10000)
+        self.port = int(environ.get("MLSUP_PREFLIGHT_PORT") or 30000 + job % 2700)  # below the ephemeral ports (32768)
 
     def node_of(self, rank):
         """The node rank `rank` runs on (the list's order), or "rank <R>'s node" without a list."""

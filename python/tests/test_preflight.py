@@ -71,3 +71,11 @@ class PreflightTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class PlaceTest(unittest.TestCase):
+    def test_the_store_port_stays_below_the_ephemeral_ports(self):
+        from mlsup_train.preflight import Place
+        ports = {Place({"SLURM_JOB_ID": str(job)}).port for job in range(0, 100000, 7)}
+        self.assertTrue(all(30000 <= p < 32768 for p in ports), (min(ports), max(ports)))
+        self.assertEqual(Place({"SLURM_JOB_ID": "5", "MLSUP_PREFLIGHT_PORT": "41000"}).port, 41000)
