@@ -9,11 +9,14 @@
 #include <optional>
 
 #include "decide/blame.h"
+#include "decide/evidence_ending.h"
 #include "decide/probe.h"
 #include "edges/process.h"
 #include "campaign/actor.h"
 #include "reconcile/reconcile.h"
 #include "journal/atomic_file.h"
+#include "observe/output_tail.h"
+#include "observe/rank_layout.h"
 #include "util/strings.h"
 
 namespace mlsup::engine {
@@ -84,6 +87,24 @@ util::Result<std::vector<std::string>> Actor::proven_silent(const intent::Hang& 
   return verdict.silent;
 }
 
+std::optional<CancelEvidence> Actor::explain_hang(const AttemptState& a, const slurm::Job& job, const std::vector<std::string>& nodes,
+                                                  std::vector<decide::NodeEvidence>& evidence) {
+  const auto tail = observe::output_tail(job.std_out, job.std_err);
+  if (tail.empty()) return std::nullopt;
+  const auto rules = decide::all_rules(config_.evidence.rules);
+  auto f = decide::match(rules, decide::split_lines(tail));
+  if (!f) return std::nullopt;
+  std::map<std::string, std::vector<std::string>> names;
+  if (const auto known = edges_.slurm->nodes()) names = slurm::other_names(*known);
+  const auto named = decide::finding_nodes(*f, nodes, names, observe::rank_layout(config_.dir().hang(a.number)));
+  auto decided = decide::weigh_hang_output(evidence, *f, named);
+  if (decide::stops(*f)) decided += std::string(decided.empty() ? "" : "; ") + "the campaign stops at the ending";
+  event(events::HangExplained{a.number, job.job_id, f->rule, f->cls, static_cast<int>(f->line_number), f->line,
+                              named.blame == decide::FindingBlame::OneNode ? named.node : "",
+                              decided.empty() ? "the nodes are blamed as without it" : decided});
+  return CancelEvidence{f->rule, f->cls, std::string(decide::rule_action_name(f->action)), f->line, static_cast<int>(f->line_number)};
+}
+
 util::Result<std::vector<std::string>> Actor::probe_nodes(const slurm::Job& job, const std::vector<std::string>& nodes) {
   if (auto leased = keep_lease(3.0 * static_cast<double>(config_.heartbeat.probe_timeout.count()) + 5); !leased) return std::unexpected(leased.error());
   return edges_.probe ? edges_.probe(job.job_id, nodes, config_.heartbeat.probe_timeout) : std::vector<std::string>{};
@@ -120,13 +141,16 @@ util::Result<void> Actor::hang(const CampaignState& s, const intent::Hang& i, co
     if (!probed) return std::unexpected(probed.error());
     silent = std::move(*probed);
   }
-  const auto evidence = decide::hang_evidence(nodes, i.stale, *silent, stacks.nodes, stacks.why);
+  auto evidence = decide::hang_evidence(nodes, i.stale, *silent, stacks.nodes, stacks.why);
+  const auto finding = explain_hang(a, i.job, nodes, evidence);
   for (const auto& e : blame_exclusions(s, a.number, decide::EndClass::Hang, evidence, config_, edges_.now()))
     if (auto ok = act(s, e); !ok) return ok;
   // Spare nodes: the job outlives the hung run, unless its batch host (where the job's loop runs) is silent.
   const bool host_silent = std::find(silent->begin(), silent->end(), i.job.batch_host) != silent->end();
   const bool in_job = config_.slurm.spare_nodes > 0 && !i.job.batch_host.empty() && !host_silent;
-  return act(s, intent::Cancel{a, decide::EndClass::Hang, reason, in_job});
+  intent::Cancel cancel{a, decide::EndClass::Hang, reason, in_job};
+  cancel.evidence = finding;
+  return act(s, cancel);
 }
 
 }  // namespace mlsup::engine

@@ -7,16 +7,15 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
-#include <filesystem>
 #include <fstream>
 #include <thread>
 #include <utility>
 
 #include "campaign/actor.h"
+#include "observe/rank_layout.h"
 #include "util/files.h"
 
 namespace mlsup::engine {
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -27,18 +26,6 @@ int signal_number(const std::string& name) {
   for (const auto& [n, number] : kStacksSignals)
     if (n == name) return number;
   return 0;
-}
-
-// The ranks' files the helper made (rank-<R>.txt), in name order.
-std::vector<std::string> rank_files(const std::string& folder) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
-    const auto name = it->path().filename().string();
-    if (name.starts_with("rank-") && name.ends_with(".txt")) out.push_back(it->path().string());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
 }
 
 std::vector<decide::RankStacks> read_ranks(const std::vector<std::string>& files) {
@@ -59,7 +46,7 @@ bool all_dumped(const std::vector<decide::RankStacks>& ranks) {
 std::optional<decide::StacksVerdict> Actor::gather_stacks(const AttemptState& a, const slurm::Job& job) {
   const int sig = signal_number(config_.heartbeat.stacks_signal);
   const std::string folder = config_.dir().hang(a.number);
-  const auto files = rank_files(folder);
+  const auto files = observe::rank_files(folder);
   if (sig == 0 || files.empty()) return std::nullopt;  // no rank registered for it: a signal could end one
   const double wait = static_cast<double>(config_.heartbeat.stacks_wait.count());
   if (!keep_lease(wait + 5)) return std::nullopt;  // another supervisor holds the campaign now

@@ -111,6 +111,11 @@ class Actor {
   util::Result<std::vector<std::string>> proven_silent(const intent::Hang& i, const std::vector<std::string>& nodes,
                                                        const std::optional<std::string>& control);
   std::vector<std::string> slurm_silent_nodes();
+  // The evidence rules over a hung job's output as it is before the cancel: a finding that names a node or
+  // a software cause weighs evidence (decide::weigh_hang_output) and is told (hang-explained); what the
+  // cancel records of it.
+  std::optional<CancelEvidence> explain_hang(const AttemptState& a, const slurm::Job& job, const std::vector<std::string>& nodes,
+                                              std::vector<decide::NodeEvidence>& evidence);
   util::Result<void> act(const CampaignState& s, const intent::Cancel& i);
   util::Result<void> act(const CampaignState& s, const intent::ResendCancel& i);
   util::Result<void> act(const CampaignState& s, const intent::Relax& i);

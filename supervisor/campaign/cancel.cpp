@@ -33,7 +33,15 @@ util::Result<void> Actor::act(const CampaignState&, const intent::Cancel& i) {
   fs::create_directories(config_.dir().fenced(), ec);
   if (auto ok = journal::write_atomically(config_.dir().fence(a.number), i.reason + "\n"); !ok)
     return ok;
-  auto ok = fact(records::CancelIntent{a.number, id, i.why, i.reason, i.steps_only}, events::Cancelling{});
+  records::CancelIntent r{a.number, id, i.why, i.reason, i.steps_only};
+  if (const auto& e = i.evidence) {
+    r.evidence_rule = e->rule;
+    r.evidence_class = e->cls;
+    r.evidence_action = e->action;
+    r.evidence_quote = e->quote;
+    r.evidence_line = e->line;
+  }
+  auto ok = fact(r, events::Cancelling{});
   if (!ok) return ok;
   if (i.steps_only) {  // spare nodes: the attempt's run is killed; the job runs on for the next attempt
     if (auto leased = keep_lease(kSlurmCallBound); !leased) return leased;

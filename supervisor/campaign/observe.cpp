@@ -13,6 +13,8 @@
 #include "edges/disk_use.h"
 #include "edges/process.h"
 #include "journal/lease.h"
+#include "observe/output_tail.h"
+#include "observe/rank_layout.h"
 #include "campaign/disk_facts.h"
 #include "campaign/observer.h"
 #include "reconcile/reconcile.h"
@@ -83,19 +85,13 @@ void read_output(const slurm::Job& job, std::map<std::string, std::string>& out)
   if (bytes > 0) out[kOutputKey] = output_content(bytes);
 }
 
-// The bytes of a finished job's output read from each file's end: srun's reports and the evidence rules' lines.
-constexpr std::streamoff kEndingTailBytes = 64 * 1024;
-
 // What a finished job left about its nodes: srun's reports in its output, the plugin's records, and
 // the output's tail the evidence rules read.
-EndingOutput ending_output(const slurm::Job& job, const std::string& state_dir) {
-  std::string output = util::read_end(job.std_err.empty() ? job.std_out : job.std_err, kEndingTailBytes);
-  if (!job.std_err.empty() && job.std_err != job.std_out) {
-    if (!output.empty() && output.back() != '\n') output += '\n';  // a line cut short does not join the next file's
-    output += util::read_end(job.std_out, kEndingTailBytes);
-  }
+EndingOutput ending_output(const slurm::Job& job, const config::Config& c, int attempt) {
+  auto output = observe::output_tail(job.std_out, job.std_err);
   auto first = slurm::first_task_end(slurm::srun_task_reports(output));
-  return {std::move(first), observe::read_node_records(state_dir, job.job_id), util::valid_utf8(output)};
+  return {std::move(first), observe::read_node_records(c.state_dir, job.job_id), std::move(output),
+          observe::rank_layout(c.dir().hang(attempt))};
 }
 
 // The job whose ending is judged: the watched one as the query showed it, or only its id.
@@ -252,7 +248,7 @@ bool Observer::read_sources(const CampaignState& s, const Needs& n, World& w) {
   }
   if (want(n.nodes, w.nodes.has_value())) w.nodes = edges_.slurm->nodes();
   if (want(n.heartbeat, w.heartbeat.has_value())) w.heartbeat = read_liveness(*a, w);
-  if (want(n.ending, w.ending.has_value())) w.ending = ending_output(ended_job(*a, w), config_.state_dir);
+  if (want(n.ending, w.ending.has_value())) w.ending = ending_output(ended_job(*a, w), config_, a->number);
   if (want(n.accounting, w.accounting.has_value())) w.accounting = accounting(*a);
   if (want(n.end_record, w.end_record_read)) {
     const auto id = ended_job(*a, w).job_id;

@@ -11,7 +11,7 @@ namespace mlsup::decide {
 namespace {
 
 bool specific(const NodeEvidence& n) {
-  return n.task_failed || n.failed_first || n.heartbeat_stale_first || !n.waited_on.empty();
+  return n.task_failed || n.failed_first || n.heartbeat_stale_first || !n.waited_on.empty() || !n.named_by_output.empty();
 }
 
 // The first-evidence rule: in a failed job of several nodes, the node of the first failing task.
@@ -44,6 +44,7 @@ void direct(const BlameInput& in, std::vector<Blamed>& out) {
     else if (n.failed_first && !n.first_weak && in.job_nodes.size() > 1 && in.cls == EndClass::Failed)
       out.push_back({n.name, "the job's first failing task ran there, ended by a machine fault's signal; the other "
                              "nodes' tasks were ended after it"});
+    else if (!n.named_by_output.empty() && in.cls == EndClass::Hang) out.push_back({n.name, n.named_by_output});
     else if (stale) out.push_back({n.name, stopped + " (the attempt ended as " + ending + ")"});
     else if (!n.waited_on.empty() && in.job_nodes.size() > 1 && in.cls == EndClass::Hang)
       out.push_back({n.name, "the hang's stacks: " + n.waited_on});

@@ -22,6 +22,7 @@ struct NodeEvidence {
   bool heartbeat_stale_first = false;  // a per-task heartbeat here stopped well before the other nodes'
   double heartbeat_lead = 0;           // by how many seconds
   std::string waited_on;               // the hang's stacks: the others wait on a rank here (why; "" = not)
+  std::string named_by_output;         // a hang: the job's output names this node (why; "" = not)
 };
 
 // An earlier failed attempt, for the rule of the node common to repeated failures.

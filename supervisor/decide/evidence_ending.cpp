@@ -42,9 +42,12 @@ Decision stop_decision(const Finding& f) {
 }
 
 FindingNodes finding_nodes(const Finding& f, const std::vector<std::string>& nodes,
-                           const std::map<std::string, std::vector<std::string>>& names) {
+                           const std::map<std::string, std::vector<std::string>>& names,
+                           const std::vector<std::string>& rank_nodes) {
   if (clears_nodes(f)) return {FindingBlame::NoNode, ""};
   Placement where;
+  for (const auto& n : rank_nodes)  // a rank placed on a node outside the job names none
+    where.rank_nodes.push_back(std::find(nodes.begin(), nodes.end(), n) == nodes.end() ? "" : n);
   for (const auto& n : nodes) {
     const auto it = names.find(n);
     where.addresses[n] = it == names.end() ? std::vector<std::string>{} : it->second;
@@ -53,6 +56,16 @@ FindingNodes finding_nodes(const Finding& f, const std::vector<std::string>& nod
   if (auto node = blamed_node(f, where)) return {FindingBlame::OneNode, std::move(*node)};
   if (stops(f)) return {FindingBlame::NoNode, ""};  // a stop names no node it cannot place
   return {FindingBlame::AsBefore, ""};
+}
+
+std::string weigh_hang_output(std::vector<NodeEvidence>& evidence, const Finding& f, const FindingNodes& named) {
+  if (named.blame == FindingBlame::AsBefore) return "";
+  for (auto& e : evidence) {
+    e.waited_on.clear();
+    e.heartbeat_stale_first = false;
+    if (named.blame == FindingBlame::OneNode && e.name == named.node) e.named_by_output = finding_words(f) + ": " + e.name + " is kept out";
+  }
+  return named.blame == FindingBlame::OneNode ? named.node + " blamed alone" : "no node is held responsible (a probe's silence aside)";
 }
 
 }  // namespace mlsup::decide

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "decide/blame.h"
 #include "decide/classify.h"
 #include "decide/evidence_rules.h"
 #include "decide/policy.h"
@@ -42,12 +43,20 @@ struct FindingNodes {
 
 // The blame of finding f on a job that ran on nodes (Slurm's names, in order). A host in the line is
 // known by a node's name, its short form, or one of its other names in names (node -> its NodeAddr and
-// NodeHostname as Slurm gives them; a name two nodes share names neither). A node's own log is the
-// job's output only for a one-node job.
+// NodeHostname as Slurm gives them; a name two nodes share names neither); a rank through rank_nodes
+// (rank -> node; [] when not known). A node's own log is the job's output only for a one-node job.
 FindingNodes finding_nodes(const Finding& f, const std::vector<std::string>& nodes,
-                           const std::map<std::string, std::vector<std::string>>& names = {});
+                           const std::map<std::string, std::vector<std::string>>& names = {},
+                           const std::vector<std::string>& rank_nodes = {});
 
 // One sentence that names the rule and quotes its line, for reasons and exclusions.
 std::string finding_words(const Finding& f);
+
+// A hang's evidence (hang_evidence()) weighed with the finding f over its output at the hang, whose
+// blame is named: a line that names one of its nodes blames that node alone in place of the stacks and
+// the heartbeats (a rank that died of a connection failure leaves the others waiting on it, not on the
+// node it could not reach); a software cause clears them; a probe's silence stands either way. What
+// it decided, in words ("" when it changed nothing).
+std::string weigh_hang_output(std::vector<NodeEvidence>& evidence, const Finding& f, const FindingNodes& named);
 
 }  // namespace mlsup::decide

@@ -50,6 +50,7 @@ std::optional<std::string> node_of_rank(const std::vector<std::string>& rank_nod
   std::size_t r = 0;
   const auto [end, ec] = std::from_chars(rank.data(), rank.data() + rank.size(), r);
   if (rank.empty() || ec != std::errc() || end != rank.data() + rank.size() || r >= rank_nodes.size()) return std::nullopt;
+  if (rank_nodes[r].empty()) return std::nullopt;  // a rank the layout does not place
   return rank_nodes[r];
 }
 

@@ -49,6 +49,13 @@ std::string_view blame_name(Blame b) { return config::kEvidenceBlames[static_cas
 
 std::string_view rule_action_name(RuleAction a) { return config::kEvidenceActions[static_cast<std::size_t>(a)]; }
 
+std::optional<RuleAction> rule_action_named(std::string_view name) {
+  const auto& names = config::kEvidenceActions;
+  const auto it = std::find(names.begin(), names.end(), name);
+  if (it == names.end()) return std::nullopt;
+  return static_cast<RuleAction>(it - names.begin());
+}
+
 std::vector<Rule> user_rules(std::span<const config::EvidenceRuleSpec> specs) {
   std::vector<Rule> out;
   for (const auto& s : specs) {

@@ -84,6 +84,12 @@ auto fields(const HangStacks*) {
                     lenient("ranks", &E::ranks),     lenient("dumped", &E::dumped),   lenient("places", &E::places),
                     lenient("waited_on", &E::waited_on), lenient("nodes", &E::nodes), lenient("why", &E::why)};
 }
+auto fields(const HangExplained*) {
+  using E = HangExplained;
+  return std::tuple{lenient("attempt", &E::attempt), lenient("job_id", &E::job_id), lenient("rule", &E::rule),
+                    lenient("class", &E::cls),         lenient("line", &E::line),     lenient("quote", &E::quote),
+                    lenient("node", &E::node),         lenient("decision", &E::decision)};
+}
 auto fields(const ProbeDoubted*) {
   using E = ProbeDoubted;
   return std::tuple{lenient("attempt", &E::attempt), lenient("job_id", &E::job_id), lenient("unanswered", &E::unanswered),

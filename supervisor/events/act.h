@@ -150,6 +150,19 @@ struct HangStacks {
   std::string why;
 };
 
+// A hung job's output matched an evidence rule before the cancel: the line, the node it names, and
+// what that changed in the hang's blame.
+struct HangExplained {
+  static constexpr EventKind kKind{"hang-explained"};
+  int attempt = 0;
+  slurm::JobId job_id = 0;
+  std::string rule, cls;
+  int line = 0;            // in the output's tail read
+  std::string quote;
+  std::string node;        // the node its line names ("" = none)
+  std::string decision;
+};
+
 // Nodes did not answer a probe step, but the verdict doubts it (proven: those taken as silent).
 struct ProbeDoubted {
   static constexpr EventKind kKind{"probe-doubted"};
@@ -249,6 +262,7 @@ struct ConfigReloaded {
   X(ChainExcluded)            \
   X(HangEvidence)             \
   X(HangStacks)               \
+  X(HangExplained)            \
   X(ProbeDoubted)             \
   X(ProbeAnswered)            \
   X(HangDetected)             \

@@ -48,6 +48,7 @@ inline constexpr EventKindRow kEventKinds[] = {
     {"handed-over", "the next attempt is handed to the chain's queued task"},
     {"hang-detected", "a job made no progress for the hang timeout"},
     {"hang-evidence", "the hang command's output was saved before the job was ended"},
+    {"hang-explained", "a hung job's output matched an evidence rule: the node its line names is blamed, or none"},
     {"hang-stacks", "every rank's Python stacks at a hang: where each stopped, which ranks the others wait on"},
     {"heartbeat-empty-read", "a heartbeat file read empty after it had content; the read is ignored"},
     {"heartbeat-stale-first", "one node's heartbeat stopped before the others'"},

@@ -148,6 +148,7 @@ struct Cancel {
   decide::EndClass why = decide::EndClass::Failed;
   std::string reason;
   bool steps_only = false;  // spare nodes: kill the attempt's run (the job's steps); the job runs the next
+  std::optional<CancelEvidence> evidence;  // a hang's: the evidence rule its output matched
 };
 
 // Spare nodes: the job took the attempt (its claim).

@@ -118,9 +118,18 @@ bool excluded_for(const CampaignState& s, int attempt) {
   return std::find(s.ledger_attempts.begin(), s.ledger_attempts.end(), attempt) != s.ledger_attempts.end();
 }
 
+// A hang's finding as its cancel recorded it (its output then, before the cancel added lines of its own).
+std::optional<decide::Finding> hang_finding(const AttemptState& a) {
+  if (!a.cancel_evidence) return std::nullopt;
+  const auto& e = *a.cancel_evidence;
+  return decide::Finding{.rule = e.rule, .cls = e.cls, .action = decide::rule_action_named(e.action).value_or(decide::RuleAction::Retry),
+                         .line_number = static_cast<std::size_t>(e.line), .line = e.quote};
+}
+
 // The finding of the evidence rules (the config's, then the shipped) over the tail of a failed job's
-// output; nullopt when the ending is no failure its output explains, or no rule matches.
-std::optional<decide::Finding> explained(const Pass& p, decide::EndClass cls) {
+// output, or a hang's at its cancel; nullopt when the ending is no failure its output explains, or no rule matches.
+std::optional<decide::Finding> explained(const Pass& p, const AttemptState& a, decide::EndClass cls) {
+  if (cls == decide::EndClass::Hang) return hang_finding(a);
   if (!p.w.ending || !decide::explained_by_output(cls)) return std::nullopt;
   const auto rules = decide::all_rules(p.c.evidence.rules);
   return decide::explain_ending(cls, rules, p.w.ending->tail);
@@ -138,19 +147,16 @@ void note_finding(records::Ended& e, const decide::Finding& f) {
 
 // Each node's other names as Slurm gives them (NodeAddr, NodeHostname), where the pass read the nodes.
 std::map<std::string, std::vector<std::string>> node_names(const Pass& p) {
-  std::map<std::string, std::vector<std::string>> out;
-  if (!p.w.nodes || !*p.w.nodes) return out;
-  for (const auto& n : **p.w.nodes)
-    for (const auto* name : {&n.address, &n.hostname})
-      if (!name->empty() && *name != n.name) out[n.name].push_back(*name);
-  return out;
+  if (!p.w.nodes || !*p.w.nodes) return {};
+  return slurm::other_names(**p.w.nodes);
 }
 
 // The exclusions a finding decides: none, or the one node its line (or a one-node job's log) names;
 // nullopt when the nodes are blamed as without it. The suspects the record keeps follow it.
 std::optional<std::vector<intent::Exclude>> by_finding(const Pass& p, const AttemptState& a, const slurm::Job& job,
                                                        const decide::Finding& f, records::Ended& ended) {
-  const auto named = decide::finding_nodes(f, slurm::expand_hostlist(job.nodes), node_names(p));
+  const auto nodes = slurm::expand_hostlist(job.nodes);
+  const auto named = decide::finding_nodes(f, nodes, node_names(p), p.w.ending ? p.w.ending->rank_nodes : std::vector<std::string>{});
   if (named.blame == decide::FindingBlame::AsBefore) return std::nullopt;
   if (named.blame == decide::FindingBlame::NoNode) {
     ended.no_node_blamed = true;
@@ -263,7 +269,7 @@ void end(Pass& p, const AttemptState& a, const slurm::Job& seen, bool vanished, 
                             !vanished && job.state == slurm::JobState::Failed && job.batch_host.empty() &&
                                 decide::never_starts(job.reason)};
   auto v = decide::judge_ending(facts, p.s.restarts, p.c, p.wall());
-  const auto finding = explained(p, v.cls);
+  const auto finding = explained(p, a, v.cls);
   records::Ended ended;
   auto exclusions = blamed(p, a, job, v, ended, finding);
   if (!exclusions.empty() && !facts.new_exclusion) {  // judged again: a newly excluded node needs no backoff

@@ -27,6 +27,7 @@ struct EndingOutput {
   std::optional<slurm::FirstEnd> srun_first;   // srun's first report of a task's abnormal end, and its victims
   observe::NodeRecords records;                // the SPANK plugin's per-node records
   std::string tail;                            // the output's last bytes read (the error file's first), for the evidence rules
+  std::vector<std::string> rank_nodes;         // rank -> node, as the helper's files say ([] when none)
 };
 
 // The campaign's window at a pass: open or not, and when that changes next (UTC seconds).

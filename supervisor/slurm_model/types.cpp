@@ -207,4 +207,12 @@ std::vector<std::string> expand_hostlist(std::string_view hostlist) {
   return std::move(out.names);
 }
 
+std::map<std::string, std::vector<std::string>> other_names(const std::vector<Node>& nodes) {
+  std::map<std::string, std::vector<std::string>> out;
+  for (const auto& n : nodes)
+    for (const auto* name : {&n.address, &n.hostname})
+      if (!name->empty() && *name != n.name) out[n.name].push_back(*name);
+  return out;
+}
+
 }  // namespace mlsup::slurm

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <ctime>
 #include <expected>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -66,6 +67,9 @@ struct Node {
   // True when Slurm itself keeps new jobs off the node (DOWN or draining).
   bool kept_off() const { return state == "DOWN" || drain; }
 };
+
+// Each node's other names as Slurm gives them (NodeAddr, NodeHostname), where they differ from its name.
+std::map<std::string, std::vector<std::string>> other_names(const std::vector<Node>& nodes);
 
 // How a request to Slurm failed. Never a job state: a failed query says nothing about the job.
 enum class ErrorKind {

@@ -93,7 +93,12 @@ auto fields(const SparesDropped*) {
 auto fields(const CancelIntent*) {
   using R = CancelIntent;
   return std::tuple{Field{"attempt", &R::attempt}, Field{"job_id", &R::job_id, Keep::Always, kSoft}, Field{"class", &R::cls},
-                    Field{"reason", &R::reason, Keep::Always, kSoft}, Field{"steps_only", &R::steps_only, kWhenSet}};
+                    Field{"reason", &R::reason, Keep::Always, kSoft}, Field{"steps_only", &R::steps_only, kWhenSet},
+                    Field{"evidence_rule", &R::evidence_rule, kWhenSet, kSoft},
+                    Field{"evidence_class", &R::evidence_class, kWhenSet, kSoft},
+                    Field{"evidence_action", &R::evidence_action, kWhenSet, kSoft},
+                    Field{"evidence_line", &R::evidence_line, kWhenSet, kSoft},
+                    Field{"evidence_quote", &R::evidence_quote, kWhenSet, kSoft}};
 }
 auto fields(const PendingAlert*) {
   using R = PendingAlert;

@@ -98,6 +98,9 @@ struct CancelIntent {
   std::optional<decide::EndClass> cls;
   std::string reason;
   bool steps_only = false;
+  // A hang's: the evidence rule that explained it from the output then ("" = none), as an ended record tells one.
+  std::string evidence_rule, evidence_class, evidence_action, evidence_quote;
+  int evidence_line = 0;
 };
 
 // People were told the attempt's job is stuck pending.

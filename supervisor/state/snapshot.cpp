@@ -35,7 +35,8 @@ void visit(S& a, F&& f)
   f("intent_time", a.intent_time), f("job_id", a.job_id), f("submit_failures", a.submit_failures);
   f("failed_submissions", a.failed_submissions), f("submissions", a.submissions), f("chain", a.chain);
   f("task_job_id", a.task_job_id), f("in_job", a.in_job), f("step_claimed", a.step_claimed), f("step_nodes", a.step_nodes);
-  f("steps_only", a.steps_only), f("cancel_reason", a.cancel_reason), f("pending_alerted", a.pending_alerted);
+  f("steps_only", a.steps_only), f("cancel_reason", a.cancel_reason), f("cancel_evidence", a.cancel_evidence);
+  f("pending_alerted", a.pending_alerted);
   f("held", a.held), f("held_for", a.held_for), f("sbatch", a.sbatch), f("sbatch_awaited", a.sbatch_awaited);
   f("uncertain", a.uncertain), f("spares_dropped", a.spares_dropped), f("switch_set_at", a.switch_set_at);
   f("switch_for", a.switch_for), f("ended", a.ended), f("end_class", a.end_class), f("end_step", a.end_step);
@@ -70,6 +71,12 @@ void visit(S& r, F&& f)
 {
   f("pid", r.pid), f("start_ticks", r.start_ticks), f("host", r.host), f("boot_id", r.boot_id), f("time", r.time);
   f("server_time", r.server_time);
+}
+template <class S, class F>
+void visit(S& r, F&& f)
+  requires std::is_same_v<std::remove_const_t<S>, CancelEvidence>
+{
+  f("rule", r.rule), f("class", r.cls), f("action", r.action), f("quote", r.quote), f("line", r.line);
 }
 template <class S, class F>
 void visit(S& r, F&& f)
@@ -207,7 +214,7 @@ void get(const json& j, const char* key, T& v) {
 
 // A member added to one of these must be added to its visit() above, and kStateCodecVersion raised:
 // the sizes fail the build as a reminder (then set them anew).
-static_assert(sizeof(AttemptState) == 584 && sizeof(CampaignState) == 520 && sizeof(EarlierAttempts) == 32 && sizeof(SbatchRun) == 96,
+static_assert(sizeof(AttemptState) == 736 && sizeof(CampaignState) == 520 && sizeof(EarlierAttempts) == 32 && sizeof(SbatchRun) == 96 && sizeof(CancelEvidence) == 136,
               "the state changed: list the new member in state/snapshot.cpp and raise kStateCodecVersion");
 
 }  // namespace

@@ -129,6 +129,8 @@ void on_cancel_intent(CampaignState& s, const rec::CancelIntent& d, const Journa
   if (auto* a = attempt(s, d.attempt)) {
     a->cancel_reason = d.cls;
     a->steps_only = d.steps_only;
+    if (!d.evidence_rule.empty())
+      a->cancel_evidence = CancelEvidence{d.evidence_rule, d.evidence_class, d.evidence_action, d.evidence_quote, d.evidence_line};
   }
 }
 

@@ -31,6 +31,13 @@ struct SbatchRun {
   bool operator==(const SbatchRun&) const = default;
 };
 
+// The evidence rule that explained a hang from the job's output when it was cancelled (its finding's words).
+struct CancelEvidence {
+  std::string rule, cls, action, quote;
+  int line = 0;
+  bool operator==(const CancelEvidence&) const = default;
+};
+
 struct AttemptState {
   int number = 0;
   std::string tag;                      // the job's --comment
@@ -53,6 +60,7 @@ struct AttemptState {
   std::vector<std::string> step_nodes;  // spare nodes: the nodes it runs on, from the claim
   bool steps_only = false;              // spare nodes: mlsup ended its run (killed its steps), not the job
   std::optional<decide::EndClass> cancel_reason;  // mlsup asked Slurm to cancel it, and why
+  std::optional<CancelEvidence> cancel_evidence;  // a hang's: the evidence rule its output matched then
   bool pending_alerted = false;                   // people were told it is stuck pending
   bool held = false;                    // mlsup holds its pending job (a pause, or its submission until journaled)
   std::string held_for;                 // why: "pause", "window" or "submission"

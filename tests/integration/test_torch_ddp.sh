@@ -4,8 +4,10 @@
 # node (frozen, on a cluster where Slurm needs 5 minutes to notice) and then the crash of a rank;
 # then a rank stalled in Python (the hang's stacks name it) and a rank out of GPU memory (torch's
 # own error: the evidence rule stops the campaign, `mlsup explain` finds the same offline); a rank
-# that never joins the preflight (its node excluded), and, on a second cluster with the SPANK plugin
-# (a heartbeat per rank), a rank slow in its own compute (a straggler event).
+# that never joins the preflight (its node excluded); one node's address unreachable (gloo's own
+# error names it: under srun a failure, under torchrun a hang; that node alone excluded); and, on a
+# second cluster with the SPANK plugin (a heartbeat per rank), a rank slow in its own compute (a
+# straggler event).
 # Final weights must be bitwise those of an uninterrupted run. A missing torch is a failure.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -177,7 +179,7 @@ sys.exit(not (j["rule"] == "preflight_absent" and j["at_ending"]["evidence_rule"
 [ "$RC" -eq 0 ] || tail -n 20 "$CDIR/run.out"
 scenario_done
 
-scenario "a real gloo connection failure: one node's address unreachable (iptables; each node has an address of its own) -> that node excluded, no other; attempt 2 trains without it"
+scenario "a real gloo connection failure: one node's address unreachable (iptables; each node has an address of its own) -> that node excluded, no other; attempt 2 trains without it; under torchrun (a hang) the same"
 addrs=$(mktemp -d /tmp/mlsup-torch-addrs.XXXXXX)
 chmod 0755 "$addrs"  # munged and slurmd read below it
 saved_conf=$SLURM_CONF
@@ -191,7 +193,8 @@ elif conf_line=$("$REPO/tests/cluster/cluster.sh" start --dir "$addrs/cluster" -
   NODE=$(sinfo -h -N -o %N | sort -uV | sed -n 2p)
   ADDR=$(scontrol -o show node "$NODE" | sed -n 's/.* NodeAddr=\([^ ]*\).*/\1/p')
   PORT=$(( $(sed -n 's/^SLURMD_PORT=//p' "$addrs/cluster/cluster.info") + 1 ))
-  blocked=(-d "$ADDR/32" -p tcp ! --dport "$PORT" -j REJECT --reject-with icmp-host-unreachable)
+  rule=(-d "$ADDR/32" -p tcp ! --dport "$PORT" -j REJECT --reject-with icmp-host-unreachable)
+  blocked=("${rule[@]}")
   iptables -A OUTPUT "${blocked[@]}"
   # The srun template, a rank per task: the failed rank ends the step (--kill-on-bad-exit). Under torchrun
   # the agents would wait in their exit barrier for the rank still waiting on its peers.
@@ -213,6 +216,31 @@ import json, sys
 j = json.loads(sys.argv[1])
 sys.exit(not (j["rule"] == "gloo_connect" and j["captured"] == sys.argv[2] and j["at_ending"]["evidence_rule"] == "gloo_connect"))' \
     "$explained" "$ADDR"
+  [ "$RC" -eq 0 ] || tail -n 20 "$CDIR/run.out"
+  # Under torchrun the rank that failed to connect is gone, while its agent waits in its exit barrier
+  # for the others, which wait on it: a hang whose stacks point at the dead rank's node. The output's
+  # line names the unreachable node: that one is excluded, not the dead rank's.
+  blocked=("${rule[@]}")
+  iptables -A OUTPUT "${blocked[@]}"
+  STEADY_TIMEOUT=30s new_campaign ddp-addr-tr "--steps 60 --ckpt-every 20 --step-seconds 0.1 --out OUT --node-addr-group" "target:
+  steps: 60"
+  sed -i -e 's|/srun.sbatch.tmpl$|/torchrun.sbatch.tmpl|' -e 's/^  nodes: 1$/  nodes: 3/' -e '/^  ntasks_per_node: 1$/d' \
+    -e "s|--out OUT|--out $CDIR/final|" -e 's/^  script_args: \(.*\)$/  script_args: \1\n  nproc_per_node: 1/' \
+    -e 's/^  save_timeout: \(.*\)$/  save_timeout: \1\n  stacks_wait: 3s/' "$CONF"
+  PATH=/usr/bin:$PATH start_campaign
+  wait_campaign 300
+  unblock
+  echo "hang: $("$MLSUP" events "$CONF" --kind hang-stacks 2>&1 | head -n 1 | cut -c1-300)"
+  echo "explained: $("$MLSUP" events "$CONF" --kind hang-explained 2>&1 | head -n 1 | cut -c1-300)"
+  check "gloo address, torchrun: attempt 1 ran on $NODE" sh -c "echo '$(nodes_of "$(job_of_attempt 1)")' | grep -qx '$NODE'"
+  check "gloo address, torchrun: attempt 1 ended as a hang" has_event attempt-ended attempt=1 class=hang
+  check "gloo address, torchrun: the hang's output explained by gloo_connect, naming $NODE" \
+    has_event hang-explained attempt=1 rule=gloo_connect "node=$NODE" "quote~connect [$ADDR]:"
+  check "gloo address, torchrun: campaign completed" [ "$RC" -eq 0 ]
+  blamed_alone "gloo address, torchrun" gloo_connect "connect [$ADDR]:" "$NODE"
+  check "gloo address, torchrun: explain shows the rule the hang's ending recorded" /usr/bin/python3 -c '
+import json, sys
+sys.exit(json.loads(sys.argv[1])["at_ending"].get("evidence_rule") != "gloo_connect")' "$("$MLSUP" explain "$CONF" --attempt 1 --json 2>/dev/null)"
   [ "$RC" -eq 0 ] || tail -n 20 "$CDIR/run.out"
 else
   check "gloo address: the cluster with an address per node started" false

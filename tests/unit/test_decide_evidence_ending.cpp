@@ -83,3 +83,32 @@ TEST_CASE("evidence ending: whom a finding holds responsible") {
     CHECK(finding_nodes(finding("nccl_timeout", Blame::None, RuleAction::Retry), two).blame == FindingBlame::AsBefore);
   }
 }
+
+TEST_CASE("evidence at a hang: a line that names a node blames it alone, in place of the stacks and the heartbeats") {
+  // n3's rank died of "connect [n2's address]": the stacks say the others wait on n3, its heartbeat stopped first.
+  std::vector<NodeEvidence> e = hang_evidence({"n1", "n2", "n3"}, {{"n3", 12}}, {}, {"n3"}, "rank 2 left no stack");
+  const auto f = finding("network", Blame::NodeInLine, RuleAction::Retry, "10.0.0.2");
+  const auto decided = weigh_hang_output(e, f, {FindingBlame::OneNode, "n2"});
+  CHECK(decided == "n2 blamed alone");
+  const auto b = blame({EndClass::Hang, e});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].node == "n2");
+  CHECK(b[0].reason.find("evidence rule r") != std::string::npos);
+}
+
+TEST_CASE("evidence at a hang: a software cause blames no node the stacks or heartbeats named; a probe's silence stands") {
+  std::vector<NodeEvidence> e = hang_evidence({"n1", "n2", "n3"}, {{"n3", 12}}, {"n1"}, {"n3"}, "rank 2 left no stack");
+  const auto decided = weigh_hang_output(e, finding("software", Blame::None, RuleAction::RetryNoBlame), {FindingBlame::NoNode, ""});
+  CHECK(decided.find("no node is held responsible") == 0);
+  const auto b = blame({EndClass::Hang, e});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].node == "n1");  // the probe got no answer from it
+}
+
+TEST_CASE("evidence at a hang: a finding that places no node changes nothing") {
+  std::vector<NodeEvidence> e = hang_evidence({"n1", "n2"}, {}, {}, {"n2"}, "rank 1 left no stack");
+  CHECK(weigh_hang_output(e, finding("network", Blame::NodeInLine, RuleAction::Retry, "10.9.9.9"), {}).empty());
+  const auto b = blame({EndClass::Hang, e});
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].node == "n2");
+}

@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "engine_fixture.h"
@@ -27,6 +29,8 @@ bool has_exclude(const slurm::SubmitRequest& r) {
 
 // srun's reports of a 2-node job whose task on n1 ended first (the first-evidence rule names n1).
 constexpr const char* kSrunN1First = "srun: error: n1: task 0: Exited with exit code 1\nsrun: error: n2: task 1: Terminated\n";
+// ... and one whose task on n2 ended first.
+constexpr const char* kSrunN2First = "srun: error: n2: task 1: Exited with exit code 1\nsrun: error: n1: task 0: Terminated\n";
 
 // Ends the current job as FAILED on nodes with output, then passes until it is resubmitted or the
 // campaign ends (at most a few backoffs).
@@ -228,4 +232,41 @@ TEST_CASE("policy.exclusion_unexplained_ttl: the first-evidence rule's exclusion
   CHECK(until >= failed_at + 1800);
   CHECK(until <= failed_at + 1800 + 60);
   CHECK(f.config.policy.exclusion_ttl == config::Seconds(6 * 3600));
+}
+
+// A 2-node campaign whose config has the rule "rank N died" (network, rank_in_line), its first job submitted.
+struct RankRule {
+  EngineFixture f{"", "slurm: {nodes: 2}\n"};
+  EngineFixture::Opened c;
+  RankRule() {
+    f.fake.node_table = {{"n1", "MIXED"}, {"n2", "MIXED"}, {"n3", "IDLE"}, {"n4", "IDLE"}};
+    f.config.evidence.rules = {{"rank_died", R"(rank (\d+) died)", "network", "rank_in_line", "retry", 1}};
+    c = f.open();
+    f.pass(*c);
+  }
+};
+
+TEST_CASE("evidence at an ending: a rule that names a rank blames the node the helper's files place it on") {
+  RankRule t;
+  const auto folder = t.f.config.state_dir + "/attempts/1/hang";
+  std::filesystem::create_directories(folder);
+  // torchrun's rendezvous placed rank 0 on n2 and rank 1 on n1: not srun's block order
+  std::ofstream(folder + "/rank-0.txt") << "mlsup stacks: rank=0 node=n2 pid=9\n";
+  std::ofstream(folder + "/rank-1.txt") << "mlsup stacks: rank=1 node=n1 pid=9\n--- mlsup: stacks asked at 5 ---\n";
+  fail_with(t.f, *t.c, "n[1-2]", "step 5\nrank 1 died: its NIC reset\n" + std::string(kSrunN2First));
+  REQUIRE(t.f.submits() == 2);
+  CHECK(excludes(t.f.fake.submitted[1], "n1"));
+  const auto ended = ended_records(t.f);
+  REQUIRE(ended.size() == 1);
+  CHECK(ended[0]["evidence_rule"] == "rank_died");
+  CHECK(ended[0]["suspects"] == nlohmann::json::array({"n1"}));
+}
+
+TEST_CASE("evidence at an ending: a rank no file places names no node (as without the rule)") {
+  RankRule t;
+  fail_with(t.f, *t.c, "n[1-2]", "step 5\nrank 1 died\n" + std::string(kSrunN2First));
+  const auto ended = ended_records(t.f);
+  REQUIRE(ended.size() == 1);
+  CHECK(ended[0]["evidence_rule"] == "rank_died");
+  CHECK(ended[0]["suspects"] == nlohmann::json::array({"n2"}));  // srun's first report, the first-evidence rule's
 }

@@ -38,11 +38,15 @@ void helper_files(const EngineFixture& f) {
   for (int r = 0; r < 2; ++r) std::ofstream(rank_file(f, r)) << "mlsup stacks: rank=" << r << " node=n" << r + 1 << " pid=9\n";
 }
 
-// A running 2-node job whose heartbeat goes silent until it is hung and cancelled, then resubmitted.
-void hang(EngineFixture& f, engine::Campaign& c) {
+// A running 2-node job whose heartbeat goes silent until it is hung and cancelled, then resubmitted;
+// output: what the job wrote ("" = no file).
+void hang(EngineFixture& f, engine::Campaign& c, const std::string& output = "") {
   f.fake.node_table = {{"n1", "MIXED"}, {"n2", "MIXED"}, {"n3", "IDLE"}, {"n4", "IDLE"}};
+  for (auto& n : f.fake.node_table) n.address = "10.0.0." + n.name.substr(1);
   f.pass(c);
-  f.fake.set_state(f.fake.table.begin()->first, JobState::Running, 0, "n[1-2]");
+  const auto id = f.fake.table.begin()->first;
+  if (!output.empty()) f.fake.table[id].std_out = f.dir.write("job.out", output);
+  f.fake.set_state(id, JobState::Running, 0, "n[1-2]");
   f.heartbeat("7\n");
   f.pass(c);
   f.clock += 11;
@@ -50,6 +54,16 @@ void hang(EngineFixture& f, engine::Campaign& c) {
   f.pass(c);
   f.clock += 6;
   f.pass(c);
+}
+
+// A 2-rank training whose rank 0 (n1) dumps its stacks in a collective while rank 1 (n2) leaves none
+// within stacks_wait (2 s).
+void rank_1_silent(EngineFixture& f) {
+  f.config.heartbeat.stacks_wait = config::Seconds(2);
+  helper_files(f);
+  f.on_sleep = [&f] {
+    if (f.sleeps == 1) std::ofstream(rank_file(f, 0), std::ios::app) << kWaiting;
+  };
 }
 
 bool excludes(const slurm::SubmitRequest& r, const std::string& nodes) {
@@ -93,11 +107,7 @@ TEST_CASE("a hang: every rank's stacks asked through the steps before the cancel
 
 TEST_CASE("a hang: a rank that leaves no stack within stacks_wait (its node frozen) is the one waited on") {
   EngineFixture f("", "slurm: {nodes: 2}\n");
-  f.config.heartbeat.stacks_wait = config::Seconds(2);
-  helper_files(f);
-  f.on_sleep = [&] {
-    if (f.sleeps == 1) std::ofstream(rank_file(f, 0), std::ios::app) << kWaiting;
-  };
+  rank_1_silent(f);
   auto c = f.open();
   hang(f, *c);
   CHECK(f.sleeps == 10);  // 2 s in looks 0.2 s apart, then judged without rank 1
@@ -127,4 +137,50 @@ TEST_CASE("a hang with heartbeat.stacks_signal \"\": the files are there, nothin
   hang(f, *c);
   CHECK_FALSE(f.told("hang-stacks"));
   CHECK(f.calls("signal_steps") == 0);
+}
+
+TEST_CASE("a hang whose output names the node a rank could not reach: that node excluded alone, not the dead rank's") {
+  EngineFixture f("", "slurm: {nodes: 2}\n");
+  rank_1_silent(f);
+  auto c = f.open();
+  hang(f, *c, "step 7\n[default0]:RuntimeError: [./gloo/transport/tcp/pair.cc:799] connect [10.0.0.1]:43435: No route to host\n");
+  const auto stacks = f.events_of(events::HangStacks::kKind);
+  REQUIRE(stacks.size() == 1);
+  CHECK(stacks[0]["nodes"] == nlohmann::json::array({"n2"}));  // what the stacks alone would blame
+  const auto told = f.events_of(events::HangExplained::kKind);
+  REQUIRE(told.size() == 1);
+  CHECK(told[0]["rule"] == "gloo_connect");
+  CHECK(told[0]["node"] == "n1");
+  CHECK(told[0]["line"] == 2);
+  REQUIRE(f.submits() == 2);
+  CHECK(excludes(f.fake.submitted[1], "n1"));
+  CHECK(f.told("excluded", "node", "n1"));
+  CHECK_FALSE(f.told("excluded", "node", "n2"));
+  const auto ended = f.events_of("attempt-ended");
+  REQUIRE(ended.size() == 1);
+  CHECK(ended[0]["class"] == "hang");
+  CHECK(ended[0]["evidence_rule"] == "gloo_connect");
+}
+
+TEST_CASE("a hang whose output shows a rank out of GPU memory: no node excluded, the campaign stops at the ending") {
+  EngineFixture f("", "slurm: {nodes: 2}\n");
+  rank_1_silent(f);
+  auto c = f.open();
+  hang(f, *c, "step 7\n[default1]:torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n");
+  const auto told = f.events_of(events::HangExplained::kKind);
+  REQUIRE(told.size() == 1);
+  CHECK(told[0]["rule"] == "cuda_oom");
+  CHECK(told[0]["node"] == "");
+  CHECK(util::json_text(told[0]["decision"]).find("the campaign stops at the ending") != std::string::npos);
+  CHECK_FALSE(f.told("excluded"));
+  f.fake.set_state(f.fake.table.begin()->first, JobState::Cancelled, 0, "n[1-2]");
+  for (int i = 0; i < 3 && f.events_of("stopped").empty(); ++i) {
+    f.pass(*c);
+    f.clock += 6;
+  }
+  CHECK(f.submits() == 1);
+  const auto stopped = f.events_of("stopped");
+  REQUIRE(stopped.size() == 1);
+  CHECK(stopped[0]["exit_code"] == 13);
+  CHECK(util::json_text(stopped[0]["reason"]).find("evidence rule cuda_oom") != std::string::npos);
 }
