@@ -96,7 +96,8 @@ std::optional<CancelEvidence> Actor::explain_hang(const AttemptState& a, const s
   if (!f) return std::nullopt;
   std::map<std::string, std::vector<std::string>> names;
   if (const auto known = edges_.slurm->nodes()) names = slurm::other_names(*known);
-  const auto named = decide::finding_nodes(*f, nodes, names, observe::rank_layout(config_.dir().hang(a.number)));
+  const auto ranks = f->blame == decide::Blame::RankInLine ? observe::rank_layout(config_.dir().hang(a.number)) : std::vector<std::string>{};
+  const auto named = decide::finding_nodes(*f, nodes, names, ranks);
   auto decided = decide::weigh_hang_output(evidence, *f, named);
   if (decide::stops(*f)) decided += std::string(decided.empty() ? "" : "; ") + "the campaign stops at the ending";
   event(events::HangExplained{a.number, job.job_id, f->rule, f->cls, static_cast<int>(f->line_number), f->line,

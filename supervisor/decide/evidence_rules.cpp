@@ -49,12 +49,7 @@ std::string_view blame_name(Blame b) { return config::kEvidenceBlames[static_cas
 
 std::string_view rule_action_name(RuleAction a) { return config::kEvidenceActions[static_cast<std::size_t>(a)]; }
 
-std::optional<RuleAction> rule_action_named(std::string_view name) {
-  const auto& names = config::kEvidenceActions;
-  const auto it = std::find(names.begin(), names.end(), name);
-  if (it == names.end()) return std::nullopt;
-  return static_cast<RuleAction>(it - names.begin());
-}
+RuleAction rule_action_named(std::string_view name) { return from_word<RuleAction>(config::kEvidenceActions, name); }
 
 std::vector<Rule> user_rules(std::span<const config::EvidenceRuleSpec> specs) {
   std::vector<Rule> out;
@@ -62,7 +57,7 @@ std::vector<Rule> user_rules(std::span<const config::EvidenceRuleSpec> specs) {
     try {
       out.push_back({s.name, std::regex(s.pattern, std::regex::ECMAScript), "", s.cls,
                      from_word<Blame>(config::kEvidenceBlames, s.blame),
-                     from_word<RuleAction>(config::kEvidenceActions, s.action), Precedence::User});
+                     rule_action_named(s.action), Precedence::User});
     } catch (const std::regex_error&) {
     }
   }

@@ -51,8 +51,8 @@ inline constexpr std::size_t kLineChars = 4096;  // a line's first bytes that pa
 // The name of a blame or an action, as the config writes it.
 std::string_view blame_name(Blame b);
 std::string_view rule_action_name(RuleAction a);
-// The action a name stands for (as rule_action_name gives it); nullopt for no action's name.
-std::optional<RuleAction> rule_action_named(std::string_view name);
+// The action a name stands for (as rule_action_name gives it); retry for no action's name.
+RuleAction rule_action_named(std::string_view name);
 
 // The shipped rules, in their order.
 const std::vector<Rule>& shipped_rules();

@@ -122,7 +122,7 @@ bool excluded_for(const CampaignState& s, int attempt) {
 std::optional<decide::Finding> hang_finding(const AttemptState& a) {
   if (!a.cancel_evidence) return std::nullopt;
   const auto& e = *a.cancel_evidence;
-  return decide::Finding{.rule = e.rule, .cls = e.cls, .action = decide::rule_action_named(e.action).value_or(decide::RuleAction::Retry),
+  return decide::Finding{.rule = e.rule, .cls = e.cls, .action = decide::rule_action_named(e.action),
                          .line_number = static_cast<std::size_t>(e.line), .line = e.quote};
 }
 
