@@ -23,9 +23,11 @@ sanitized_tests() {
 ./scripts/install-deps.sh --tests
 ./scripts/build.sh >/dev/null
 
-# Two clusters, two lanes: the cluster suites mostly wait on Slurm and on sleeps, so ctest runs two at
-# a time, each alone on one of these clusters (tests/cluster/on_cluster.sh hands it its SLURM_CONF).
-lanes=2
+# Three clusters, three lanes: the cluster suites mostly wait on Slurm and on sleeps, so ctest runs
+# three at a time, each alone on one of these clusters (tests/cluster/on_cluster.sh hands it its
+# SLURM_CONF); the suites that keep the cores busy take 3 of 4 "cpu" slots, so no two of them run
+# together (tests/CMakeLists.txt).
+lanes=3
 cluster_dirs=()
 stop_clusters() {
   local dir
@@ -47,7 +49,7 @@ for ((lane = 0; lane < lanes; lane++)); do
   echo "test.sh: cluster c$lane up ($conf_line) after $(( $(date +%s) - started ))s"
 done
 export "${conf_line?}"  # for a test run without the resource spec
-(IFS=,; echo "{\"version\": {\"major\": 1, \"minor\": 0}, \"local\": [{\"cluster\": [${ids[*]}]}]}") >"$spec"
+(IFS=,; echo "{\"version\": {\"major\": 1, \"minor\": 0}, \"local\": [{\"cluster\": [${ids[*]}], \"cpu\": [{\"id\": \"0\", \"slots\": 4}]}]}") >"$spec"
 
 # The sanitized tests at the lowest priority (they take only what the cluster's suites leave idle, so
 # that no suite's timing suffers), in a process group of their own (stopped with the run).
