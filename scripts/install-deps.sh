@@ -4,7 +4,7 @@
 # --tests adds what only the tests need: Debian's PyTorch (CPU), for the real-torch suite, and tmux,
 # whose screen the status --watch test captures, strace, with which benchmarks/steady-fs.sh counts
 # the supervisor's file system calls, and iptables, with which the real-torch suite makes one node's
-# address unreachable.
+# address unreachable, and gdb, whose stacks the hang's node dump takes where py-spy is not installed.
 set -euo pipefail
 
 PACKAGES=(
@@ -15,7 +15,7 @@ PACKAGES=(
   python3 procps psmisc iproute2 util-linux curl prometheus tzdata
   python3-venv python3-pip python3-setuptools python3-wheel
 )
-[ "${1:-}" != --tests ] || PACKAGES+=(python3-torch tmux strace iptables)
+[ "${1:-}" != --tests ] || PACKAGES+=(python3-torch tmux strace iptables gdb)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

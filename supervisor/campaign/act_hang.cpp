@@ -1,4 +1,5 @@
-// act on a hang: keep what evidence there is (the hang command's output, every rank's stacks), probe
+// act on a hang: keep what evidence there is (the hang command's output, every rank's stacks, else a
+// dump of each answering node's processes), probe
 // the job's nodes, blame from the heartbeats that went silent first, the nodes that do not answer and
 // the ranks the others' stacks wait on, then cancel.
 // Before the timeout, the nodes the other ranks wait on are probed first: one proven silent makes
@@ -142,6 +143,7 @@ util::Result<void> Actor::hang(const CampaignState& s, const intent::Hang& i, co
     if (!probed) return std::unexpected(probed.error());
     silent = std::move(*probed);
   }
+  dump_nodes(a, i.job, nodes, *silent);
   auto evidence = decide::hang_evidence(nodes, i.stale, *silent, stacks.nodes, stacks.why);
   const auto finding = explain_hang(a, i.job, nodes, evidence);
   for (const auto& e : blame_exclusions(s, a.number, decide::EndClass::Hang, evidence, config_, edges_.now()))

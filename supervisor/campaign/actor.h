@@ -175,6 +175,10 @@ class Actor {
   std::optional<std::string> patch_queued(const AttemptState& a, const slurm::Job& queued,
                                           const std::vector<std::string>& before);
   void keep_hang_evidence(const AttemptState& a, const slurm::Job& job, const std::vector<std::string>& nodes);
+  // At a hang without the helper's files, what the job's processes do on each node that answered the
+  // probe (campaign/act_node_dump.cpp): one step, a file per node in the hang folder, told (hang-dump).
+  void dump_nodes(const AttemptState& a, const slurm::Job& job, const std::vector<std::string>& nodes,
+                  const std::vector<std::string>& silent);
   // At a hang, every rank's Python stacks (campaign/act_stacks.cpp): asked for with stacks_signal where the
   // helper made the ranks' files, waited for, judged and told (hang-stacks); nullopt when none was asked.
   std::optional<decide::StacksVerdict> gather_stacks(const AttemptState& a, const slurm::Job& job);

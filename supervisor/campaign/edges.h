@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "decide/disk.h"
+#include "edges/process.h"
 #include "state/memory.h"
 #include "slurm/client.h"
 #include "util/error.h"
@@ -22,6 +23,8 @@ struct Edges {
   std::function<void(const nlohmann::json&)> on_event;  // also told of every event; may be empty
   // The nodes of a running job that do not answer a probe; empty function = no probing.
   std::function<std::vector<std::string>(slurm::JobId, const std::vector<std::string>&, std::chrono::seconds)> probe;
+  // The dump step at a hang over nodes of a running job (slurm/node_dump.h); empty function = no dump.
+  std::function<edges::ProcessResult(slurm::JobId, const std::vector<std::string>&, std::chrono::seconds)> node_dump;
   std::function<double()> mono;  // seconds on a clock that never steps; empty function = now
   std::string clock_id;          // which monotonic clock mono reads (host and boot)
   // Confirms that this supervisor still holds the campaign and will for seconds more (renewing the

@@ -57,6 +57,8 @@ struct HeartbeatSettings {
   Seconds save_timeout{1800};
   std::string hang_command;      // run through /bin/sh before a hung job is cancelled; "" = none
   Seconds hang_command_timeout{60};
+  std::string node_dump = "auto";  // auto: where no rank made a stacks file, a step dumps each node's job processes; off
+  Seconds node_dump_timeout{30};
   std::string stacks_signal = "USR2";  // at a hang, sent to the job's steps: the helper's faulthandler dumps every rank's stacks; "" = none
   Seconds stacks_wait{10};             // how long the ranks have to dump them
   bool calibrate = true;         // shorten steady_timeout to calibrate_factor x the longest step seen
@@ -124,6 +126,7 @@ struct DebugRetrySettings {
       {"TORCH_NCCL_TRACE_BUFFER_SIZE", "2000"},      // PyTorch's NCCL flight recorder: its last collectives
       {"TORCH_NCCL_DUMP_ON_TIMEOUT", "1"},           // ... dumped when its watchdog times out
       {"TORCH_NCCL_DEBUG_INFO_TEMP_FILE", "{{attempt_dir}}/nccl_trace_rank_"},  // ... into the attempt's folder
+      {"TORCH_NCCL_DEBUG_INFO_PIPE_FILE", "{{attempt_dir}}/nccl_trace_rank_"},  // ... or when the hang's node dump asks
   };
 };
 

@@ -101,6 +101,13 @@ const std::vector<KeySpec>& table() {
        "\"$MLSUP_JOB_ID\"); its output goes to <state_dir>/attempts/<N>/hang-evidence.txt; \"\" = none"},
       {"heartbeat.hang_command_timeout", Kind::Duration,
        [](Config& c) -> Field { return &c.heartbeat.hang_command_timeout; }, "how long the hang command may take"},
+      {"heartbeat.node_dump", Kind::Choice, [](Config& c) -> Field { return &c.heartbeat.node_dump; },
+       "auto: at a hang where no rank made a stacks file (a training without the Python helper), one step over the "
+       "nodes that answer the probe writes what each of the job's processes does (state, wait channel, stacks by "
+       "py-spy or gdb where installed, nvidia-smi -q where present) to <state_dir>/attempts/<N>/hang/node-<node>.txt; off",
+       0, {"auto", "off"}},
+      {"heartbeat.node_dump_timeout", Kind::Duration, [](Config& c) -> Field { return &c.heartbeat.node_dump_timeout; },
+       "how long the node dump's step may take; what it printed by then is kept"},
       {"heartbeat.stacks_signal", Kind::Choice, [](Config& c) -> Field { return &c.heartbeat.stacks_signal; },
        "at a hang, before the cancel, sent to the job's steps (not the batch shell) when the ranks' helper registered "
        "for it (MLSUP_STACKS_SIGNAL): each rank's Python stacks land in <state_dir>/attempts/<N>/hang/; USR1 by default "

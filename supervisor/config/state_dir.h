@@ -26,7 +26,7 @@ struct StateDir {
   std::string attempt(int number) const { return root + "/attempts/" + std::to_string(number); }
   std::string attempt_script(int number) const { return attempt(number) + "/job.sbatch"; }
   std::string hang_evidence(int number) const { return attempt(number) + "/hang-evidence.txt"; }
-  std::string hang(int number) const { return attempt(number) + "/hang"; }  // each rank's stacks (rank-<R>.txt)
+  std::string hang(int number) const { return attempt(number) + "/hang"; }  // each rank's stacks (rank-<R>.txt), else each node's dump (node-<node>.txt)
   // Defaults of folders and files the config may place elsewhere.
   std::string checkpoints() const { return root + "/checkpoints"; }
   std::string heartbeats() const { return root + "/heartbeats"; }

@@ -84,6 +84,23 @@ auto fields(const HangStacks*) {
                     lenient("ranks", &E::ranks),     lenient("dumped", &E::dumped),   lenient("places", &E::places),
                     lenient("waited_on", &E::waited_on), lenient("nodes", &E::nodes), lenient("why", &E::why)};
 }
+auto fields(const DumpedProcess*) {
+  using E = DumpedProcess;
+  return std::tuple{lenient("pid", &E::pid),     lenient("rank", &E::rank), lenient("state", &E::state),
+                    lenient("wchan", &E::wchan), lenient("comm", &E::comm), lenient("by", &E::by),
+                    lenient("frames", &E::frames), lenient("flight_recorder", &E::flight_recorder)};
+}
+auto fields(const DumpedNode*) {
+  using E = DumpedNode;
+  return std::tuple{lenient("node", &E::node), lenient("tool", &E::tool), lenient("file", &E::file),
+                    lenient("complete", &E::complete), lenient("processes", &E::processes)};
+}
+auto fields(const HangDump*) {
+  using E = HangDump;
+  return std::tuple{lenient("attempt", &E::attempt), lenient("job_id", &E::job_id), lenient("folder", &E::folder),
+                    lenient("outcome", &E::outcome), lenient("dumps", &E::dumps),   lenient("missing", &E::missing),
+                    lenient("summary", &E::summary)};
+}
 auto fields(const HangExplained*) {
   using E = HangExplained;
   return std::tuple{lenient("attempt", &E::attempt), lenient("job_id", &E::job_id), lenient("rule", &E::rule),
@@ -139,5 +156,7 @@ auto fields(const ConfigReloaded*) {
 
 MLSUP_ACT_EVENTS(MLSUP_FIELDS_JSON_DEFINE)
 MLSUP_FIELDS_JSON_DEFINE(StaleLead)
+MLSUP_FIELDS_JSON_DEFINE(DumpedProcess)
+MLSUP_FIELDS_JSON_DEFINE(DumpedNode)
 
 }  // namespace mlsup::events

@@ -150,6 +150,32 @@ struct HangStacks {
   std::string why;
 };
 
+// One process of the job at a hang, as the node dump saw it (observe/node_dump.h).
+struct DumpedProcess {
+  int pid = 0;
+  std::string rank, state, wchan, comm, by;
+  int frames = 0;
+  std::string flight_recorder;  // the NCCL flight recorder's dump asked for ("" = none)
+  bool operator==(const DumpedProcess&) const = default;
+};
+// One node's part of the dump: where its file is, the tool it had, its processes.
+struct DumpedNode {
+  std::string node, tool, file;
+  bool complete = false;
+  std::vector<DumpedProcess> processes;
+  bool operator==(const DumpedNode&) const = default;
+};
+// A hang without the helper's stacks: what the job's processes were doing on each node that answered.
+struct HangDump {
+  static constexpr EventKind kKind{"hang-dump"};
+  int attempt = 0;
+  slurm::JobId job_id = 0;
+  std::string folder, outcome;
+  std::vector<DumpedNode> dumps;
+  std::vector<std::string> missing;  // nodes asked that printed nothing
+  std::vector<std::string> summary;  // "n1: pid 12 rank 0 python3 T do_signal_stop (gdb: 14 frames)"
+};
+
 // A hung job's output matched an evidence rule before the cancel: the line, the node it names, and
 // what that changed in the hang's blame.
 struct HangExplained {
@@ -262,6 +288,7 @@ struct ConfigReloaded {
   X(ChainExcluded)            \
   X(HangEvidence)             \
   X(HangStacks)               \
+  X(HangDump)                 \
   X(HangExplained)            \
   X(ProbeDoubted)             \
   X(ProbeAnswered)            \
@@ -275,5 +302,7 @@ struct ConfigReloaded {
 
 MLSUP_ACT_EVENTS(MLSUP_FIELDS_JSON_DECLARE)
 MLSUP_FIELDS_JSON_DECLARE(StaleLead)
+MLSUP_FIELDS_JSON_DECLARE(DumpedProcess)
+MLSUP_FIELDS_JSON_DECLARE(DumpedNode)
 
 }  // namespace mlsup::events

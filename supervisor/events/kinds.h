@@ -47,6 +47,7 @@ inline constexpr EventKindRow kEventKinds[] = {
     {"forgotten-waiting", "Slurm forgot a job; mlsup waits before it takes the job for lost"},
     {"handed-over", "the next attempt is handed to the chain's queued task"},
     {"hang-detected", "a job made no progress for the hang timeout"},
+    {"hang-dump", "a hang without the helper's stacks: what the job's processes did on each node (state, wait channel, stacks)"},
     {"hang-evidence", "the hang command's output was saved before the job was ended"},
     {"hang-explained", "a hung job's output matched an evidence rule: the node its line names is blamed, or none"},
     {"hang-stacks", "every rank's Python stacks at a hang: where each stopped, which ranks the others wait on"},

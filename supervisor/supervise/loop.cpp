@@ -29,6 +29,7 @@
 #include "campaign/template_snapshot.h"
 #include "journal/lease.h"
 #include "slurm/client.h"
+#include "slurm/node_dump.h"
 #include "slurm/probe.h"
 #include "slurm/shared_query.h"
 #include "util/json.h"
@@ -167,6 +168,7 @@ std::variant<Opened, RunResult> open_campaign(const config::Config& config, slur
   o.lease = std::make_unique<journal::Lease>(std::move(*lease));
   journal::Lease* held = o.lease.get();
   Edges edges{client, wall_now, [named](const nlohmann::json& e) { print_event(e, named); }, slurm::unresponsive_nodes};
+  edges.node_dump = slurm::run_node_dump;
   edges.mono = mono_now;
   edges.clock_id = clock_id();
   edges.keep_lease = [held](double seconds) { return held->keep_for(wall_now(), seconds); };

@@ -55,6 +55,19 @@ found_after=$(/usr/bin/python3 -c 'import sys; print(f"{float(sys.argv[1]) - flo
 echo "stopped job $job at step $(heartbeat_of 1); hang-detected ${found_after}s after the last step's heartbeat"
 check "the hang was found within 30 s of the last step" at_most "$found_after" 30
 check "the hang event says the timeout was calibrated" has_event hang-detected calibrated=true
+# The training has no helper: the node dump (on by default) shows each node's stopped rank, gdb's stacks.
+dumped_ranks() {
+  "$MLSUP" events "$CONF" --json --kind hang-dump | /usr/bin/python3 -c 'import json, sys
+for e in map(json.loads, filter(str.strip, sys.stdin)):
+    for n in e["dumps"]:
+        for p in n["processes"]:
+            if p["rank"] != "-" and p["state"] == "T" and p["by"] == "gdb" and p["frames"] > 0 and n["complete"]:
+                print(n["node"], p["rank"])'
+}
+wait_until 30 has_event hang-dump
+"$MLSUP" events "$CONF" --kind hang-dump
+check "the hang's dump: each node's stopped rank with gdb's stacks" [ "$(dumped_ranks | sort -k2 | awk '{print $2}' | tr '\n' ' ')" = "0 1 " ]
+check "the hang's dump: one file per node in the hang folder" [ "$(ls "$STATE/attempts/1/hang" | tr '\n' ' ')" = "node-$(dumped_ranks | sort -k2 | awk 'NR==1{print $1}').txt node-$(dumped_ranks | sort -k2 | awk 'NR==2{print $1}').txt " ]
 
 wait_campaign 180
 check "campaign completed" [ "$RC" -eq 0 ]

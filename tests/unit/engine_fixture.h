@@ -48,6 +48,9 @@ struct EngineFixture {
   std::optional<double> disk_free;  // and the bytes free there (nullopt: not measured)
   std::function<double()> reserve_submit;  // the sbatch turns of run (empty: none, as a tick)
   std::function<void()> on_sleep;          // what happens while the engine waits (no time passes)
+  // The hang's node dump step: what it prints for the nodes asked (empty: no dump edge, as before).
+  std::function<std::string(const std::vector<std::string>& nodes)> node_dump;
+  std::vector<std::vector<std::string>> dumped;  // the nodes each dump step was asked for
   int sleeps = 0;                          // how often it waited
 
   // A campaign let go saves what it observed first, as run and tick let go of one (Opened::close()).
@@ -66,6 +69,15 @@ struct EngineFixture {
     edges.clock_id = clock_id;
     edges.disk = [this](const std::string& folder) { return decide::DiskUse{folder, disk_percent, 1, disk_free, 1e9}; };
     edges.reserve_submit = reserve_submit;
+    if (node_dump)
+      edges.node_dump = [this](slurm::JobId, const std::vector<std::string>& nodes, std::chrono::seconds) {
+        dumped.push_back(nodes);
+        edges::ProcessResult r;
+        r.started = true;
+        r.exit_code = 0;
+        r.out = node_dump(nodes);
+        return r;
+      };
     edges.sleep = [this](double) {
       ++sleeps;
       if (on_sleep) on_sleep();
