@@ -8,7 +8,7 @@
 namespace mlsup::render {
 namespace {
 
-// The preamble; @DIR@, @NNODES@, @TPN@, @NTASKS@, @WAIT@, @SIGNAL@, @NO_RETRY@, @FAILED@ and @SHELL@
+// The preamble; @DIR@, @FENCED@, @NNODES@, @TPN@, @NTASKS@, @WAIT@, @SIGNAL@, @NO_RETRY@, @FAILED@ and @SHELL@
 // are filled in. POSIX sh, also under a `set -e` of the script's #! line.
 constexpr std::string_view kPreamble = R"SH(# mlsup spare nodes: this job holds more nodes than the training's @NNODES@. These lines run the
 # script's own lines below once per attempt, on @NNODES@ of the job's nodes, and run the next attempt
@@ -67,7 +67,10 @@ if [ -z "${MLSUP_STEP_BODY:-}" ]; then
       mlsup_pid=''
       { echo "$mlsup_status" > "$mlsup_dir/claims/$mlsup_taken/end.tmp" &&
         mv "$mlsup_dir/claims/$mlsup_taken/end.tmp" "$mlsup_dir/claims/$mlsup_taken/end"; } 2>/dev/null || :
-      if [ "$mlsup_status" = 0 ] || [ "$mlsup_status" = @NO_RETRY@ ]; then exit "$mlsup_status"; fi
+      # A run that stopped because mlsup fenced its attempt (a hang) exits 0 too: then the next comes.
+      if [ "$mlsup_status" = @NO_RETRY@ ] || { [ "$mlsup_status" = 0 ] && [ ! -e @FENCED@/"$mlsup_taken" ]; }; then
+        exit "$mlsup_status"
+      fi
       echo "mlsup: attempt $mlsup_taken ended with status $mlsup_status; waiting up to @WAIT@ s for the next" >&2
       mlsup_failed_at=$(date +%s)
     fi
@@ -92,6 +95,7 @@ std::string spare_preamble(const config::Config& config, int nnodes, int tasks_p
   std::string signal = config.slurm.signal;
   if (util::starts_with(signal, "SIG")) signal = signal.substr(3);
   util::replace_all(text, "@DIR@", util::shell_quote(config.dir().spares()));
+  util::replace_all(text, "@FENCED@", util::shell_quote(config.dir().fenced()));
   util::replace_all(text, "@NNODES@", std::to_string(nnodes));
   util::replace_all(text, "@TPN@", std::to_string(tasks_per_node));
   util::replace_all(text, "@NTASKS@", std::to_string(nnodes * tasks_per_node));

@@ -91,6 +91,29 @@ TEST_CASE("spare nodes: the loop runs each attempt on the nodes mlsup names, ran
   CHECK(done.err.find("no attempt is handed to this job") != std::string::npos);
 }
 
+TEST_CASE("spare nodes: a run that stops with 0 because mlsup fenced its attempt does not end the job; the next attempt runs") {
+  Spares s;
+  // the training's contract: a fenced attempt stops (exit 0) without saving
+  const std::string fence = s.config.dir().fenced();
+  const std::string body = "echo \"$MLSUP_ATTEMPT\"\n[ -e " + fence + "/$MLSUP_ATTEMPT ] && exit 0\nexit 0\n";
+  const auto script = s.dir.write("slurm_script", "#!/bin/bash\n" + render::spare_preamble(s.config, 2, 2, "/bin/bash") + body);
+  ::chmod(script.c_str(), 0755);
+  std::filesystem::create_directories(fence);
+  REQUIRE(journal::write_atomically(s.config.dir().fence(1), "hang\n"));  // the hang fenced attempt 1 before its run ended
+  std::thread mlsup([&] { s.after_end(1, render::spare_values(s.config, {2, "/ck/step 20"}, 42, {"n3", "n1"})); });
+  edges::ProcessRequest r;
+  r.argv = {"bash", script};
+  r.env_add = {{"PATH", s.dir.path() + "/bin:/usr/bin:/bin"}, {"SLURM_JOB_ID", "42"}, {"SLURM_JOB_NODELIST", "n1,n2,n3"},
+               {"MLSUP_ATTEMPT", "1"}};
+  r.timeout = std::chrono::seconds(30);
+  const auto done = edges::run_process(r);
+  mlsup.join();
+  CHECK(done.exit_code == 0);  // attempt 2's own end, unfenced
+  CHECK(done.out == "1\n2\n");
+  CHECK(s.claims(1, "end") == "0\n");
+  CHECK(s.claims(2, "end") == "0\n");
+}
+
 TEST_CASE("spare nodes: a claim names the job and the nodes, and is nothing until written whole") {
   const auto c = render::parse_spare_claim("42 n1,n3\n");
   REQUIRE(c.has_value());
