@@ -125,6 +125,22 @@ struct EngineFixture {
     std::ofstream(config.heartbeat.dir + "/attempt-" + std::to_string(attempt)) << content;
   }
 
+  // A running 2-node job (n1, n2) whose heartbeat stops at step 7 until it is found hung (steady
+  // timeout 10 s), cancelled and resubmitted; output: what the job wrote ("" = no file).
+  void hang_two_nodes(engine::Campaign& c, const std::string& output = "") {
+    pass(c);
+    const auto id = fake.table.begin()->first;
+    if (!output.empty()) fake.table[id].std_out = dir.write("job.out", output);
+    fake.set_state(id, slurm::JobState::Running, 0, "n[1-2]");
+    heartbeat("7\n");
+    pass(c);
+    clock += 11;
+    pass(c);
+    pass(c);
+    clock += 6;
+    pass(c);
+  }
+
   // The campaign's event log.
   std::string events() const;
   // Its events of kind, oldest first (the event log parsed).

@@ -43,17 +43,7 @@ void helper_files(const EngineFixture& f) {
 void hang(EngineFixture& f, engine::Campaign& c, const std::string& output = "") {
   f.fake.node_table = {{"n1", "MIXED"}, {"n2", "MIXED"}, {"n3", "IDLE"}, {"n4", "IDLE"}};
   for (auto& n : f.fake.node_table) n.address = "10.0.0." + n.name.substr(1);
-  f.pass(c);
-  const auto id = f.fake.table.begin()->first;
-  if (!output.empty()) f.fake.table[id].std_out = f.dir.write("job.out", output);
-  f.fake.set_state(id, JobState::Running, 0, "n[1-2]");
-  f.heartbeat("7\n");
-  f.pass(c);
-  f.clock += 11;
-  f.pass(c);
-  f.pass(c);
-  f.clock += 6;
-  f.pass(c);
+  f.hang_two_nodes(c, output);
 }
 
 // A 2-rank training whose rank 0 (n1) dumps its stacks in a collective while rank 1 (n2) leaves none

@@ -27,20 +27,6 @@ std::string dump_output(const std::vector<std::string>& nodes) {
   return out;
 }
 
-// A running 2-node job (n1, n2) whose heartbeat goes silent until it is hung and cancelled.
-void hang(EngineFixture& f, engine::Campaign& c) {
-  f.pass(c);
-  const auto id = f.fake.table.begin()->first;
-  f.fake.set_state(id, JobState::Running, 0, "n[1-2]");
-  f.heartbeat("7\n");
-  f.pass(c);
-  f.clock += 11;
-  f.pass(c);
-  f.pass(c);
-  f.clock += 6;
-  f.pass(c);
-}
-
 std::string hang_folder(const EngineFixture& f) { return f.config.state_dir + "/attempts/1/hang"; }
 
 }  // namespace
@@ -49,7 +35,7 @@ TEST_CASE("a hang without the helper's files: one dump step over the job's nodes
   EngineFixture f("", "slurm: {nodes: 2}\n");
   f.node_dump = dump_output;
   auto c = f.open();
-  hang(f, *c);
+  f.hang_two_nodes(*c);
   REQUIRE(f.dumped.size() == 1);
   CHECK(f.dumped[0] == std::vector<std::string>{"n1", "n2"});
   const auto told = f.events_of(events::HangDump::kKind);
@@ -73,7 +59,7 @@ TEST_CASE("a hang's dump asks only the nodes that answered the probe; a node tha
   f.silent = {"n2"};
   f.node_dump = [](const std::vector<std::string>&) { return dump_output({"n9"}); };  // a name it was not asked for
   auto c = f.open();
-  hang(f, *c);
+  f.hang_two_nodes(*c);
   REQUIRE(f.dumped.size() == 1);
   CHECK(f.dumped[0] == std::vector<std::string>{"n1"});
   const auto told = f.events_of(events::HangDump::kKind);
@@ -90,7 +76,7 @@ TEST_CASE("no dump where the helper made the ranks' files, nor with heartbeat.no
     std::filesystem::create_directories(hang_folder(f));
     std::ofstream(hang_folder(f) + "/rank-0.txt") << "mlsup stacks: rank=0 node=n1 pid=9\n";
     auto c = f.open();
-    hang(f, *c);
+    f.hang_two_nodes(*c);
     CHECK(f.dumped.empty());
     CHECK_FALSE(f.told("hang-dump"));
   }
@@ -99,7 +85,7 @@ TEST_CASE("no dump where the helper made the ranks' files, nor with heartbeat.no
     f.config.heartbeat.node_dump = "off";
     f.node_dump = dump_output;
     auto c = f.open();
-    hang(f, *c);
+    f.hang_two_nodes(*c);
     CHECK(f.dumped.empty());
     CHECK_FALSE(f.told("hang-dump"));
     CHECK(f.submits() == 2);

@@ -39,6 +39,16 @@ struct Spares {
     return util::read_file(config.dir().spares() + "/claims/" + std::to_string(attempt) + "/" + file).value_or("");
   }
 
+  // Runs the job's script as Slurm would start job 42 on n1,n2,n3 for attempt 1.
+  edges::ProcessResult run(const std::string& script) const {
+    edges::ProcessRequest r;
+    r.argv = {"bash", script};
+    r.env_add = {{"PATH", dir.path() + "/bin:/usr/bin:/bin"}, {"SLURM_JOB_ID", "42"}, {"SLURM_JOB_NODELIST", "n1,n2,n3"},
+                 {"MLSUP_ATTEMPT", "1"}};
+    r.timeout = std::chrono::seconds(30);
+    return edges::run_process(r);
+  }
+
   // Waits (up to 10 s) for attempt's run to record its end, then hands the job `next`.
   void after_end(int attempt, const std::string& next) const {
     for (int i = 0; i < 100 && claims(attempt, "end").empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -76,12 +86,7 @@ TEST_CASE("spare nodes: the loop runs each attempt on the nodes mlsup names, ran
     s.after_end(1, render::spare_values(s.config, second, 42, {"n3", "n1"}));
     s.after_end(2, render::spare_values(s.config, {0}, 42, {}));
   });
-  edges::ProcessRequest r;
-  r.argv = {"bash", script};
-  r.env_add = {{"PATH", s.dir.path() + "/bin:/usr/bin:/bin"}, {"SLURM_JOB_ID", "42"}, {"SLURM_JOB_NODELIST", "n1,n2,n3"},
-               {"MLSUP_ATTEMPT", "1"}};
-  r.timeout = std::chrono::seconds(30);
-  const auto done = edges::run_process(r);
+  const auto done = s.run(script);
   mlsup.join();
   CHECK(done.exit_code == 3);  // the last run's status
   CHECK(done.out == "1|n1,n2|4|n1,n1,n2,n2\n2|n3,n1|4|n3,n3,n1,n1\n");
@@ -101,12 +106,7 @@ TEST_CASE("spare nodes: a run that stops with 0 because mlsup fenced its attempt
   std::filesystem::create_directories(fence);
   REQUIRE(journal::write_atomically(s.config.dir().fence(1), "hang\n"));  // the hang fenced attempt 1 before its run ended
   std::thread mlsup([&] { s.after_end(1, render::spare_values(s.config, {2, "/ck/step 20"}, 42, {"n3", "n1"})); });
-  edges::ProcessRequest r;
-  r.argv = {"bash", script};
-  r.env_add = {{"PATH", s.dir.path() + "/bin:/usr/bin:/bin"}, {"SLURM_JOB_ID", "42"}, {"SLURM_JOB_NODELIST", "n1,n2,n3"},
-               {"MLSUP_ATTEMPT", "1"}};
-  r.timeout = std::chrono::seconds(30);
-  const auto done = edges::run_process(r);
+  const auto done = s.run(script);
   mlsup.join();
   CHECK(done.exit_code == 0);  // attempt 2's own end, unfenced
   CHECK(done.out == "1\n2\n");
