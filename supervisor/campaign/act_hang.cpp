@@ -35,13 +35,10 @@ void Actor::keep_hang_evidence(const AttemptState& a, const slurm::Job& job, con
   if (!keep_lease(static_cast<double>(r.timeout.count()) + 5)) return;  // another supervisor holds the campaign now
   const auto done = edges::run_process(r);
   const std::string path = config_.dir().hang_evidence(a.number);
-  const std::string outcome = !done.started ? "could not start: " + done.start_error
-                              : done.timed_out ? "timed out"
-                              : "exit " + std::to_string(done.exit_code);
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
   (void)journal::write_atomically(path, done.out + (done.err.empty() ? "" : "\n--- stderr ---\n" + done.err), 0644);
-  event(events::HangEvidence{a.number, job.job_id, path, outcome});
+  event(events::HangEvidence{a.number, job.job_id, path, edges::outcome(done)});
 }
 
 namespace {

@@ -28,12 +28,6 @@ events::DumpedNode told(const observe::NodeDump& d, const std::string& file) {
   return n;
 }
 
-std::string outcome_of(const edges::ProcessResult& done) {
-  if (!done.started) return "could not start: " + done.start_error;
-  if (done.timed_out) return "timed out";
-  return "exit " + std::to_string(done.exit_code);
-}
-
 }  // namespace
 
 void Actor::dump_nodes(const AttemptState& a, const slurm::Job& job, const std::vector<std::string>& nodes,
@@ -48,7 +42,7 @@ void Actor::dump_nodes(const AttemptState& a, const slurm::Job& job, const std::
   const auto done = edges_.node_dump(job.job_id, asked, timeout);
   std::error_code ec;
   fs::create_directories(folder, ec);
-  events::HangDump e{a.number, job.job_id, folder, outcome_of(done), {}, {}, {}};
+  events::HangDump e{a.number, job.job_id, folder, edges::outcome(done), {}, {}, {}};
   std::vector<std::string> seen;
   for (const auto& d : observe::parse_node_dumps(done.out)) {
     if (std::find(asked.begin(), asked.end(), d.node) == asked.end()) continue;  // a name the step cannot have printed

@@ -204,4 +204,10 @@ void open_closed_standard_fds() {
   }
 }
 
+std::string outcome(const ProcessResult& result) {
+  if (!result.started) return "could not start: " + result.start_error;
+  if (result.timed_out) return "timed out";
+  return "exit " + std::to_string(result.exit_code);
+}
+
 }  // namespace mlsup::edges

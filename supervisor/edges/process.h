@@ -34,6 +34,9 @@ struct ProcessResult {
 // Runs the request to completion (or its timeout, which bounds the call); blocking.
 ProcessResult run_process(const ProcessRequest& request);
 
+// How a run ended, in words: "could not start: ...", "timed out" or "exit N".
+std::string outcome(const ProcessResult& result);
+
 // When process pid of this host started, in clock ticks since boot (/proc/PID/stat); nullopt when no
 // such process runs (or only its zombie is left). With the pid, it tells a process from a later one
 // that reuses the number.

@@ -1,6 +1,6 @@
 #include "slurm/node_dump.h"
 
-#include "util/strings.h"
+#include "slurm/probe.h"
 
 namespace mlsup::slurm {
 
@@ -67,9 +67,9 @@ echo "done node=$node"
 )SH";
 
 std::vector<std::string> node_dump_argv(JobId job, const std::vector<std::string>& nodes) {
-  const std::string n = std::to_string(nodes.size());
-  return {"srun", "--overlap", "--jobid=" + std::to_string(job), "-w", util::join(nodes, ","), "-N" + n, "-n" + n,
-          "--ntasks-per-node=1", "--quiet", "--label", "--kill-on-bad-exit=0", "/bin/sh", "-c", kNodeDumpScript};
+  auto argv = one_task_per_node(job, nodes);
+  argv.insert(argv.end(), {"--label", "--kill-on-bad-exit=0", "/bin/sh", "-c", kNodeDumpScript});
+  return argv;
 }
 
 edges::ProcessResult run_node_dump(JobId job, const std::vector<std::string>& nodes, std::chrono::seconds timeout) {

@@ -23,10 +23,16 @@ std::set<std::string> ask(JobId job, const std::vector<std::string>& nodes, std:
 
 }  // namespace
 
-std::vector<std::string> probe_argv(JobId job, const std::vector<std::string>& nodes) {
+std::vector<std::string> one_task_per_node(JobId job, const std::vector<std::string>& nodes) {
   const std::string n = std::to_string(nodes.size());
   return {"srun", "--overlap", "--jobid=" + std::to_string(job), "-w", util::join(nodes, ","), "-N" + n, "-n" + n,
-          "--ntasks-per-node=1", "--quiet", "--unbuffered", "printenv", "SLURMD_NODENAME"};
+          "--ntasks-per-node=1", "--quiet"};
+}
+
+std::vector<std::string> probe_argv(JobId job, const std::vector<std::string>& nodes) {
+  auto argv = one_task_per_node(job, nodes);
+  argv.insert(argv.end(), {"--unbuffered", "printenv", "SLURMD_NODENAME"});
+  return argv;
 }
 
 std::set<std::string> probe_answers(const edges::ProcessResult& result) {

@@ -24,6 +24,10 @@ std::vector<std::string> unresponsive_nodes(JobId job, const std::vector<std::st
 // The nodes a probe step's output names (one name per line, as its tasks printed them).
 std::set<std::string> probe_answers(const edges::ProcessResult& result);
 
+// The start of a step's command line that runs one task on each of nodes of a running job, beside
+// its own steps (srun --overlap); the caller adds its options and the command.
+std::vector<std::string> one_task_per_node(JobId job, const std::vector<std::string>& nodes);
+
 // The probe step's command line for nodes of job.
 std::vector<std::string> probe_argv(JobId job, const std::vector<std::string>& nodes);
 
