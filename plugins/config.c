@@ -1,6 +1,8 @@
 /* Plugstack arguments: a table of keys, each with its parser; explicit defaults. */
 #include "config.h"
 
+#include "format.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +54,24 @@ static int set_health_timeout(struct mlsup_config *cfg, const char *value, char 
 	return 0;
 }
 
+#define GPU_INFO_DEFAULT "/proc/driver/nvidia/gpus"
+
+static int set_gpu_info(struct mlsup_config *cfg, const char *value, char *err, size_t errlen)
+{
+	size_t n = strlen(value);
+
+	if (!strcmp(value, "none")) {
+		cfg->gpu_info[0] = '\0';
+		return 0;
+	}
+	if (value[0] != '/' || n >= sizeof(cfg->gpu_info)) {
+		snprintf(err, errlen, "gpu_info: \"%s\" is not an absolute path or none", value);
+		return -1;
+	}
+	memcpy(cfg->gpu_info, value, n + 1);
+	return 0;
+}
+
 #define BOOL_SETTER(field)                                                                          \
 	static int set_##field(struct mlsup_config *cfg, const char *value, char *err, size_t errlen) \
 	{                                                                                           \
@@ -64,6 +84,7 @@ BOOL_SETTER(health_fail_job)
 BOOL_SETTER(heartbeat_per_task)
 BOOL_SETTER(records)
 BOOL_SETTER(allow_root)
+BOOL_SETTER(node_facts)
 
 static const struct {
 	const char *key;
@@ -75,11 +96,14 @@ static const struct {
 	{ "heartbeat_per_task", set_heartbeat_per_task },
 	{ "records", set_records },
 	{ "allow_root", set_allow_root },
+	{ "node_facts", set_node_facts },
+	{ "gpu_info", set_gpu_info },
 };
 
 const char *mlsup_config_known_keys(void)
 {
-	return "health_check, health_timeout, health_fail_job, heartbeat_per_task, records, allow_root";
+	return "health_check, health_timeout, health_fail_job, heartbeat_per_task, records, allow_root, node_facts, "
+	       "gpu_info";
 }
 
 const char *mlsup_user_refusal(const struct mlsup_config *cfg, bool known, unsigned uid)
@@ -99,6 +123,34 @@ void mlsup_config_defaults(struct mlsup_config *cfg)
 	cfg->heartbeat_per_task = true;
 	cfg->records = true;
 	cfg->allow_root = false;
+	cfg->node_facts = true;
+	snprintf(cfg->gpu_info, sizeof(cfg->gpu_info), "%s", GPU_INFO_DEFAULT);
+}
+
+int mlsup_config_gpu_dir(const struct mlsup_config *cfg, const char *node, char *out, size_t outlen)
+{
+	char name[256];
+	const char *p;
+	size_t o = 0, n;
+
+	if (outlen == 0)
+		return -1;
+	mlsup_node_file_name(node, name, sizeof(name));
+	for (p = cfg->gpu_info; *p; p += n) {
+		bool is_node = p[0] == '%' && p[1] == 'n';
+		const char *piece = is_node ? name : p;
+		size_t len = is_node ? strlen(name) : 1;
+
+		n = is_node ? 2 : 1;
+		if (o + len >= outlen) {
+			out[0] = '\0';
+			return -1;
+		}
+		memcpy(out + o, piece, len);
+		o += len;
+	}
+	out[o] = '\0';
+	return 0;
 }
 
 static int apply_word(struct mlsup_config *cfg, const char *word, char *err, size_t errlen)

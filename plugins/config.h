@@ -16,8 +16,10 @@ struct mlsup_config {
 	int health_timeout;                /* seconds, 1..3600 */
 	bool health_fail_job;              /* tasks on a failed node exit MLSUP_HEALTH_EXIT_CODE */
 	bool heartbeat_per_task;           /* MLSUP_HEARTBEAT_FILE becomes P.d/<node>.<rank> */
-	bool records;                      /* write task-exit records */
+	bool records;                      /* write records (task exits, health checks, node records) */
 	bool allow_root;                   /* run the check and write records for jobs of uid 0 */
+	bool node_facts;                   /* write the "node" record (addresses, GPUs) per node and step */
+	char gpu_info[MLSUP_PATH_MAX];     /* absolute directory of per-GPU folders ("%n": the node), "" = none */
 };
 
 /* Fills cfg with the defaults. */
@@ -30,6 +32,10 @@ int mlsup_config_parse(struct mlsup_config *cfg, int argc, char *const argv[], c
 /* Whether the plugin may act for a job of this user (the check, records): NULL when it may,
  * else why not. known: Slurm told the job's uid and gid. Root only with allow_root=yes. */
 const char *mlsup_user_refusal(const struct mlsup_config *cfg, bool known, unsigned uid);
+
+/* The GPU info directory for this node: cfg->gpu_info with each "%n" replaced by the node's file
+ * name (mlsup_node_file_name). out is "" when gpu_info=none. Returns -1 if it does not fit. */
+int mlsup_config_gpu_dir(const struct mlsup_config *cfg, const char *node, char *out, size_t outlen);
 
 /* The known keys, comma-separated, for messages and documentation. */
 const char *mlsup_config_known_keys(void);

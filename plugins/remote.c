@@ -1,4 +1,5 @@
-/* The remote context (slurmstepd): learn the step's facts, run the health check, write records. */
+/* The remote context (slurmstepd): learn the step's facts, record the node's, run the health check,
+ * write records. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +7,7 @@
 
 #include "format.h"
 #include "health.h"
+#include "node_facts.h"
 #include "plugin.h"
 #include "records.h"
 
@@ -74,20 +76,45 @@ static void gather_facts(spank_t sp)
 		slurm_error("mlsup: record: MLSUP_STATE_DIR=%s is not an absolute path; no records", env_state);
 }
 
-static void append_line(const char *line, int len)
+/* Whether records of this step are written: records=yes, a state directory, a user not refused. */
+static bool records_on(void)
+{
+	return mlsup.cfg.records && mlsup.state_dir[0] && !mlsup.user_refused;
+}
+
+/* Appends a line formatted into a buffer of size bytes (len -1: it did not fit). */
+static void append_line(const char *line, int len, size_t size)
 {
 	char msg[512];
 
-	if (!mlsup.cfg.records || !mlsup.state_dir[0] || mlsup.user_refused)
+	if (!records_on())
 		return;
 	if (len < 0) {
-		slurm_error("mlsup: record: job %u on %s: a record does not fit in %d bytes (dropped)", mlsup.job_id,
-			    mlsup.node, MLSUP_LINE_MAX);
+		slurm_error("mlsup: record: job %u on %s: a record does not fit in %zu bytes (dropped)", mlsup.job_id,
+			    mlsup.node, size);
 		return;
 	}
 	if (mlsup_record_append(&mlsup.user, mlsup.state_dir, mlsup.job_id, mlsup.node, line, (size_t)len, msg,
 				sizeof(msg)) < 0)
 		slurm_info("mlsup: record: job %u on %s: %s (ignored)", mlsup.job_id, mlsup.node, msg);
+}
+
+/* Writes the "node" record: this node's addresses and GPUs (read as root; written as the user). */
+static void record_node_facts(void)
+{
+	struct mlsup_node_facts f;
+	char line[MLSUP_NODE_LINE_MAX];
+	char dir[MLSUP_PATH_MAX], msg[600];
+
+	if (mlsup_config_gpu_dir(&mlsup.cfg, mlsup.node, dir, sizeof(dir)) < 0) {
+		slurm_error("mlsup: node: GPU info path for %s is too long; no GPUs recorded", mlsup.node);
+		dir[0] = '\0';
+	}
+	if (mlsup_node_facts_gather(dir, &f, msg, sizeof(msg)) < 0)
+		slurm_info("mlsup: node: job %u on %s: %s (recorded without)", mlsup.job_id, mlsup.node, msg);
+	append_line(line,
+		    mlsup_format_node(line, sizeof(line), mlsup.job_id, mlsup.step_id, mlsup.node, &f, mlsup_wall_time()),
+		    sizeof(line));
 }
 
 static void run_health_check(void)
@@ -108,8 +135,10 @@ static void run_health_check(void)
 		slurm_error("mlsup: health: %s; node %s not judged", r.detail, mlsup.node);
 		return;
 	}
-	append_line(line, mlsup_format_health(line, sizeof(line), mlsup.job_id, mlsup.step_id, mlsup.node, r.ok,
-					      r.exit_code, r.detail, mlsup_wall_time()));
+	append_line(line,
+		    mlsup_format_health(line, sizeof(line), mlsup.job_id, mlsup.step_id, mlsup.node, r.ok, r.exit_code,
+					r.detail, mlsup_wall_time()),
+		    sizeof(line));
 	if (r.ok)
 		return;
 	mlsup.health_failed = true;
@@ -125,10 +154,14 @@ int mlsup_remote_user_init(spank_t sp)
 	if (!mlsup.enabled)
 		return 0;
 	gather_facts(sp);
-	if (!mlsup.supervised || !mlsup.cfg.health_check[0] || mlsup.user_refused)
+	if (!mlsup.supervised || mlsup.user_refused)
 		return 0;
 	step = mlsup_step_number(mlsup.step_id);
-	if (step >= 0 || step == -1) /* ordinary steps and the batch script; not extern/interactive */
+	if (step < 0 && step != -1) /* ordinary steps and the batch script; not extern/interactive */
+		return 0;
+	if (mlsup.cfg.node_facts && records_on())
+		record_node_facts();
+	if (mlsup.cfg.health_check[0])
 		run_health_check();
 	return 0;
 }
@@ -164,7 +197,9 @@ int mlsup_remote_task_exit(spank_t sp)
 	}
 	spank_get_item(sp, S_TASK_GLOBAL_ID, &rank);
 	spank_get_item(sp, S_TASK_ID, &local);
-	append_line(line, mlsup_format_task_exit(line, sizeof(line), mlsup.job_id, mlsup.step_id, mlsup.node, rank,
-						 local, status, mlsup_wall_time()));
+	append_line(line,
+		    mlsup_format_task_exit(line, sizeof(line), mlsup.job_id, mlsup.step_id, mlsup.node, rank, local,
+					   status, mlsup_wall_time()),
+		    sizeof(line));
 	return 0;
 }

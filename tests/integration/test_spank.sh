@@ -3,7 +3,7 @@
 # plugin's errors, so fail-soft checks would prove nothing) from a folder every user reads, as an admin
 # installs it (not from the checkout, which may be unreadable to others), with jobs of an ordinary user: options
 # in srun and #SBATCH, task-exit records naming the failing rank's node, per-task environment, the
-# health check failing one node fast, and fail-soft behaviour (bad plugstack arguments, a missing
+# health check failing one node fast, "node" records (addresses, planted GPUs), and fail-soft behaviour (bad plugstack arguments, a missing
 # check, an unwritable state directory, planted symlinks) that never breaks a job or drains a node.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -29,7 +29,8 @@ HEALTH="$T/health.sh"
 install -m 0755 "$REPO/tests/standins/health_fail_on.sh" "$HEALTH"
 : >"$HEALTH.bad-nodes"
 plugstack() { echo "required $SO $*" >"$PLUGSTACK"; }  # slurmstepd reads it afresh for every step
-plugstack "health_check=$HEALTH health_fail_job=yes health_timeout=10"
+GPUS="$T/gpus"  # gpu_info=$GPUS/%n: each node its own GPU folders, as the driver lays them out
+plugstack "health_check=$HEALTH health_fail_job=yes health_timeout=10 gpu_info=$GPUS/%n"
 
 trap '"$REPO/tests/cluster/cluster.sh" stop --dir "$T/cluster" >/dev/null 2>&1; rm -rf "$T"' EXIT
 conf_line=$("$REPO/tests/cluster/cluster.sh" start --dir "$T/cluster" --nodes 3 --plugstack "$PLUGSTACK") || {
@@ -38,6 +39,15 @@ export "$conf_line"
 source "$T/cluster/cluster.info"
 N1="${PREFIX}1" N2="${PREFIX}2" N3="${PREFIX}3"
 LOGS=("$T"/cluster/log/slurmd-*.log)
+UUID1=GPU-5f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b UUID2=GPU-0a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d
+# Plants a GPU's information file as the NVIDIA driver prints it: plant_gpu NODE BUS UUID MODEL
+plant_gpu() {
+  install -d -m 0755 "$GPUS/$1/$2"
+  printf 'Model: \t\t %s\nIRQ:   \t\t 255\nGPU UUID: \t %s\nVideo BIOS: \t 96.00.99.00.01\nBus Type: \t PCIe\nDMA Size: \t 52 bits\nDMA Mask: \t 0xfffffffffffff\nBus Location: \t %s\nDevice Minor: \t 0\nGPU Excluded:\t No\n' \
+    "$4" "$3" "$2" >"$GPUS/$1/$2/information"
+}
+plant_gpu "$N1" 0000:07:00.0 "$UUID1" "NVIDIA H100 80GB HBM3"
+plant_gpu "$N2" 0000:0a:00.0 "$UUID2" "NVIDIA A100-SXM4-40GB"  # $N3: no folder at all
 
 # Runs a command as the ordinary user with a clean environment plus the given VAR=value words.
 as_user() {
@@ -112,6 +122,44 @@ assert [row[2] for row in rows] == [f"{u}/hb.d/{n}.{r}" for r, n in enumerate(no
 assert all(row[3:] == ["demo", f"{u}/s1", f"{u}/hb"] for row in rows), rows
 PY
 check "the heartbeat directory belongs to $USER_NAME" [ "$(stat -c %U "$U/hb.d")" = "$USER_NAME" ]
+check "a node record per node and step, before its health record: each node's planted GPUs, the host's addresses" \
+  /usr/bin/python3 - "$(records_of "$S1" "$J1")" "$N1 $N2 $N3" "$UUID1 $UUID2" <<'PY'
+import glob, ipaddress, json, os, shutil, subprocess, sys
+folder, (n1, n2, n3), (u1, u2) = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
+want_gpus = {n1: [{"uuid": u1, "bus": "0000:07:00.0", "model": "NVIDIA H100 80GB HBM3"}],
+             n2: [{"uuid": u2, "bus": "0000:0a:00.0", "model": "NVIDIA A100-SXM4-40GB"}], n3: []}
+def host_addresses():  # up, not loopback, not IPv6 link-local: what getifaddrs gives the plugin
+    if shutil.which("ip"):
+        flags = {}
+        for line in subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout.splitlines():
+            f = line.split()
+            flags[f[1].rstrip(":").split("@")[0]] = f[2].strip("<>").split(",")
+        found = []
+        for line in subprocess.run(["ip", "-o", "addr"], capture_output=True, text=True).stdout.splitlines():
+            f = line.split()
+            fl = flags.get(f[1].split("@")[0], [])
+            if f[2] in ("inet", "inet6") and "UP" in fl and "LOOPBACK" not in fl:
+                found.append(f[3].split("/")[0])
+    else:
+        found = subprocess.run(["hostname", "-I"], capture_output=True, text=True).stdout.split()
+    addrs = {ipaddress.ip_address(a.split("%")[0]) for a in found}
+    return {str(a) for a in addrs if not (a.version == 6 and a.is_link_local)}
+host = host_addresses()
+print("host addresses:", sorted(host))
+for node in (n1, n2, n3):
+    lines = [json.loads(l) for l in open(f"{folder}/{node}.jsonl")]
+    steps = [-1, 0] if node == n1 else [0]
+    for step in steps:
+        kinds = [r["kind"] for r in lines if r["step"] == step]
+        records = [r for r in lines if r["step"] == step and r["kind"] == "node"]
+        assert len(records) == 1 and kinds.index("node") < kinds.index("health"), (node, step, kinds)
+        r = records[0]
+        assert r["v"] == 1 and r["job"] == lines[0]["job"] and r["node"] == node and r["time"] > 0, r
+        assert r["gpus"] == want_gpus[node], (node, r["gpus"])
+        got = {str(ipaddress.ip_address(a)) for a in r["addresses"]}
+        assert len(got) == len(r["addresses"]), r["addresses"]
+        assert got == host if len(host) <= 32 else (len(got) == 32 and got <= host), (sorted(got), sorted(host))
+PY
 
 step "a health check failing on $N3 fails its tasks fast (exit 79) before the training runs"
 echo "$N3" >"$HEALTH.bad-nodes"
@@ -195,6 +243,7 @@ check "srun --mlsup-state-dir: records of both nodes, MLSUP_STATE_DIR in the tas
   [ "$(cat "$S6"/nodes/*/*.jsonl 2>/dev/null | grep -c '"kind":"task-exit"') $(cat "$U"/srun-env.* | sort -u)" = "2 $S6" ]
 S7="$U/s7"
 as_user mkdir "$S7"
+plugstack "gpu_info=$GPUS/%n"  # no health check: the node records are written all the same
 J9=$(submit -- --array=1-2 --mlsup-state-dir="$S7" <<EOF
 #!/bin/bash
 srun true
@@ -209,6 +258,14 @@ assert len(dirs) == 2, dirs
 for d in dirs:
     recs = [json.loads(l) for f in glob.glob(f"{sys.argv[1]}/nodes/{d}/*.jsonl") for l in open(f)]
     assert recs and all(r["job"] == int(d) for r in recs), (d, recs)
+PY
+check "without a health check: one node record per array task's step (batch script, step 0), no health record" \
+  /usr/bin/python3 - "$S7" <<'PY'
+import glob, json, sys
+for d in sorted(glob.glob(sys.argv[1] + "/nodes/*")):
+    recs = [json.loads(l) for f in glob.glob(d + "/*.jsonl") for l in open(f)]
+    kinds = sorted((r["kind"], r["step"]) for r in recs if r["kind"] != "task-exit")
+    assert kinds == [("node", -1), ("node", 0)], (d, kinds)
 PY
 
 step "a health check that hangs is killed at health_timeout and fails the batch script's node (exit 79)"
@@ -253,10 +310,10 @@ wait_job "$J6" 60
 check "the job completed ($(job_state "$J6"))" [ "$(job_state "$J6")" = COMPLETED ]
 check "no records" [ -z "$(ls -A "$S4")" ]
 check "slurmd's log names the unknown key and the known ones" \
-  in_logs 'mlsup: config: unknown key "helth_check" (known: health_check, health_timeout, health_fail_job, heartbeat_per_task, records, allow_root)'
+  in_logs 'mlsup: config: unknown key "helth_check" (known: health_check, health_timeout, health_fail_job, heartbeat_per_task, records, allow_root, node_facts, gpu_info)'
 
-step "a health check that cannot run does not fail the job"
-plugstack "health_check=$T/no-such-check health_fail_job=yes"
+step "a health check that cannot run does not fail the job; node_facts=no writes no node record"
+plugstack "health_check=$T/no-such-check health_fail_job=yes node_facts=no gpu_info=$GPUS/%n"
 S5="$U/s5"
 as_user mkdir "$S5"
 J7=$(submit MLSUP_STATE_DIR="$S5" -- -N2 <<EOF
@@ -267,7 +324,7 @@ EOF
 wait_job "$J7" 60
 check "the job completed ($(job_state "$J7"))" [ "$(job_state "$J7")" = COMPLETED ]
 kinds=$(cat "$(records_of "$S5" "$J7")"/*.jsonl 2>/dev/null | grep -o '"kind":"[a-z-]*"' | sort | uniq -c | tr -s ' ')
-check "three task records, no health record ($kinds)" [ "$kinds" = ' 3 "kind":"task-exit"' ]
+check "three task records, no health record, no node record ($kinds)" [ "$kinds" = ' 3 "kind":"task-exit"' ]
 check "slurmd's log says the check could not run" in_logs "mlsup: health: cannot run $T/no-such-check"
 
 step "a root job: no health check and no records unless allow_root=yes"
