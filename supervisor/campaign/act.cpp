@@ -169,7 +169,7 @@ util::Result<void> Actor::act(const CampaignState&, const intent::Adopt& i) {
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::Exclude& i) {
-  records::Exclude x{i.attempt, i.blamed.node, i.blamed.reason, i.until, "", -1, 0};
+  records::Exclude x{i.attempt, i.blamed.node, i.blamed.reason, i.until, "", -1, 0, i.gpus};
   if (i.blamed.first_evidence) {
     x.rule = "first_evidence";
     x.rank = i.first_end.rank;
@@ -178,6 +178,14 @@ util::Result<void> Actor::act(const CampaignState&, const intent::Exclude& i) {
   if (!i.rule.empty()) x.rule = i.rule;
   const auto ttl = i.blamed.first_evidence ? config_.policy.exclusion_unexplained_ttl : config_.policy.exclusion_ttl;
   return fact(x, events::Excluded{config::format_duration(ttl)});
+}
+
+util::Result<void> Actor::act(const CampaignState&, const intent::MoveExclusion& i) {
+  const auto& m = i.move;
+  return fact(records::ExclusionMoved{i.attempt, m.from, m.to, m.gpus, m.until,
+                                      "GPU " + decide::gpu_words(m.gpus) + ", excluded on " + m.from + " (" + m.reason +
+                                          "), is now in " + m.to + ": " + m.to + " is kept out in its place"},
+              events::ExclusionMoved{});
 }
 
 util::Result<void> Actor::act(const CampaignState&, const intent::Lift& i) {

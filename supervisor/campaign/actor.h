@@ -133,6 +133,7 @@ class Actor {
   util::Result<void> act(const CampaignState& s, const intent::ClearSwitch& i);
   util::Result<void> act(const CampaignState& s, const intent::AskToStop& i);
   util::Result<void> act(const CampaignState& s, const intent::Lift& i);
+  util::Result<void> act(const CampaignState& s, const intent::MoveExclusion& i);
   // Spare nodes (campaign/act_spares.cpp): a job's claim of an attempt, its values written again.
   util::Result<void> act(const CampaignState& s, const intent::StepClaimed& i);
   util::Result<void> act(const CampaignState& s, const intent::SpareValues& i);

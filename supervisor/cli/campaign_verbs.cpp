@@ -122,7 +122,8 @@ json exclusions_json(const engine::CampaignState& s, double now) {
     const auto& e = s.ledger[i];
     const int number = ledger_attempt(s, i);
     out.push_back({{"node", e.node}, {"attempt", number > 0 ? json(number) : json(nullptr)}, {"reason", e.reason},
-                   {"since", e.since}, {"until", e.until}, {"live", e.until > now}});
+                   {"since", e.since}, {"until", e.until}, {"live", e.until > now}, {"gpus", e.gpus},
+                   {"ended_by", e.ended_by.empty() ? json(nullptr) : json(e.ended_by)}});
   }
   return out;
 }
@@ -151,7 +152,8 @@ std::string history_line(const engine::AttemptState& a) {
 // One exclusion in one line for people.
 std::string exclusion_line(const decide::Exclusion& e, int attempt, double now) {
   return e.node + (attempt > 0 ? " after attempt " + std::to_string(attempt) : std::string()) + ", until " +
-         clock_time(e.until) + (e.until > now ? " (live)" : " (ended)") + ": " + e.reason;
+         clock_time(e.until) + (e.until > now ? " (live)" : " (ended)") + ": " + e.reason +
+         (e.gpus.empty() ? "" : "; GPUs " + util::join(e.gpus, ", ")) + (e.ended_by.empty() ? "" : "; ended early: " + e.ended_by);
 }
 
 // status without --json: the figures a line each, then the history and the exclusions one line per entry.

@@ -10,6 +10,7 @@
 #include "config/load.h"
 #include "supervise/loop.h"
 #include "util/json.h"
+#include "util/strings.h"
 
 namespace mlsup::cli {
 namespace {
@@ -26,16 +27,18 @@ constexpr EarlyEnd kEarlyEnds[] = {
     {"unexcluded", "unexcluded"},
     {"relaxed", "relaxed so that a waiting job could start"},
     {"exclusion-lifted", "lifted: the failure follows the training, not the node"},
+    {"exclusion-moved", "followed its GPUs to another node"},
 };
 
 // The records an exclusion's evidence is read from, in journal order.
 struct Evidence {
-  std::vector<const JournalRecord*> excludes, ends, early;
+  std::vector<const JournalRecord*> excludes, ends, early, moves;
 };
 
 Evidence evidence_records(const std::vector<JournalRecord>& records) {
   Evidence out;
   for (const auto& r : records) {
+    if (r.type == "exclusion-moved") out.moves.push_back(&r);  // also an early end, below
     if (r.type == "exclude") out.excludes.push_back(&r);
     else if (r.type == "ended") out.ends.push_back(&r);
     else if (std::any_of(std::begin(kEarlyEnds), std::end(kEarlyEnds), [&](const auto& e) { return e.type == r.type; }))
@@ -44,9 +47,9 @@ Evidence evidence_records(const std::vector<JournalRecord>& records) {
   return out;
 }
 
-// The record names node: its "node", or among its "lifted".
+// The record names node: its "node" (an exclusion-moved: its "from"), or among its "lifted".
 bool names(const json& data, const std::string& node) {
-  if (util::string_field(data, "node") == node) return true;
+  if (util::string_field(data, "node") == node || util::string_field(data, "from") == node) return true;
   const auto it = data.find("lifted");
   return it != data.end() && it->is_array() && std::find(it->begin(), it->end(), json(node)) != it->end();
 }
@@ -97,6 +100,7 @@ json early_end(const Evidence& ev, const decide::Exclusion& e) {
   for (const auto& end : kEarlyEnds)
     if (end.type == r->type) out["how"] = std::string(end.how);
   if (r->type == "unexcluded") out["request"] = text_or_null(r->data, "request");
+  if (r->type == "exclusion-moved") out["to"] = text_or_null(r->data, "to");
   return out;
 }
 
@@ -105,9 +109,13 @@ json entry_json(const engine::CampaignState& s, const Evidence& ev, std::size_t 
   const auto& e = s.ledger[i];
   const int attempt = i < s.ledger_attempts.size() ? s.ledger_attempts[i] : 0;
   json out{{"node", e.node},   {"live", e.until > now}, {"since", e.since}, {"until", e.until},
-           {"attempt", attempt > 0 ? json(attempt) : json(nullptr)}, {"reason", e.reason}};
+           {"attempt", attempt > 0 ? json(attempt) : json(nullptr)}, {"reason", e.reason}, {"gpus", e.gpus}};
   add_rule(out, at(ev.excludes, e.since, e.node));
-  add_ending(out, attempt > 0 ? ending_of(ev.ends, attempt) : nullptr);
+  const JournalRecord* moved = nullptr;  // an exclusion that followed its GPUs here: the attempt only showed them
+  for (const auto* r : ev.moves)
+    if (r->time == e.since && util::string_field(r->data, "to") == e.node) moved = r;
+  add_ending(out, attempt > 0 && !moved ? ending_of(ev.ends, attempt) : nullptr);
+  out["moved_from"] = moved ? text_or_null(moved->data, "from") : json(nullptr);
   out["lifted"] = early_end(ev, e);
   return out;
 }
@@ -122,12 +130,14 @@ std::string evidence_words(const json& x) {
     if (x.contains("rank")) out += " (rank " + util::json_text(x["rank"]) + ", step " + util::json_text(x["step"]) + ")";
   }
   if (x["evidence_quote"].is_string()) out += ", quoting \"" + util::json_text(x["evidence_quote"]) + "\"";
+  if (x["moved_from"].is_string()) out += ", followed its GPUs from " + util::json_text(x["moved_from"]);
   return out.empty() ? "no attempt recorded" : out;
 }
 
 // How it ended early, for people.
 std::string lifted_words(const json& lifted) {
   std::string out = util::string_field(lifted, "how", "?") + " at " + local_time(util::number_field(lifted, "time"));
+  if (lifted.contains("to") && lifted["to"].is_string()) out += " (" + util::json_text(lifted["to"]) + ")";
   if (lifted["by"].is_string()) out += " by " + util::json_text(lifted["by"]);
   if (lifted["why"].is_string()) out += ": " + util::json_text(lifted["why"]);
   return out;
@@ -138,6 +148,7 @@ std::string entry_lines(const json& x) {
   std::string line = "  " + util::string_field(x, "node") + "  " + local_time(util::number_field(x, "since")) + " until " +
                      local_time(util::number_field(x, "until")) + "; " + evidence_words(x) + "\n    " +
                      util::string_field(x, "reason");
+  if (!x["gpus"].empty()) line += "\n    GPUs: " + util::join(x["gpus"].get<std::vector<std::string>>(), ", ");
   if (x["lifted"].is_object()) line += "\n    " + lifted_words(x["lifted"]);
   return line + "\n";
 }

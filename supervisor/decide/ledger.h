@@ -11,6 +11,8 @@ struct Exclusion {
   std::string reason;
   double since = 0;  // unix seconds
   double until = 0;  // expiry
+  std::vector<std::string> gpus;  // the UUIDs of the GPUs it holds responsible ([] = none known): the exclusion follows them
+  std::string ended_by;           // what ended it before its time, in words ("" = nothing did)
 };
 
 // The nodes to pass as --exclude at now: unexpired entries, the newest first when more than cap

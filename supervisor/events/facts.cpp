@@ -24,6 +24,7 @@ auto fields(const Submitted*) {
 auto fields(const Adopted*) { return std::tuple{lenient("detail", &Adopted::detail)}; }
 auto fields(const Excluded*) { return std::tuple{lenient("for", &Excluded::for_)}; }
 auto fields(const ExclusionLifted*) { return std::tuple{}; }
+auto fields(const ExclusionMoved*) { return std::tuple{}; }
 auto fields(const CheckpointQuarantined*) { return std::tuple{lenient("detail", &CheckpointQuarantined::detail)}; }
 auto fields(const AttemptEnded*) {
   return std::tuple{lenient("output", &AttemptEnded::output), lenient("output_tail", &AttemptEnded::output_tail)};

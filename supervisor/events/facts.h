@@ -47,6 +47,11 @@ struct ExclusionLifted {
   static constexpr EventKind kKind{"exclusion-lifted"};
 };
 
+// An excluded node's GPUs found in another node: the exclusion followed them (records::ExclusionMoved).
+struct ExclusionMoved {
+  static constexpr EventKind kKind{"exclusion-moved"};
+};
+
 // An attempt ended (records::Ended): the job's output file and its last lines.
 struct AttemptEnded {
   static constexpr EventKind kKind{"attempt-ended"};
@@ -160,6 +165,7 @@ struct CheckpointQuarantined {
   X(Adopted)                 \
   X(Excluded)                \
   X(ExclusionLifted)         \
+  X(ExclusionMoved)          \
   X(AttemptEnded)            \
   X(Completed)               \
   X(Stopped)                 \

@@ -43,6 +43,7 @@ inline constexpr EventKindRow kEventKinds[] = {
     {"duplicate-cancelled", "a second job of one attempt was cancelled before it ran"},
     {"excluded", "a node is excluded from the next jobs, and why"},
     {"exclusion-lifted", "a node's exclusion ended"},
+    {"exclusion-moved", "an excluded node's GPUs were found in another node: the exclusion followed them"},
     {"exclusions-relaxed", "an exclusion was lifted early so that a waiting job can start"},
     {"forgotten-waiting", "Slurm forgot a job; mlsup waits before it takes the job for lost"},
     {"handed-over", "the next attempt is handed to the chain's queued task"},

@@ -27,6 +27,18 @@ std::string node_of(const json& j, std::string_view file_node) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string(file_node);
 }
 
+// A "node" record: its addresses and GPUs (a GPU without a UUID is left out).
+NodeFacts node_facts(const json& j, std::string_view file_node) {
+  NodeFacts f{node_of(j, file_node), field<int>(j, "step"), {}, {}, field<double>(j, "time")};
+  for (const auto& a : j.value("addresses", json::array()))
+    if (a.is_string()) f.addresses.push_back(a.get<std::string>());
+  for (const auto& g : j.value("gpus", json::array())) {
+    if (!g.is_object() || !g.contains("uuid") || !g["uuid"].is_string() || g["uuid"].get<std::string>().empty()) continue;
+    f.gpus.push_back(slurm::Gpu{g["uuid"].get<std::string>(), g.value("bus", std::string()), g.value("model", std::string())});
+  }
+  return f;
+}
+
 void parse_line(const json& j, std::string_view file_node, NodeRecords& out) {
   const std::string kind = field<std::string>(j, "kind");
   if (kind == "task-exit") {
@@ -40,6 +52,8 @@ void parse_line(const json& j, std::string_view file_node, NodeRecords& out) {
       c.detail += " [cut from " + (c.detail_bytes ? std::to_string(c.detail_bytes) : std::string("more")) + " bytes]";
     }
     out.health.push_back(std::move(c));
+  } else if (kind == "node") {
+    out.facts.push_back(node_facts(j, file_node));
   }
 }
 
@@ -83,13 +97,25 @@ NodeRecords combine_node_records(const std::vector<NodeFile>& files) {
     NodeRecords one = parse_node_records(file.text, file.node);
     std::move(one.exits.begin(), one.exits.end(), std::back_inserter(all.exits));
     std::move(one.health.begin(), one.health.end(), std::back_inserter(all.health));
+    std::move(one.facts.begin(), one.facts.end(), std::back_inserter(all.facts));
     std::move(one.problems.begin(), one.problems.end(), std::back_inserter(all.problems));
   }
   std::stable_sort(all.exits.begin(), all.exits.end(),
                    [](const TaskExit& a, const TaskExit& b) { return std::tie(a.time, a.rank) < std::tie(b.time, b.rank); });
   std::stable_sort(all.health.begin(), all.health.end(),
                    [](const HealthCheck& a, const HealthCheck& b) { return std::tie(a.time, a.node) < std::tie(b.time, b.node); });
+  std::stable_sort(all.facts.begin(), all.facts.end(),
+                   [](const NodeFacts& a, const NodeFacts& b) { return std::tie(a.time, a.node) < std::tie(b.time, b.node); });
   return all;
+}
+
+std::map<std::string, NodeFacts> latest_facts(const std::vector<NodeFacts>& facts) {
+  std::map<std::string, NodeFacts> out;
+  for (const auto& f : facts) {
+    auto it = out.find(f.node);
+    if (it == out.end() || it->second.time <= f.time) out[f.node] = f;
+  }
+  return out;
 }
 
 bool failed(const TaskExit& e) { return e.exit_code != 0 || e.signal != 0; }

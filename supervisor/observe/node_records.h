@@ -3,10 +3,13 @@
 // checks, one JSON object per line in <state_dir>/nodes/<job>/<node>.jsonl. Pure except for
 // reading those files; the plugin appends while we read, so nothing here takes a lock.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "slurm_model/types.h"
 
 namespace mlsup::observe {
 
@@ -35,9 +38,20 @@ struct HealthCheck {
   std::size_t detail_bytes = 0;  // > 0 when the plugin cut detail: the full line's length
 };
 
+// What a node was when a step started there: its network addresses (every interface's, loopback and
+// link-local left out) and its GPUs.
+struct NodeFacts {
+  std::string node;
+  int step = 0;
+  std::vector<std::string> addresses;
+  std::vector<slurm::Gpu> gpus;
+  double time = 0;
+};
+
 struct NodeRecords {
   std::vector<TaskExit> exits;
   std::vector<HealthCheck> health;
+  std::vector<NodeFacts> facts;  // by time, as the others
   std::vector<std::string> problems;  // lines that could not be read, each "node:line: what"
 };
 
@@ -75,6 +89,9 @@ inline constexpr double kClockMargin = 2.0;
 // earliest, no clock decides: a failure that is not a kill comes first, then a task of a step
 // before the batch script (step < 0: it fails because its step did), then the lowest rank.
 std::optional<TaskExit> first_failure(const std::vector<TaskExit>& exits, double kill_grace = 1.0);
+
+// Each node's latest facts (by time) among the records.
+std::map<std::string, NodeFacts> latest_facts(const std::vector<NodeFacts>& facts);
 
 // The nodes whose health check failed, sorted, unique.
 std::vector<std::string> failed_health(const std::vector<HealthCheck>& checks);

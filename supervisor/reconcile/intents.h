@@ -13,6 +13,7 @@
 #include "decide/blame.h"
 #include "decide/first_evidence.h"
 #include "decide/chain_tasks.h"
+#include "decide/gpu_identity.h"
 #include "events/kinds.h"
 #include "state/records.h"
 #include "state/state.h"
@@ -98,6 +99,13 @@ struct Exclude {
   double until = 0;  // wall time
   decide::FirstEnd first_end;  // blamed by the first-evidence rule: the failure that named it
   std::string rule;            // blamed by an evidence rule: "evidence:<its name>" ("" = none)
+  std::vector<std::string> gpus;  // the UUIDs of its GPUs held responsible ([] = none known)
+};
+
+// An excluded node's GPUs are in another node now: the exclusion follows them.
+struct MoveExclusion {
+  int attempt = 0;  // whose job showed them there
+  decide::GpuMove move;
 };
 
 // The failure follows the training, not a node: lift the first-evidence rule's exclusions of nodes.
@@ -263,6 +271,6 @@ using Intent = std::variant<intent::Report, intent::Prune, intent::Submit, inten
                             intent::ChainExhausted, intent::ChainValues, intent::Status, intent::TakeRequest,
                             intent::Hold, intent::Release, intent::AskToStop, intent::Lift, intent::ClearSwitch,
                             intent::StepClaimed, intent::SpareValues, intent::AwaitSbatch, intent::EndSbatch,
-                            intent::CancelDuplicate, intent::DropSpares, intent::Quarantine>;
+                            intent::CancelDuplicate, intent::DropSpares, intent::Quarantine, intent::MoveExclusion>;
 
 }  // namespace mlsup::engine

@@ -145,10 +145,18 @@ void note_finding(records::Ended& e, const decide::Finding& f) {
   if (!decide::stops(f)) e.reason += "; " + decide::finding_words(f) + (e.no_node_blamed ? ": no node is held responsible" : "");
 }
 
-// Each node's other names as Slurm gives them (NodeAddr, NodeHostname), where the pass read the nodes.
+// Each node's other names: as Slurm gives them (NodeAddr, NodeHostname) where the pass read the nodes, and
+// every interface's address the plugin saw on it in the ended job (NCCL talks over the data network). An
+// address several nodes share (one host's) names none of them (decide::node_of_address).
 std::map<std::string, std::vector<std::string>> node_names(const Pass& p) {
-  if (!p.w.nodes || !*p.w.nodes) return {};
-  return slurm::other_names(**p.w.nodes);
+  std::map<std::string, std::vector<std::string>> out;
+  if (p.w.nodes && *p.w.nodes) out = slurm::other_names(**p.w.nodes);
+  if (!p.w.ending) return out;
+  for (const auto& [node, facts] : observe::latest_facts(p.w.ending->records.facts)) {
+    auto& names = out[node];
+    names.insert(names.end(), facts.addresses.begin(), facts.addresses.end());
+  }
+  return out;
 }
 
 // The exclusions a finding decides: none, or the one node its line (or a one-node job's log) names;
@@ -249,6 +257,36 @@ std::optional<intent::Quarantine> fall_back(const Pass& p, const AttemptState& a
   return intent::Quarantine{a.number, a.resume_from, a.resume_step, failed + ": quarantined; the next attempt resumes from " + next};
 }
 
+// Each node's GPUs as the plugin saw them in the ended job ({} when its records said nothing of them).
+std::map<std::string, std::vector<slurm::Gpu>> job_gpus(const Pass& p) {
+  std::map<std::string, std::vector<slurm::Gpu>> out;
+  if (!p.w.ending) return out;
+  for (auto& [node, facts] : observe::latest_facts(p.w.ending->records.facts))
+    if (!facts.gpus.empty()) out[node] = facts.gpus;
+  return out;
+}
+
+// The text that may name a blamed node's GPU: the rule's line, else its failed health check's detail.
+std::string gpu_evidence(const Pass& p, const std::string& node, const std::optional<decide::Finding>& f) {
+  if (f) return f->line;
+  if (!p.w.ending) return "";
+  for (const auto& h : p.w.ending->records.health)
+    if (!h.ok && h.node == node) return h.detail;
+  return "";
+}
+
+// The GPUs each exclusion carries (decide::carried_gpus), and the exclusions that follow their GPUs to
+// another node of this job.
+void follow_gpus(Pass& p, const AttemptState& a, std::vector<intent::Exclude>& exclusions,
+                 const std::optional<decide::Finding>& f) {
+  const auto gpus = job_gpus(p);
+  if (gpus.empty()) return;
+  for (auto& e : exclusions)
+    if (const auto it = gpus.find(e.blamed.node); it != gpus.end())
+      e.gpus = decide::carried_gpus(gpu_evidence(p, e.blamed.node, f), it->second);
+  for (auto& m : decide::moved_exclusions(p.s.ledger, p.wall(), gpus)) p.add(intent::MoveExclusion{a.number, std::move(m)});
+}
+
 }  // namespace
 
 void end(Pass& p, const AttemptState& a, const slurm::Job& seen, bool vanished, bool chain_goes_on,
@@ -288,6 +326,7 @@ void end(Pass& p, const AttemptState& a, const slurm::Job& seen, bool vanished, 
   if (finding) note_finding(ended, *finding);
   step_times(p, a, ended);
   if (!gone.empty()) ended.reason += ": " + std::string(gone);
+  follow_gpus(p, a, exclusions, finding);
   for (auto& e : exclusions) p.add(std::move(e));
   p.add(intent::End{std::move(ended), job.std_out});
   if (quarantine) p.add(std::move(*quarantine));

@@ -6,6 +6,7 @@
 #include "decide/classes.h"
 #include "views/status_view.h"
 #include "util/json.h"
+#include "util/strings.h"
 
 namespace mlsup::report {
 namespace {
@@ -83,7 +84,8 @@ json run_json(const RunFacts& r) {
   for (const auto& a : r.attempts) j["attempts"].push_back(attempt_json(a));
   for (const auto& e : r.exclusions)
     j["exclusions"].push_back({{"node", e.node}, {"attempt", e.attempt > 0 ? json(e.attempt) : json(nullptr)},
-                               {"reason", e.reason}, {"since", e.since}, {"until", e.until}});
+                               {"reason", e.reason}, {"since", e.since}, {"until", e.until}, {"gpus", e.gpus},
+                               {"ended_by", e.ended_by.empty() ? json(nullptr) : json(e.ended_by)}});
   return j;
 }
 
@@ -108,7 +110,8 @@ RunFacts run_facts(const RunInput& in, const Window& w) {
   for (std::size_t i = 0; i < s.ledger.size(); ++i) {
     const auto& e = s.ledger[i];
     if (e.since < w.since || e.since > w.until) continue;
-    out.exclusions.push_back({e.node, i < s.ledger_attempts.size() ? s.ledger_attempts[i] : 0, e.reason, e.since, e.until});
+    out.exclusions.push_back(
+        {e.node, i < s.ledger_attempts.size() ? s.ledger_attempts[i] : 0, e.reason, e.since, e.until, e.gpus, e.ended_by});
   }
   out.step = in.current_step;
   out.now = now_words(in, out.step);
@@ -116,6 +119,11 @@ RunFacts run_facts(const RunInput& in, const Window& w) {
   out.advice = in.advice;
   out.runway = in.runway;
   return out;
+}
+
+std::string exclusion_text(const ExclusionFacts& e) {
+  return e.reason + (e.gpus.empty() ? "" : "; GPUs " + util::join(e.gpus, ", ")) +
+         (e.ended_by.empty() ? "" : "; ended early: " + e.ended_by);
 }
 
 json to_json(const Report& r) {

@@ -59,7 +59,12 @@ struct ExclusionFacts {
   std::string reason;
   double since = 0;
   double until = 0;
+  std::vector<std::string> gpus;  // the UUIDs of the GPUs it holds responsible
+  std::string ended_by;           // what ended it early ("" = nothing)
 };
+
+// The exclusion's reason for people, with its GPUs and how it ended early, where it has them.
+std::string exclusion_text(const ExclusionFacts& e);
 
 // One campaign over the window.
 struct RunFacts {

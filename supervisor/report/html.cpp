@@ -64,7 +64,7 @@ std::string run_section(const RunFacts& run) {
   out += head(kExclusionColumns);
   for (const auto& e : run.exclusions)
     out += row({{run.run, false}, {e.node, false}, {e.attempt > 0 ? std::to_string(e.attempt) : "-", true},
-                {utc_time(e.since), false}, {utc_time(e.until), false}, {e.reason, false}});
+                {utc_time(e.since), false}, {utc_time(e.until), false}, {exclusion_text(e), false}});
   return out + "</table>\n";
 }
 

@@ -37,7 +37,7 @@ Row attempt_row(const RunFacts& r, const AttemptFacts& a) {
 }
 
 Row exclusion_row(const RunFacts& r, const ExclusionFacts& e) {
-  return {r.run, e.node, e.attempt > 0 ? std::to_string(e.attempt) : "", utc_time(e.since), utc_time(e.until), e.reason};
+  return {r.run, e.node, e.attempt > 0 ? std::to_string(e.attempt) : "", utc_time(e.since), utc_time(e.until), exclusion_text(e)};
 }
 
 }  // namespace

@@ -68,6 +68,14 @@ struct Node {
   bool kept_off() const { return state == "DOWN" || drain; }
 };
 
+// One GPU of a node as its driver names it (the SPANK plugin reads /proc/driver/nvidia/gpus/<bus>/information).
+struct Gpu {
+  std::string uuid;   // "GPU-<hex>": the board's identity, whatever node name it appears under
+  std::string bus;    // its PCI address on that node ("0000:07:00.0")
+  std::string model;
+  bool operator==(const Gpu&) const = default;
+};
+
 // Each node's other names as Slurm gives them (NodeAddr, NodeHostname), where they differ from its name.
 std::map<std::string, std::vector<std::string>> other_names(const std::vector<Node>& nodes);
 

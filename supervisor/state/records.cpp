@@ -190,7 +190,12 @@ auto fields(const Exclude*) {
   return std::tuple{Field{"attempt", &R::attempt, Keep::Always, kSoft}, Field{"node", &R::node},
                     Field{"reason", &R::reason},   Field{"until", &R::until},
                     Field{"rule", &R::rule, kWhenSet}, Field{"rank", &R::rank, kWhenSet},
-                    Field{"step", &R::step, kWhenSet}};
+                    Field{"step", &R::step, kWhenSet}, Field{"gpus", &R::gpus, kWhenSet, kSoft}};
+}
+auto fields(const ExclusionMoved*) {
+  using R = ExclusionMoved;
+  return std::tuple{Field{"attempt", &R::attempt, Keep::Always, kSoft}, Field{"from", &R::from}, Field{"to", &R::to},
+                    Field{"gpus", &R::gpus}, Field{"until", &R::until}, Field{"reason", &R::reason, Keep::Always, kSoft}};
 }
 auto fields(const ExclusionLifted*) {
   using R = ExclusionLifted;

@@ -246,7 +246,19 @@ struct Exclude {
   std::string rule;  // "first_evidence" for the first-evidence rule's, with the failure's rank and step
   int rank = -1;
   long long step = 0;
+  std::vector<std::string> gpus;  // the UUIDs of the node's GPUs it holds responsible (the plugin's records; [] = none known)
   bool first_evidence() const { return rule == "first_evidence"; }
+};
+
+// An excluded node's GPUs found all in another node (a board moved, a node renamed): its exclusions end,
+// and the other node is excluded until the same time.
+struct ExclusionMoved {
+  static constexpr std::string_view kType = "exclusion-moved";
+  int attempt = 0;  // the attempt whose job showed them there
+  std::string from, to;
+  std::vector<std::string> gpus;
+  double until = 0;
+  std::string reason;
 };
 
 // A failure follows the training: the first-evidence rule's exclusions of these nodes end.
@@ -307,6 +319,7 @@ struct Quarantined {
   X(SwitchCleared) \
   X(Exclude) \
   X(ExclusionLifted) \
+  X(ExclusionMoved) \
   X(DuplicateCancelled) \
   X(Quarantined)
 

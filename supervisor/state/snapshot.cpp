@@ -101,7 +101,8 @@ template <class S, class F>
 void visit(S& r, F&& f)
   requires std::is_same_v<std::remove_const_t<S>, decide::Exclusion>
 {
-  f("node", r.node), f("reason", r.reason), f("since", r.since), f("until", r.until);
+  f("node", r.node), f("reason", r.reason), f("since", r.since), f("until", r.until), f("gpus", r.gpus);
+  f("ended_by", r.ended_by);
 }
 template <class S, class F>
 void visit(S& r, F&& f)

@@ -11,7 +11,7 @@ namespace mlsup::engine {
 
 // Raised whenever CampaignState, AttemptState or a type they hold changes: a snapshot of another
 // version is not read (the journal is replayed whole).
-inline constexpr int kStateCodecVersion = 4;
+inline constexpr int kStateCodecVersion = 5;
 
 // s as JSON (its problems left out: a state that has any is never kept).
 nlohmann::json state_to_json(const CampaignState& s);

@@ -193,6 +193,13 @@ void on_quarantined(CampaignState& s, const rec::Quarantined& d, const JournalRe
   }
 }
 
+// A live exclusion ended at t, before its time; how, in words.
+void end_early(decide::Exclusion& e, double t, std::string how) {
+  if (e.until <= t) return;
+  e.until = t;
+  e.ended_by = std::move(how);
+}
+
 // An exclusion dropped from a pending job: gone from that attempt and, as tried, from the ledger.
 void on_relaxed(CampaignState& s, const rec::Relaxed& d, const JournalRecord& r) {
   if (auto* a = attempt(s, d.attempt)) {
@@ -201,11 +208,11 @@ void on_relaxed(CampaignState& s, const rec::Relaxed& d, const JournalRecord& r)
     ++a->relaxed;
   }
   for (auto& e : s.ledger)
-    if (e.node == d.node) e.until = std::min(e.until, r.time);
+    if (e.node == d.node) end_early(e, r.time, "relaxed so that attempt " + std::to_string(d.attempt) + "'s waiting job could start");
 }
 
 void on_exclude(CampaignState& s, const rec::Exclude& d, const JournalRecord& r) {
-  s.ledger.push_back({d.node, d.reason, r.time, d.until});
+  s.ledger.push_back({d.node, d.reason, r.time, d.until, d.gpus, ""});
   s.ledger_attempts.push_back(d.attempt);
   if (d.first_evidence()) s.rule_exclusions.push_back({s.ledger.size() - 1, {d.node, d.rank, d.step}});
 }
@@ -215,7 +222,19 @@ void on_exclusion_lifted(CampaignState& s, const rec::ExclusionLifted& d, const 
   s.training_faults.push_back({d.rank, d.step, d.tolerance});
   for (const auto& m : s.rule_exclusions)
     if (std::find(d.lifted.begin(), d.lifted.end(), m.failure.node) != d.lifted.end())
-      s.ledger[m.entry].until = std::min(s.ledger[m.entry].until, r.time);
+      end_early(s.ledger[m.entry], r.time, "lifted: the failure follows the training, not the node");
+}
+
+// An excluded node's GPUs found in another node: the node's exclusions that carry them end, and the
+// other node is excluded in their place.
+void on_exclusion_moved(CampaignState& s, const rec::ExclusionMoved& d, const JournalRecord& r) {
+  for (auto& e : s.ledger)
+    if (e.node == d.from && std::any_of(e.gpus.begin(), e.gpus.end(), [&](const std::string& g) {
+          return std::find(d.gpus.begin(), d.gpus.end(), g) != d.gpus.end();
+        }))
+      end_early(e, r.time, "its GPUs were found in " + d.to + ": the exclusion followed them there");
+  s.ledger.push_back({d.to, d.reason, r.time, d.until, d.gpus, ""});
+  s.ledger_attempts.push_back(d.attempt);
 }
 
 void on_finished(CampaignState& s, const rec::Finished& d, const JournalRecord& r) {
@@ -260,7 +279,7 @@ void on_cancel_requested(CampaignState& s, const rec::CancelRequested& d, const 
 void on_unexcluded(CampaignState& s, const rec::Unexcluded& d, const JournalRecord& r) {
   s.requests_done.insert(d.request);
   for (auto& e : s.ledger)
-    if (e.node == d.node) e.until = std::min(e.until, r.time);
+    if (e.node == d.node) end_early(e, r.time, "unexcluded by " + (d.by.empty() ? std::string("?") : d.by) + (d.why.empty() ? "" : ": " + d.why));
 }
 
 void on_request_refused(CampaignState& s, const rec::RequestRefused& d, const JournalRecord&) { s.requests_done.insert(d.request); }
@@ -308,7 +327,7 @@ const std::map<std::string, Apply>& appliers() {
       on(on_chain_exhausted), on(on_resumed),         on(on_paused),          on(on_cancel_requested),
       on(on_unexcluded),      on(on_request_refused), on(on_held),            on(on_released),
       on(on_switch_set),      on(on_switch_cleared),  on(on_exclude),         on(on_exclusion_lifted),
-      on(on_quarantined),
+      on(on_exclusion_moved), on(on_quarantined),
   };
   return table;
 }

@@ -59,8 +59,26 @@ void check_file_name(const std::string& node, std::size_t outlen) {
 mlsup::observe::NodeRecords read_back(const char* line, int n) {
   check(n >= 0 && std::strlen(line) == static_cast<std::size_t>(n), "a line is as long as said");
   const auto records = mlsup::observe::parse_node_records(line, "file-node");
-  check(records.problems.empty() && records.exits.size() + records.health.size() == 1, "a line reads back as one record");
+  check(records.problems.empty() && records.exits.size() + records.health.size() + records.facts.size() == 1,
+        "a line reads back as one record");
   return records;
+}
+
+// The text as a GPU's information file, and the node record of that GPU and two addresses: it reads back
+// with each GPU that was found (and fits) by its UUID, and no more addresses than written.
+void check_node(std::vector<char>& out, std::uint32_t job, std::uint32_t step, const std::string& node,
+                const std::string& info, const std::string& address, double time) {
+  mlsup_node_facts f{};
+  const bool found = mlsup_parse_gpu_info(info.data(), info.size(), &f.gpus[0]) == 0;
+  check(!found || std::strlen(f.gpus[0].uuid) > 0, "a GPU found has a UUID");
+  f.ngpus = found ? 1 : 0;
+  mlsup_node_facts_add_address(&f, address.substr(0, MLSUP_ADDRESS_LEN - 1).c_str());
+  mlsup_node_facts_add_address(&f, "10.0.0.1");
+  check(f.naddresses >= 1 && f.naddresses <= 2, "addresses are added once each");
+  const int n = mlsup_format_node(out.data(), out.size(), job, step, node.c_str(), &f, time);
+  if (n < 0) return;
+  const auto facts = read_back(out.data(), n).facts.at(0);
+  check(facts.gpus.size() <= static_cast<std::size_t>(f.ngpus) && facts.addresses.size() <= 2, "a node record holds what was written");
 }
 
 }  // namespace
@@ -89,6 +107,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto health = read_back(out.data(), n).health.at(0);
     check(health.ok == ok && health.exit_code == exit_code, "a health check reads back as written");
   }
+  check_node(out, job, step, node, detail, base, time);
   if (const int n = mlsup_heartbeat_path(out.data(), outlen, base.c_str(), node.c_str(), rank); n >= 0)
     check(std::strlen(out.data()) == static_cast<std::size_t>(n), "a heartbeat path is as long as said");
   if (const int n = mlsup_heartbeat_dir(out.data(), outlen, base.c_str()); n >= 0)

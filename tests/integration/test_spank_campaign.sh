@@ -5,7 +5,8 @@
 # and the trainer laid out outside the checkout as installed (a checkout may be unreadable to others). A sticky bad node (its rank
 # exits 1: weak evidence) is named by the task-exit records as the failure's first and excluded at
 # once (the first-evidence rule), the other node's task a victim; a node failing its health check is
-# excluded before the training ever ran there; a frozen node (power loss) is named by the per-task
+# excluded before the training ever ran there; a node's bad GPU is excluded by its UUID and the exclusion
+# follows the board to the node it is moved into (the plugin's node records); a frozen node (power loss) is named by the per-task
 # heartbeats and replaced while Slurm still calls it up; in chain mode, the next task's per-task
 # heartbeats go under its own attempt's path.
 set -uo pipefail
@@ -29,7 +30,10 @@ HEALTH="$T/health.sh"
 install -m 0755 "$REPO/tests/standins/health_fail_on.sh" "$HEALTH"
 : >"$HEALTH.bad-nodes"
 chmod 0644 "$HEALTH.bad-nodes"
-echo "optional $SO health_check=$HEALTH health_fail_job=yes health_timeout=10" >"$T/plugstack.conf"
+# Each node's GPUs as the driver lists them, from a folder of its own (the nodes share this host).
+GPUS="$T/gpus"
+mkdir -p "$GPUS"
+echo "optional $SO health_check=$HEALTH health_fail_job=yes health_timeout=10 gpu_info=$GPUS/%n" >"$T/plugstack.conf"
 CLUSTER="$T/cluster"
 trap '"$REPO/tests/cluster/cluster.sh" stop --dir "$CLUSTER" --clean >/dev/null 2>&1; rm -rf "$T"' EXIT
 conf_line=$("$REPO/tests/cluster/cluster.sh" start --dir "$CLUSTER" --nodes 4 --slurmd-timeout 300 --plugstack "$T/plugstack.conf") || {
@@ -114,6 +118,73 @@ check "health: one exclusion" [ "$(exclusion_count)" -eq 1 ]
 check "health: it names $NODE, for its health check" [ "$(exclusion_count node="$NODE" reason~'health check failed')" -eq 1 ]
 check "health: attempt 2 avoids it" job_avoids "$J2" "$NODE"
 check "health: result equals a failure-free run's" result_is_exact
+scenario_done
+
+scenario "GPU identity: a node's GPU fails its check -> excluded with its UUID; the board moved to another node takes the exclusion along"
+# n1..n3 have a GPU each (the driver's information file); the one in the second node is bad. The
+# scenario's check fails where the bad board is, once: then the board is moved to the third node (a
+# technician's swap) and the check passes everywhere. Attempt 2 runs on the third node, and fails by
+# the training's own fault (an evidence rule of the campaign: software, no node blamed); its records
+# show the bad board there: the exclusion follows it, and the second node is free again.
+BAD=GPU-5eb1a7c0-0000-4000-8000-0000000000bd
+gpu_dir() {  # gpu_dir NODE BUS UUID: the driver's information file of one GPU
+  mkdir -p "$GPUS/$1/$2"
+  printf 'Model: \t\t NVIDIA H100 80GB HBM3\nIRQ:   \t\t 0\nGPU UUID: \t %s\nVideo BIOS: \t 96.00.89.00.01\nBus Type: \t PCIe\nDMA Size: \t 52 bits\nDMA Mask: \t 0xfffffffffffff\nBus Location: \t %s\nDevice Minor: \t 0\nGPU Excluded:\t No\n' \
+    "$3" "$2" >"$GPUS/$1/$2/information"
+}
+rm -rf "${GPUS:?}"/*
+gpu_dir "${NODES[0]}" 0000:07:00.0 GPU-5eb1a7c0-0000-4000-8000-000000000001
+gpu_dir "${NODES[1]}" 0000:07:00.0 "$BAD"
+gpu_dir "${NODES[2]}" 0000:07:00.0 GPU-5eb1a7c0-0000-4000-8000-000000000003
+chown -R "$USER_NAME:" "$GPUS"
+cp "$HEALTH" "$T/health.plain"
+cat >"$HEALTH" <<SH
+#!/bin/sh
+# Fails on the node holding $BAD while $T/gpu-move exists, and moves the board to ${NODES[2]}.
+node=\${MLSUP_NODE:-\$SLURMD_NODENAME}
+if grep -qs "$BAD" "$GPUS/\$node"/*/information && rm "$T/gpu-move" 2>/dev/null; then
+  mv "$GPUS/\$node/0000:07:00.0" "$GPUS/${NODES[2]}/0000:3b:00.0"
+  echo "GPU check failed on \$node"
+  exit 1
+fi
+echo "node \$node ok"
+SH
+chmod 0755 "$HEALTH"
+: >"$T/gpu-move"
+chown "$USER_NAME:" "$T/gpu-move"
+chmod 0777 "$T"
+user_campaign gpus "--steps 40 --step-seconds 0.05 --ckpt-every 10 --fail-at-step 20 --fail-attempts 2"
+cat >>"$CONF" <<YAML
+evidence:
+  rules:
+    - name: injected
+      pattern: 'injected crash at step'
+      class: software
+      blame: none
+      action: retry_no_blame
+YAML
+run_campaign_as_user 150
+cp "$T/health.plain" "$HEALTH"
+chmod 0755 "$T"
+rm -rf "${GPUS:?}"/*
+J1=$(job_of_attempt 1) J2=$(job_of_attempt 2) J3=$(job_of_attempt 3)
+echo "attempts: $(attempts); attempt 2 (job $J2) on $(nodes_of "$J2" | tr '\n' ' '); attempt 3 (job $J3) on $(nodes_of "$J3" | tr '\n' ' ')"
+"$MLSUP" exclusions "$CONF" | sed 's/^/  /'
+check "gpus: campaign completed" [ "$RC" -eq 0 ]
+check "gpus: three attempts" [ "$(attempts)" = "1 2 3 " ]
+check "gpus: ${NODES[1]} excluded with its GPU's UUID" [ "$(exclusion_count node="${NODES[1]}" gpus="[\"$BAD\"]")" -eq 1 ]
+check "gpus: attempt 2 saw the board in ${NODES[2]}" grep -q "\"uuid\":\"$BAD\"" "$STATE/nodes/$J2/${NODES[2]}.jsonl"
+check "gpus: the exclusion followed it (exclusion-moved ${NODES[1]} -> ${NODES[2]})" has_event exclusion-moved from="${NODES[1]}" to="${NODES[2]}"
+check "gpus: ${NODES[2]} excluded, carrying the UUID" [ "$(exclusion_count node="${NODES[2]}" gpus="[\"$BAD\"]" live=true)" -eq 1 ]
+check "gpus: ${NODES[1]}'s exclusion ended, saying why" [ "$(exclusion_count node="${NODES[1]}" live=false ended_by~"found in ${NODES[2]}")" -eq 1 ]
+check "gpus: the training's fault blamed no node" [ "$(exclusion_count)" -eq 2 ]
+check "gpus: \`mlsup exclusions\` tells how it ended" \
+  [ "$("$MLSUP" exclusions "$CONF" --json | count_where --in exclusions node="${NODES[1]}" lifted.how~"followed its GPUs" lifted.to="${NODES[2]}")" -eq 1 ]
+check "gpus: \`mlsup exclusions\` says where ${NODES[2]}'s came from" \
+  [ "$("$MLSUP" exclusions "$CONF" --json | count_where --in exclusions node="${NODES[2]}" moved_from="${NODES[1]}")" -eq 1 ]
+check "gpus: attempt 3 avoids ${NODES[2]}" job_avoids "$J3" "${NODES[2]}"
+check "gpus: attempt 3 excludes ${NODES[2]}, not ${NODES[1]}" [ "$(attempt_field 3 exclude | paste -sd' ')" = "${NODES[2]}" ]
+check "gpus: result equals a failure-free run's" result_is_exact
 scenario_done
 
 scenario "power loss (node frozen), SlurmdTimeout=300, per-task heartbeats -> the heartbeats name the node; replaced while Slurm calls it up"

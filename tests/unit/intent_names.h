@@ -13,7 +13,7 @@ inline constexpr const char* kIntentNames[] = {
     "Report", "Prune",        "Submit",      "Send",   "Adopt",          "Exclude",     "End",         "Finish",
     "Hang",   "Cancel",       "ResendCancel", "Relax", "PendingAlert",   "Claimed",     "PatchQueued", "ChainExhausted",
     "ChainValues", "Status",  "TakeRequest", "Hold",   "Release",        "AskToStop",   "Lift", "ClearSwitch",
-    "StepClaimed", "SpareValues", "AwaitSbatch", "EndSbatch", "CancelDuplicate", "DropSpares", "Quarantine"};
+    "StepClaimed", "SpareValues", "AwaitSbatch", "EndSbatch", "CancelDuplicate", "DropSpares", "Quarantine", "MoveExclusion"};
 static_assert(std::size(kIntentNames) == std::variant_size_v<engine::Intent>);
 
 // The intents' kinds, in order, as one string: "Status Hang".

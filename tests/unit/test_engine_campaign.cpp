@@ -8,6 +8,7 @@
 #include "campaign/campaign.h"
 #include "slurm/fake_client.h"
 #include "engine_fixture.h"
+#include "store/read_campaign.h"
 
 using namespace mlsup;
 using mlsup::test::EngineFixture;
@@ -661,6 +662,78 @@ TEST_CASE("with the plugin's records, a node whose health check failed is kept o
   REQUIRE(f.submits() == 2);
   CHECK(excludes(f.fake.submitted[1], "n1"));
   CHECK(f.told("attempt-ended", "health_failed", R"(["n1"])"));
+}
+
+namespace {
+
+// The plugin's "node" record of one node: its addresses and GPUs ({uuid, bus}).
+std::string node_facts(slurm::JobId id, const std::string& node, const std::vector<std::pair<std::string, std::string>>& gpus,
+                       const std::string& addresses = "") {
+  std::string list;
+  for (const auto& [uuid, bus] : gpus)
+    list += std::string(list.empty() ? "" : ",") + R"({"uuid":")" + uuid + R"(","bus":")" + bus + R"(","model":"NVIDIA H100 80GB HBM3"})";
+  return R"({"v":1,"kind":"node","job":)" + std::to_string(id) + R"(,"step":0,"node":")" + node + R"(","addresses":[)" +
+         addresses + R"(],"gpus":[)" + list + R"(],"time":998.0})" "\n";
+}
+
+constexpr const char* kGpuA = "GPU-0a1b2c3d-0000-4000-8000-00000000000a";
+constexpr const char* kGpuA2 = "GPU-0a1b2c3d-0000-4000-8000-0000000000a2";
+constexpr const char* kGpuB = "GPU-0a1b2c3d-0000-4000-8000-00000000000b";
+
+// Attempt 1 of a 2-node job on n[1-2] fails by n1's health check (detail: its line); n1 has GPUs A
+// (0000:07:00.0) and A2 (0000:0a:00.0), n2 has B. Returns the campaign, attempt 2 submitted.
+EngineFixture::Opened gpu_check_fails(EngineFixture& f, const std::string& detail) {
+  f.fake.node_table = {{"n1", "MIXED"}, {"n2", "MIXED"}, {"n3", "IDLE"}, {"n4", "IDLE"}};
+  auto c = f.open();
+  f.pass(*c);
+  const auto id = f.fake.next_id - 1;
+  node_records(f, id, "n1", node_facts(id, "n1", {{kGpuA, "0000:07:00.0"}, {kGpuA2, "0000:0a:00.0"}}) +
+                                R"({"v":1,"kind":"health","job":)" + std::to_string(id) +
+                                R"(,"step":0,"node":"n1","ok":false,"exit_code":1,"detail":")" + detail + R"(","time":999.0})"
+                                "\n" + task_exit(id, 0, "n1", 0, 79, 0, 999.1));
+  node_records(f, id, "n2", node_facts(id, "n2", {{kGpuB, "0000:07:00.0"}}) + task_exit(id, 0, "n2", 1, 0, 9, 999.2));
+  fail_with_output(f, *c, "n[1-2]", "");
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("GPU identity: an exclusion carries the GPU its evidence names, and follows it to the node it turns up in") {
+  EngineFixture f("", "slurm: {nodes: 2}\n");
+  // n1's health check names its GPU at 0000:07:00.0 as the kernel's Xid line does; n1 has a second GPU.
+  auto c = gpu_check_fails(f, "NVRM: Xid (PCI:0000:07:00): 79, GPU has fallen off the bus");
+  REQUIRE(f.submits() == 2);
+  CHECK(excludes(f.fake.submitted[1], "n1"));
+  CHECK(f.told("excluded", "gpus", std::string("[\"") + kGpuA + "\"]"));  // the one the line names, not n1's other GPU
+  // The board turns up in n3 (moved there); attempt 2 fails for nothing of its nodes.
+  const auto id = f.fake.next_id - 1;
+  node_records(f, id, "n2", node_facts(id, "n2", {{kGpuB, "0000:07:00.0"}}));
+  node_records(f, id, "n3", node_facts(id, "n3", {{kGpuA, "0000:3b:00.0"}}));
+  fail_with_output(f, *c, "n[2-3]", "");
+  REQUIRE(f.submits() == 3);
+  CHECK(f.told("exclusion-moved", "to", "n3"));
+  CHECK(f.told("exclusion-moved", "reason", "is now in n3"));
+  CHECK(excludes(f.fake.submitted[2], "n3"));  // n1 is free again: its bad GPU left it
+  const auto s = store::read_journal(f.config).state;
+  REQUIRE(s.ledger.size() == 2);
+  CHECK(s.ledger[0].node == "n1");
+  CHECK(s.ledger[0].until <= f.clock);
+  CHECK(s.ledger[0].ended_by.find("found in n3") != std::string::npos);
+  CHECK(s.ledger[1].node == "n3");
+  CHECK(s.ledger[1].gpus == std::vector<std::string>{kGpuA});
+}
+
+TEST_CASE("GPU identity: an exclusion does not follow part of its GPUs, nor stays where its GPUs are no longer seen") {
+  EngineFixture f("", "slurm: {nodes: 2}\n");
+  auto c = gpu_check_fails(f, "uncorrectable ECC errors on n1: 3");  // names no GPU: the exclusion carries both of n1's
+  REQUIRE(f.submits() == 2);
+  CHECK(f.told("excluded", "gpus", std::string("[\"") + kGpuA + "\",\"" + kGpuA2 + "\"]"));
+  const auto id = f.fake.next_id - 1;
+  node_records(f, id, "n3", node_facts(id, "n3", {{kGpuA, "0000:3b:00.0"}}));  // one of the two only
+  fail_with_output(f, *c, "n[2-3]", "");
+  REQUIRE(f.submits() == 3);
+  CHECK_FALSE(f.told("exclusion-moved"));
+  CHECK(excludes(f.fake.submitted[2], "n1"));
 }
 
 TEST_CASE("without the plugin's records a single failure of a multi-node job excludes nothing") {

@@ -127,7 +127,9 @@ TEST_CASE("unexclude: replayed, the node's live exclusions end at the record; th
   const auto s = engine::replay(records);
   REQUIRE(s.problems.empty());
   CHECK(s.ledger[0].until == 2100);
+  CHECK(s.ledger[0].ended_by == "unexcluded by ann@login: repaired");  // who, kept through the snapshot below
   CHECK(s.ledger[1].until == 9000);
+  CHECK(s.ledger[1].ended_by.empty());
   CHECK(s.requests_done.contains("2000-1"));
   CHECK(decide::excluded_nodes(s.ledger, 2200, -1) == std::vector<std::string>{"n2"});
   CHECK(engine::state_to_json(engine::replay(records)) == engine::state_to_json(s));  // deterministic
@@ -140,6 +142,31 @@ TEST_CASE("unexclude: replayed, the node's live exclusions end at the record; th
   REQUIRE(again);
   CHECK(again->ledger[0].until == 2100);
   CHECK(again->requests_done.contains("2000-1"));
+}
+
+TEST_CASE("exclusion-moved: replayed, the node's exclusions carrying the GPUs end and the other node's begins; the same through the replay snapshot") {
+  namespace rec = engine::records;
+  const std::vector<util::JournalRecord> records = {
+      record(rec::Campaign{"abc", "t"}, 900, 1),
+      record(rec::Exclude{1, "n1", "Xid 79", 9000, "", -1, 0, {"GPU-aaaa"}}, 1000, 2),
+      record(rec::Exclude{1, "n2", "did not answer", 9000, "", -1, 0}, 1000, 3),
+      record(rec::ExclusionMoved{2, "n1", "n3", {"GPU-aaaa"}, 9000, "GPU GPU-aaaa, excluded on n1 (Xid 79), is now in n3"}, 2100, 4),
+  };
+  const auto s = engine::replay(records);
+  REQUIRE(s.problems.empty());
+  REQUIRE(s.ledger.size() == 3);
+  CHECK(s.ledger[0].until == 2100);
+  CHECK(s.ledger[0].ended_by == "its GPUs were found in n3: the exclusion followed them there");
+  CHECK(s.ledger[1].until == 9000);  // carries no GPU: stays
+  CHECK(s.ledger[2].node == "n3");
+  CHECK(s.ledger[2].gpus == std::vector<std::string>{"GPU-aaaa"});
+  CHECK(s.ledger_attempts.back() == 2);
+  CHECK(decide::excluded_nodes(s.ledger, 2200, -1) == std::vector<std::string>{"n3", "n2"});
+  const std::vector<util::JournalRecord> before(records.begin(), records.end() - 1);
+  auto from_snapshot = engine::state_from_json(json::parse(engine::state_to_json(engine::replay(before)).dump()));
+  REQUIRE(from_snapshot);
+  engine::apply(*from_snapshot, records.back());
+  CHECK(engine::state_to_json(*from_snapshot) == engine::state_to_json(s));
 }
 
 TEST_CASE("unexclude: carried out by the campaign's supervisor, journaled with who and why; the next attempt may use the node") {

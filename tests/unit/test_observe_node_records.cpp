@@ -31,6 +31,29 @@ TEST_CASE("node records: both kinds, the node from the record") {
   CHECK(r.exits[0].time == doctest::Approx(10.75));
 }
 
+TEST_CASE("node records: a node record's addresses and GPUs; the latest per node; a GPU without a UUID left out") {
+  const auto r = combine_node_records(
+      {{"n1",
+        "{\"v\":1,\"kind\":\"node\",\"job\":5,\"step\":-1,\"node\":\"n1\",\"addresses\":[\"10.0.0.1\",\"fd00::1\"],"
+        "\"gpus\":[{\"uuid\":\"GPU-aaaa\",\"bus\":\"0000:07:00.0\",\"model\":\"NVIDIA H100 80GB HBM3\"},{\"bus\":\"0000:0a:00.0\"}],"
+        "\"time\":10.0}\n"
+        "{\"v\":1,\"kind\":\"node\",\"job\":5,\"step\":0,\"node\":\"n1\",\"addresses\":[\"10.0.0.1\"],"
+        "\"gpus\":[{\"uuid\":\"GPU-aaaa\",\"bus\":\"0000:07:00.0\",\"model\":\"NVIDIA H100 80GB HBM3\"}],\"time\":12.0}\n",
+        ""},
+       {"n2", "{\"v\":1,\"kind\":\"node\",\"job\":5,\"step\":0,\"addresses\":[],\"gpus\":[],\"time\":11.0}\n", ""}});
+  CHECK(r.problems.empty());
+  REQUIRE(r.facts.size() == 3);
+  CHECK(r.facts[0].addresses == std::vector<std::string>{"10.0.0.1", "fd00::1"});
+  REQUIRE(r.facts[0].gpus.size() == 1);
+  CHECK(r.facts[0].gpus[0] == mlsup::slurm::Gpu{"GPU-aaaa", "0000:07:00.0", "NVIDIA H100 80GB HBM3"});
+  const auto latest = latest_facts(r.facts);
+  REQUIRE(latest.size() == 2);
+  CHECK(latest.at("n1").step == 0);
+  CHECK(latest.at("n1").addresses == std::vector<std::string>{"10.0.0.1"});
+  CHECK(latest.at("n2").node == "n2");  // from the file's name
+  CHECK(latest.at("n2").gpus.empty());
+}
+
 TEST_CASE("node records: a health detail the plugin cut is read, marked with its full length") {
   const auto r = parse_node_records(
       "{\"v\":1,\"kind\":\"health\",\"job\":5,\"step\":0,\"node\":\"n1\",\"ok\":false,\"exit_code\":1,"

@@ -42,6 +42,8 @@ TEST_CASE("journal records: each struct's JSON reads back into the same JSON") {
   round_trip(rec::Released{1, 40, ""});
   round_trip(rec::Exclude{2, "n2", "first to fail", 1e9, "first_evidence", 0, 35});
   round_trip(rec::Exclude{2, "n2", "silent", 1e9, "", -1, 0});
+  round_trip(rec::Exclude{2, "n2", "Xid 79", 1e9, "", -1, 0, {"GPU-aaaa"}});
+  round_trip(rec::ExclusionMoved{3, "n2", "n3", {"GPU-aaaa"}, 1e9, "moved"});
   round_trip(rec::ExclusionLifted{3, {"n2"}, 1, 35, 10, "follows the training"});
 }
 
