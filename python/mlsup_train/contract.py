@@ -7,6 +7,7 @@ task its own heartbeat file, MLSUP_ATTEMPT_HEARTBEAT_FILE.
 
 import dataclasses
 import os
+import socket
 
 # Where mlsup marks an attempt it has given up on: <state_dir>/<FENCE_DIR>/<attempt>.
 FENCE_DIR = "fenced"
@@ -57,6 +58,28 @@ class Contract:
         if not self.state_dir or not self.attempt:
             return ""
         return os.path.join(self.state_dir, FENCE_DIR, str(self.attempt))
+
+
+def node_of(c, environ):
+    """The Slurm node this process runs on: slurmstepd's SLURMD_NODENAME, else the plugin's MLSUP_NODE,
+    else the host's name."""
+    return environ.get("SLURMD_NODENAME") or c.node or socket.gethostname()
+
+
+def file_name(node):
+    """A node's name as a file name, as the SPANK plugin writes it: letters, digits, '.', '_' and '-'
+    kept, anything else '_'; an empty name or one starting with '.' gets a leading '_'."""
+    name = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "._-") else "_" for ch in node)
+    return "_" + name if not name or name.startswith(".") else name
+
+
+def rank_heartbeat_file(c, rank, node):
+    """The heartbeat file a rank writes: the plugin's per-task one where it gave one; else, beside
+    mlsup's P, P.d/<node>.<rank> as the plugin names them, so that mlsup reads each rank (a node
+    whose ranks stopped first, a straggler) without the plugin too; "" when mlsup gave none."""
+    if not c.heartbeat_file or c.heartbeat_per_task:
+        return c.heartbeat_file
+    return f"{c.heartbeat_file}.d/{file_name(node)}.{rank}"
 
 
 # (field, environment variable, parser): every value the helper reads from the environment.

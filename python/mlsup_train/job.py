@@ -41,11 +41,13 @@ class Job:
     layout and complete_marker say how checkpoints are saved; they should match the campaign's
     checkpoint.layout and checkpoint.complete_marker (the helper writes the marker in every layout,
     so a config that names it works with any). reduce replaces the all-reduce (tests).
+    per_rank_heartbeats: every rank writes a heartbeat file of its own (contract.rank_heartbeat_file),
+    with the SPANK plugin or without it; False: without the plugin, rank 0 alone writes mlsup's file.
     """
 
     def __init__(self, *, layout="glob", complete_marker=checkpoints.DEFAULT_MARKER, checkpoint_dir=None,
                  signals=None, memory_limit=None, memory_floor=None, keepalive_seconds=1.0,
-                 environ=None, reduce=None):
+                 environ=None, reduce=None, per_rank_heartbeats=True):
         self.contract = contract.from_environment(environ)
         self._environ = os.environ if environ is None else environ
         self.layout = checkpoints.layout_of(layout)
@@ -60,8 +62,11 @@ class Job:
             signals = (wanted or signal.SIGUSR1,)
         self._signal = _SignalFlag(signals)
         self.stacks_file = stacks.register(self.contract, ranks.rank(self._environ), self._environ)
-        writes = self.contract.heartbeat_per_task or ranks.rank(self._environ) == 0
-        self.heartbeat_writer = Heartbeat(self.contract.heartbeat_file, writes, keepalive_seconds)
+        rank = ranks.rank(self._environ)
+        node = contract.node_of(self.contract, self._environ)
+        path = contract.rank_heartbeat_file(self.contract, rank, node) if per_rank_heartbeats else self.contract.heartbeat_file
+        writes = per_rank_heartbeats or self.contract.heartbeat_per_task or rank == 0
+        self.heartbeat_writer = Heartbeat(path, writes, keepalive_seconds)
         self.timer = timing.ComputeTimer()
         self.decision = None
         self._asked = set()  # which of "save", "stop" the current decision has answered

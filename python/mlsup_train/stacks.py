@@ -8,8 +8,9 @@ every thread's stack from inside the signal handler, so a rank blocked in C (a c
 import faulthandler
 import os
 import signal
-import socket
 import sys
+
+from . import contract as contracts
 
 _open = []  # the files faulthandler writes into: kept open for the process's life
 
@@ -42,7 +43,7 @@ def register(contract, rank, environ):
     except OSError as e:
         _say(f"cannot make {path} ({e}): no stacks at a hang")
         return ""
-    node = environ.get("SLURMD_NODENAME") or contract.node or socket.gethostname()
+    node = contracts.node_of(contract, environ)
     out.write(f"mlsup stacks: rank={rank} node={node} pid={os.getpid()}\n")
     out.flush()
     faulthandler.register(signum, file=out, all_threads=True, chain=False)

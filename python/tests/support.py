@@ -37,6 +37,7 @@ class Campaign:
             "MLSUP_KILL_SWITCH": os.path.join(self.state_dir, "kill-switch"),
             "MLSUP_SAVE_SWITCH": os.path.join(self.state_dir, "save-switch"),
             "MLSUP_HEARTBEAT_FILE": heartbeat, "MLSUP_EXCLUDE": "", "MLSUP_NO_RETRY_EXIT_CODE": "78",
+            "SLURMD_NODENAME": "n1",
         }
         if per_task:
             os.makedirs(heartbeat + ".d")
@@ -44,10 +45,14 @@ class Campaign:
 
     def rank_env(self, rank, node="n1"):
         """The environment of `rank` (with the plugin's per-task heartbeat when the campaign has it)."""
-        env = dict(self.env, RANK=str(rank))
+        env = dict(self.env, RANK=str(rank), SLURMD_NODENAME=node)
         if "MLSUP_ATTEMPT_HEARTBEAT_FILE" in env:
             env["MLSUP_HEARTBEAT_FILE"] = f"{env['MLSUP_ATTEMPT_HEARTBEAT_FILE']}.d/{node}.{rank}"
         return env
+
+    def beat_file(self, rank=0, node="n1"):
+        """The heartbeat file `rank` on `node` writes: P.d/<node>.<rank>, with the plugin or without it."""
+        return f"{self.env['MLSUP_HEARTBEAT_FILE']}.d/{node}.{rank}"
 
     def touch(self, name):
         """Creates a file (a switch) by its environment name, or a path under the state folder."""

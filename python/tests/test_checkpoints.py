@@ -158,7 +158,7 @@ class SaveTest(unittest.TestCase):
     def test_the_heartbeat_says_saving_during_the_save(self):
         job = self.job()
         job.heartbeat(3)
-        path = self.campaign.env["MLSUP_HEARTBEAT_FILE"]
+        path = self.campaign.beat_file(0)
         with job.checkpoint(3):
             with open(path) as f:
                 self.assertEqual(f.read(), "3 saving\n")

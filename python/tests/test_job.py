@@ -165,13 +165,26 @@ class JobTest(unittest.TestCase):
             self.job(dict(self.campaign.env, MLSUP_NO_RETRY_EXIT_CODE="91")).no_retry()
         self.assertEqual(e.exception.code, 91)
 
-    def test_heartbeat_of_rank_0_only_without_the_plugin(self):
-        self.job(self.campaign.rank_env(1)).heartbeat(4)
+    def test_every_rank_writes_its_own_file_without_the_plugin_too(self):
+        for rank, node in ((0, "n1"), (1, "gpu-2.cluster"), (2, "odd name")):
+            self.job(self.campaign.rank_env(rank, node=node)).heartbeat(4)
+        path = self.campaign.env["MLSUP_HEARTBEAT_FILE"]
+        self.assertFalse(os.path.exists(path), "mlsup's own file is left to the plugin's batch script")
+        self.assertEqual(sorted(os.listdir(path + ".d")), ["gpu-2.cluster.1", "n1.0", "odd_name.2"])
+        with open(self.campaign.beat_file(1, "gpu-2.cluster")) as f:
+            self.assertEqual(f.read(), "4\n")
+
+    def test_heartbeat_of_rank_0_only_when_asked(self):
+        self.job(self.campaign.rank_env(1), per_rank_heartbeats=False).heartbeat(4)
         path = self.campaign.env["MLSUP_HEARTBEAT_FILE"]
         self.assertFalse(os.path.exists(path), "every rank shares the path: rank 0 writes it")
-        self.job(self.campaign.rank_env(0)).heartbeat(4)
+        self.job(self.campaign.rank_env(0), per_rank_heartbeats=False).heartbeat(4)
         with open(path) as f:
             self.assertEqual(f.read(), "4\n")
+        self.assertFalse(os.path.exists(path + ".d"))
+
+    def test_file_names_as_the_plugin_writes_them(self):
+        self.assertEqual([contract.file_name(n) for n in ("n1", "", ".hidden", "a/b", "é")], ["n1", "_", "_.hidden", "a_b", "_"])
 
     def test_every_rank_writes_its_own_file_with_the_plugin(self):
         campaign = support.Campaign(per_task=True)

@@ -47,7 +47,7 @@ class PlainLoopTest(unittest.TestCase):
                                 stderr=subprocess.PIPE, text=True)
         self.addCleanup(proc.kill)
         self.assertEqual(proc.stdout.readline().strip(), "ready")
-        heartbeat = campaign.env["MLSUP_HEARTBEAT_FILE"]
+        heartbeat = campaign.beat_file(0)
         self.assertTrue(support.eventually(lambda: os.path.exists(heartbeat), 30), "a heartbeat is written")
         switch = campaign.touch("MLSUP_SAVE_SWITCH")
         first = proc.stdout.readline().split()

@@ -40,8 +40,7 @@ class StacksTest(unittest.TestCase):
     def test_a_rank_blocked_in_c_dumps_its_stack_into_its_own_file(self):
         campaign = support.Campaign(attempt=2)
         hang_dir = os.path.join(campaign.state_dir, "attempts", "2", "hang")
-        env = dict(os.environ, **campaign.env, MLSUP_STACKS_SIGNAL="USR2", MLSUP_HANG_DIR=hang_dir,
-                   RANK="3", SLURMD_NODENAME="n7")
+        env = dict(os.environ, **campaign.rank_env(3, node="n7"), MLSUP_STACKS_SIGNAL="USR2", MLSUP_HANG_DIR=hang_dir)
         env["PYTHONPATH"] = os.path.join(os.path.dirname(__file__), "..") + os.pathsep + env.get("PYTHONPATH", "")
         rank = subprocess.Popen([sys.executable, "-c", _RANK], env=env, stdout=subprocess.PIPE, text=True)
         try:

@@ -60,8 +60,8 @@ class HeartbeatComputeTest(unittest.TestCase):
 
     def test_the_job_writes_what_computing_measured_since_the_last_beat(self):
         with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, "hb")
-            job = Job(environ={"MLSUP_HEARTBEAT_FILE": path, "RANK": "0"})
+            job = Job(environ={"MLSUP_HEARTBEAT_FILE": os.path.join(d, "hb"), "RANK": "0", "SLURMD_NODENAME": "n1"})
+            path = os.path.join(d, "hb.d", "n1.0")  # rank 0's own file
             clock = FakeClock()
             job.timer = timing.ComputeTimer(clock)
             with job.computing():

@@ -69,8 +69,12 @@ wait_campaign() {
   echo "mlsup run exited $RC: $(tail -n 1 "$CDIR/run.out")"
 }
 
-# The step the heartbeat of attempt A (1 unless given; in HB_DIR or the state dir) names: heartbeat_of [A].
-heartbeat_of() { cut -d' ' -f1 "${HB_DIR:-$STATE/heartbeats}/attempt-${1:-1}" 2>/dev/null; }
+# The highest step attempt A's heartbeat names (1 unless given; in HB_DIR or the state dir): its file P, or
+# the per-rank files P.d/<node>.<rank> (the plugin's, or the Python helper's): heartbeat_of [A].
+heartbeat_of() {
+  local p="${HB_DIR:-$STATE/heartbeats}/attempt-${1:-1}"
+  cat "$p" "$p.d"/* 2>/dev/null | cut -d' ' -f1 | sort -n | tail -n 1
+}
 
 # True once the heartbeat of attempt A (1 unless given) names step N or later: heartbeat_at_least N [A].
 heartbeat_at_least() {
