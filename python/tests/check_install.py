@@ -50,11 +50,12 @@ def main():
         run([os.path.join(venv, "bin", "pip"), "install", "--no-build-isolation", "-q", source], cwd=tmp)
         state = os.path.join(tmp, "state")
         env = dict(os.environ, MLSUP_STATE_DIR=state, MLSUP_ATTEMPT="1",
-                   MLSUP_CHECKPOINT_DIR=os.path.join(tmp, "ckpt"), MLSUP_HEARTBEAT_FILE=os.path.join(state, "hb"))
+                   MLSUP_CHECKPOINT_DIR=os.path.join(tmp, "ckpt"), MLSUP_HEARTBEAT_FILE=os.path.join(state, "hb"),
+                   SLURMD_NODENAME="n1")
         for name in ("PYTHONPATH", "RANK", "SLURM_PROCID"):
             env.pop(name, None)
         print(run([os.path.join(venv, "bin", "python"), "-c", SMOKE], cwd=tmp, env=env).strip())
-        with open(os.path.join(state, "hb")) as f:
+        with open(os.path.join(state, "hb.d", "n1.0")) as f:  # rank 0's own heartbeat file
             assert f.read() == "1\n"
     print(f"check_install: pip install into a fresh venv and a smoke run passed in {time.monotonic() - started:.1f}s")
 
