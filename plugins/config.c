@@ -23,20 +23,27 @@ static int parse_bool(const char *value, bool *out)
 	return -1;
 }
 
-static int set_health_check(struct mlsup_config *cfg, const char *value, char *err, size_t errlen)
+/* Copies an absolute path that fits into dst (size bytes); else says why not (key, and what else it may be). */
+static int set_path(char *dst, size_t size, const char *key, const char *value, const char *or_else, char *err,
+		    size_t errlen)
 {
 	size_t n = strlen(value);
 
-	if (n == 0) {
+	if (value[0] != '/' || n >= size) {
+		snprintf(err, errlen, "%s: \"%s\" is not an absolute path%s", key, value, or_else);
+		return -1;
+	}
+	memcpy(dst, value, n + 1);
+	return 0;
+}
+
+static int set_health_check(struct mlsup_config *cfg, const char *value, char *err, size_t errlen)
+{
+	if (value[0] == '\0') {
 		cfg->health_check[0] = '\0';
 		return 0;
 	}
-	if (value[0] != '/' || n >= sizeof(cfg->health_check)) {
-		snprintf(err, errlen, "health_check: \"%s\" is not an absolute path", value);
-		return -1;
-	}
-	memcpy(cfg->health_check, value, n + 1);
-	return 0;
+	return set_path(cfg->health_check, sizeof(cfg->health_check), "health_check", value, "", err, errlen);
 }
 
 static int set_health_timeout(struct mlsup_config *cfg, const char *value, char *err, size_t errlen)
@@ -58,18 +65,11 @@ static int set_health_timeout(struct mlsup_config *cfg, const char *value, char 
 
 static int set_gpu_info(struct mlsup_config *cfg, const char *value, char *err, size_t errlen)
 {
-	size_t n = strlen(value);
-
 	if (!strcmp(value, "none")) {
 		cfg->gpu_info[0] = '\0';
 		return 0;
 	}
-	if (value[0] != '/' || n >= sizeof(cfg->gpu_info)) {
-		snprintf(err, errlen, "gpu_info: \"%s\" is not an absolute path or none", value);
-		return -1;
-	}
-	memcpy(cfg->gpu_info, value, n + 1);
-	return 0;
+	return set_path(cfg->gpu_info, sizeof(cfg->gpu_info), "gpu_info", value, " or none", err, errlen);
 }
 
 #define BOOL_SETTER(field)                                                                          \

@@ -24,6 +24,7 @@
 #include "config/load.h"
 #include "decide/classify.h"
 #include "decide/exit_codes.h"
+#include "decide/ledger.h"
 #include "state/lifecycle.h"
 #include "supervise/loop.h"
 #include "supervise/set_runs.h"
@@ -152,8 +153,7 @@ std::string history_line(const engine::AttemptState& a) {
 // One exclusion in one line for people.
 std::string exclusion_line(const decide::Exclusion& e, int attempt, double now) {
   return e.node + (attempt > 0 ? " after attempt " + std::to_string(attempt) : std::string()) + ", until " +
-         clock_time(e.until) + (e.until > now ? " (live)" : " (ended)") + ": " + e.reason +
-         (e.gpus.empty() ? "" : "; GPUs " + util::join(e.gpus, ", ")) + (e.ended_by.empty() ? "" : "; ended early: " + e.ended_by);
+         clock_time(e.until) + (e.until > now ? " (live)" : " (ended)") + ": " + decide::exclusion_words(e.reason, e.gpus, e.ended_by);
 }
 
 // status without --json: the figures a line each, then the history and the exclusions one line per entry.

@@ -53,19 +53,18 @@ std::vector<std::string> carried_gpus(std::string_view text, const std::vector<s
 
 std::vector<GpuMove> moved_exclusions(const std::vector<Exclusion>& ledger, double now,
                                       const std::map<std::string, std::vector<slurm::Gpu>>& where) {
-  std::map<std::string, GpuMove> by_node;  // the excluded node's live entries that carry GPUs
-  std::map<std::string, std::set<std::string>> carried;
+  std::map<std::string, std::pair<GpuMove, std::set<std::string>>> by_node;  // an excluded node's live entries: the move, the GPUs carried
   for (const auto& e : ledger) {
     if (e.until <= now || e.gpus.empty()) continue;
-    auto& m = by_node[e.node];
+    auto& [m, uuids] = by_node[e.node];
     m.from = e.node;
     m.until = std::max(m.until, e.until);
     m.reason = e.reason;
-    carried[e.node].insert(e.gpus.begin(), e.gpus.end());
+    uuids.insert(e.gpus.begin(), e.gpus.end());
   }
   std::vector<GpuMove> out;
-  for (auto& [node, m] : by_node) {
-    const auto& uuids = carried[node];
+  for (auto& [node, entry] : by_node) {
+    auto& [m, uuids] = entry;
     for (const auto& [other, gpus] : where) {
       if (other == node || !contains_all(gpus, uuids)) continue;
       const bool already = std::any_of(ledger.begin(), ledger.end(), [&](const Exclusion& e) {

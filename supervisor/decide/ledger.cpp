@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "util/strings.h"
+
 namespace mlsup::decide {
 
 std::vector<std::string> excluded_nodes(const std::vector<Exclusion>& ledger, double now, int cap) {
@@ -15,6 +17,10 @@ std::vector<std::string> excluded_nodes(const std::vector<Exclusion>& ledger, do
     if (std::find(nodes.begin(), nodes.end(), e.node) == nodes.end()) nodes.push_back(e.node);
   }
   return nodes;
+}
+
+std::string exclusion_words(const std::string& reason, const std::vector<std::string>& gpus, const std::string& ended_by) {
+  return reason + (gpus.empty() ? "" : "; GPUs " + util::join(gpus, ", ")) + (ended_by.empty() ? "" : "; ended early: " + ended_by);
 }
 
 int exclusion_cap(int configured, int usable_nodes, int job_nodes) {

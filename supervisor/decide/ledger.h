@@ -19,6 +19,9 @@ struct Exclusion {
 // (cap < 0: no limit), one entry per node.
 std::vector<std::string> excluded_nodes(const std::vector<Exclusion>& ledger, double now, int cap);
 
+// An exclusion's reason for people, with the GPUs it carries and how it ended early where it has them.
+std::string exclusion_words(const std::string& reason, const std::vector<std::string>& gpus, const std::string& ended_by);
+
 // The most nodes that may be excluded: the configured cap, or (0) as many as leave the job's node
 // count among the usable nodes of the partition.
 int exclusion_cap(int configured, int usable_nodes, int job_nodes);

@@ -4,9 +4,9 @@
 #include <map>
 
 #include "decide/classes.h"
+#include "decide/ledger.h"
 #include "views/status_view.h"
 #include "util/json.h"
-#include "util/strings.h"
 
 namespace mlsup::report {
 namespace {
@@ -121,10 +121,7 @@ RunFacts run_facts(const RunInput& in, const Window& w) {
   return out;
 }
 
-std::string exclusion_text(const ExclusionFacts& e) {
-  return e.reason + (e.gpus.empty() ? "" : "; GPUs " + util::join(e.gpus, ", ")) +
-         (e.ended_by.empty() ? "" : "; ended early: " + e.ended_by);
-}
+std::string exclusion_text(const ExclusionFacts& e) { return decide::exclusion_words(e.reason, e.gpus, e.ended_by); }
 
 json to_json(const Report& r) {
   json j = {{"since", r.window.since}, {"until", r.window.until}, {"runs", json::array()}};
